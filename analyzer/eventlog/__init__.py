@@ -1,0 +1,1 @@
+"""Reading Spark event logs: finding them, decompressing them, splitting lines, decoding events."""
