@@ -1,15 +1,52 @@
-"""Resolve what the user pointed at (a file, a rolling directory, a Databricks directory) into parts.
+"""Resolve what the user named (a file, a rolling directory, a Databricks directory) into parts.
 
-INTERFACE (implementation to be completed): other layers rely on these names and fields.
+Paths may be local, `file://` URLs, or remote URLs (`s3://`, `gs://`, `abfs://`, `hdfs://`, ...),
+which go through fsspec, imported only when such a URL is given.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, BinaryIO, Literal, cast
+
+from analyzer.errors import (
+    EmptyLogError,
+    LogNotFoundError,
+    MissingRollingFileError,
+    RemoteStorageError,
+    UnknownCodecError,
+)
 
 Codec = Literal["none", "zstd", "lz4", "lzf", "snappy", "gz"]
 Layout = Literal["single", "rolling", "databricks"]
+
+IN_PROGRESS_SUFFIX = ".inprogress"
+COMPACT_SUFFIX = ".compact"
+ROLLING_DIR_PREFIX = "eventlog_v2_"
+DATABRICKS_LIVE_NAME = "eventlog"
+
+_EXTENSION_CODECS: dict[str, Codec] = {
+    "zstd": "zstd",
+    "lz4": "lz4",
+    "lzf": "lzf",
+    "snappy": "snappy",
+    "gz": "gz",
+}
+SUPPORTED_CODECS_STR = "none (no extension), .zstd, .lz4, .lzf, .snappy, .gz"
+
+_EXTENSION_HINTS = {
+    "zst": "Spark names zstd logs '.zstd'; rename the file to end in .zstd",
+    "gzip": "rename the file to end in .gz",
+}
+
+_ROLLING_EVENTS_RE = re.compile(r"^events_(\d+)_")
+_DATABRICKS_ROTATED_RE = re.compile(r"^eventlog-(\d{4}-\d{2}-\d{2}--\d{2}-\d{2})\.gz$")
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_REMOTE_HINT = "install remote support with: pip install 'spark-explain-analyze[remote]'"
 
 
 @dataclass(frozen=True)
@@ -46,6 +83,270 @@ class LogSource:
         return self.parts[-1].codec if self.parts else "none"
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One directory entry or file as seen through `Storage`."""
+
+    path: str
+    """Local path or full URL."""
+    name: str
+    is_dir: bool
+    size_bytes: int
+    modified_ms: int
+
+
+class Storage:
+    """The few file-system operations the reader needs, on local disk."""
+
+    def stat(self, path: str) -> Entry | None:
+        """Return the entry at `path`, or None if nothing is there."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise LogNotFoundError(f"cannot read: {error.strerror}", path=path) from None
+        name = os.path.basename(os.path.normpath(path))
+        return Entry(path, name, os.path.isdir(path), st.st_size, int(st.st_mtime * 1000))
+
+    def list(self, path: str) -> list[Entry]:
+        """Return the entries of directory `path`, sorted by name."""
+        out = []
+        try:
+            with os.scandir(path) as it:
+                for de in it:
+                    try:
+                        st = de.stat()
+                    except OSError:
+                        continue  # a dangling link or a file deleted meanwhile
+                    is_dir = de.is_dir()
+                    out.append(Entry(de.path, de.name, is_dir, st.st_size, int(st.st_mtime * 1000)))
+        except OSError as error:
+            raise LogNotFoundError(f"cannot list directory: {error.strerror}", path=path) from None
+        return sorted(out, key=lambda e: e.name)
+
+    def open(self, path: str) -> BinaryIO:
+        """Open `path` for binary reading."""
+        try:
+            return open(path, "rb")
+        except FileNotFoundError:
+            raise LogNotFoundError("file disappeared while reading", path=path) from None
+        except OSError as error:
+            raise LogNotFoundError(f"cannot open: {error.strerror}", path=path) from None
+
+
+class RemoteStorage(Storage):
+    """The same operations through an fsspec file system (S3, GCS, ABFS, HDFS, ...)."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            import fsspec.core
+        except ImportError:
+            raise RemoteStorageError(
+                "reading a remote URL needs fsspec", path=url, hint=_REMOTE_HINT
+            ) from None
+        try:
+            self._fs, _ = fsspec.core.url_to_fs(url)
+        except (ImportError, ValueError) as error:
+            raise RemoteStorageError(
+                f"no driver for this URL: {_one_line(error)}",
+                path=url,
+                hint="install the fsspec driver for the scheme (s3fs, gcsfs, adlfs, ...)",
+            ) from None
+
+    def _url(self, fs_path: str) -> str:
+        return cast(str, self._fs.unstrip_protocol(fs_path))
+
+    def _entry(self, info: dict[str, Any]) -> Entry:
+        fs_path = str(info["name"]).rstrip("/")
+        mtime = info.get("mtime") or info.get("LastModified") or info.get("updated") or 0
+        modified_ms = 0
+        if isinstance(mtime, int | float):
+            modified_ms = int(mtime * 1000)
+        elif hasattr(mtime, "timestamp"):
+            modified_ms = int(mtime.timestamp() * 1000)
+        return Entry(
+            self._url(fs_path),
+            fs_path.rsplit("/", 1)[-1],
+            info.get("type") == "directory",
+            int(info.get("size") or 0),
+            modified_ms,
+        )
+
+    def stat(self, path: str) -> Entry | None:
+        """Return the entry at URL `path`, or None if nothing is there."""
+        try:
+            return self._entry(self._fs.info(path))
+        except FileNotFoundError:
+            return None
+        except Exception as error:  # drivers raise their own types
+            raise RemoteStorageError(f"cannot stat: {_one_line(error)}", path=path) from None
+
+    def list(self, path: str) -> list[Entry]:
+        """Return the entries of remote directory `path`, sorted by name."""
+        try:
+            infos = self._fs.ls(path, detail=True)
+        except Exception as error:
+            raise RemoteStorageError(f"cannot list: {_one_line(error)}", path=path) from None
+        return sorted((self._entry(i) for i in infos), key=lambda e: e.name)
+
+    def open(self, path: str) -> BinaryIO:
+        """Open remote `path` for binary reading."""
+        try:
+            return cast(BinaryIO, self._fs.open(path, "rb"))
+        except Exception as error:
+            raise RemoteStorageError(f"cannot open: {_one_line(error)}", path=path) from None
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def is_url(path: str) -> bool:
+    """True if `path` has a scheme (`s3://...`, `file://...`)."""
+    return bool(_URL_RE.match(path))
+
+
+def storage_for(path: str) -> tuple[Storage, str]:
+    """Return the storage that serves `path` and the path in the form that storage expects."""
+    if path.startswith("file://"):
+        parsed = urllib.parse.urlparse(path)
+        return Storage(), urllib.request.url2pathname(parsed.path)
+    if is_url(path):
+        return RemoteStorage(path), path
+    return Storage(), path
+
+
+def open_part(part: LogPart) -> BinaryIO:
+    """Open one part of a log for binary reading, locally or through fsspec."""
+    storage, path = storage_for(part.path)
+    return storage.open(path)
+
+
+def codec_of(name: str, path: str) -> Codec:
+    """Return the codec a file name implies: what follows the last '.' once suffixes are removed."""
+    base = name
+    if base.endswith(IN_PROGRESS_SUFFIX):
+        base = base[: -len(IN_PROGRESS_SUFFIX)]
+    if base.endswith(COMPACT_SUFFIX):
+        base = base[: -len(COMPACT_SUFFIX)]
+    if "." not in base:
+        return "none"
+    ext = base.rsplit(".", 1)[1]
+    codec = _EXTENSION_CODECS.get(ext.lower())
+    if codec is None:
+        hint = _EXTENSION_HINTS.get(ext.lower(), "decompress it first or rename it")
+        raise UnknownCodecError(
+            f"unknown compression extension '.{ext}' (supported: {SUPPORTED_CODECS_STR})",
+            path=path,
+            hint=hint,
+        )
+    return codec
+
+
+def _part(entry: Entry) -> LogPart:
+    codec = codec_of(entry.name, entry.path)
+    return LogPart(entry.path, codec, entry.size_bytes, entry.modified_ms)
+
+
+def is_rolling_dir(name: str, children: list[Entry]) -> bool:
+    """True for a rolling event-log directory (`eventlog_v2_<appId>/` with `events_N_*` files)."""
+    return name.startswith(ROLLING_DIR_PREFIX) or any(
+        _ROLLING_EVENTS_RE.match(c.name) for c in children if not c.is_dir
+    )
+
+
+def is_databricks_dir(children: list[Entry]) -> bool:
+    """True for a Databricks log directory (a live `eventlog` file, maybe rotated pieces)."""
+    return any(c.name == DATABRICKS_LIVE_NAME and not c.is_dir for c in children)
+
+
+def _resolve_rolling(path: str, children: list[Entry]) -> LogSource:
+    indexed: list[tuple[int, bool, Entry]] = []
+    in_progress = True  # no appstatus file: completion unknown, so do not claim it
+    for c in children:
+        if c.is_dir or c.name.startswith("."):
+            continue
+        if c.name.startswith("appstatus_"):
+            in_progress = c.name.endswith(IN_PROGRESS_SUFFIX)
+            continue
+        m = _ROLLING_EVENTS_RE.match(c.name)
+        if m:
+            indexed.append((int(m.group(1)), c.name.endswith(COMPACT_SUFFIX), c))
+    if not indexed:
+        raise EmptyLogError(
+            "rolling event-log directory holds no events_N files",
+            path=path,
+            hint="point at a directory that contains events_1_<appId>[.<codec>]",
+        )
+    # A .compact file sorts just after the plain file of its index; reading starts at the last one.
+    indexed.sort(key=lambda t: (t[0], t[1]))
+    last_compact = max((i for i, t in enumerate(indexed) if t[1]), default=0)
+    indexed = indexed[last_compact:]
+    first_index = indexed[0][0]
+    present = [t[0] for t in indexed]
+    for expected, (index, _, _) in enumerate(indexed, start=first_index):
+        if index != expected:
+            raise MissingRollingFileError(
+                f"events_{expected} is missing (found events files {present})",
+                path=path,
+                hint="copy the whole rolling directory; Spark's reader needs every file",
+            )
+    parts = tuple(_part(t[2]) for t in indexed)
+    return LogSource(path=path, layout="rolling", parts=parts, in_progress=in_progress)
+
+
+def _resolve_databricks(path: str, children: list[Entry]) -> LogSource:
+    rotated: list[tuple[str, Entry]] = []
+    live: Entry | None = None
+    for c in children:
+        if c.is_dir:
+            continue
+        if c.name == DATABRICKS_LIVE_NAME:
+            live = c
+            continue
+        m = _DATABRICKS_ROTATED_RE.match(c.name)
+        if m:
+            rotated.append((m.group(1), c))
+    # The timestamps are zero-padded, so their text order is time order; the live file is newest.
+    rotated.sort(key=lambda t: t[0])
+    entries = [t[1] for t in rotated] + ([live] if live is not None else [])
+    parts = tuple(_part(e) for e in entries)
+    return LogSource(path=path, layout="databricks", parts=parts, in_progress=False)
+
+
+def resolve_entry(storage: Storage, entry: Entry, shown_path: str) -> LogSource:
+    """Resolve one existing file or directory into a `LogSource`."""
+    if entry.is_dir:
+        children = storage.list(entry.path)
+        if is_databricks_dir(children):
+            return _resolve_databricks(shown_path, children)
+        if is_rolling_dir(entry.name, children):
+            return _resolve_rolling(shown_path, children)
+        raise LogNotFoundError(
+            "directory is not an event log (no events_N files, no Databricks 'eventlog')",
+            path=shown_path,
+            hint="to list the logs in a log directory run: spark-explain apps DIR",
+        )
+    part = _part(entry)
+    if part.size_bytes == 0:
+        raise EmptyLogError("event log file is empty (0 bytes)", path=shown_path)
+    return LogSource(
+        path=shown_path,
+        layout="single",
+        parts=(part,),
+        in_progress=entry.name.endswith(IN_PROGRESS_SUFFIX),
+    )
+
+
 def resolve_log(path: str) -> LogSource:
-    """Resolve a path or URL into a `LogSource`; raise an `AnalyzerError` subclass if it is not a log."""
-    raise NotImplementedError
+    """Resolve a path or URL into a `LogSource`; raise an `AnalyzerError` if it is not a log."""
+    storage, native = storage_for(path)
+    entry = storage.stat(native)
+    if entry is None:
+        raise LogNotFoundError("no such file or directory", path=path)
+    source = resolve_entry(storage, entry, path)
+    if source.size_bytes == 0:
+        raise EmptyLogError("event log holds no bytes", path=path)
+    return source
