@@ -1,0 +1,1 @@
+"""The only polars code: task tables and per-node metric statistics."""

@@ -1,0 +1,258 @@
+"""Per plan node and metric: Spark's string, and the full distribution Spark's UI throws away."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer.aggregate.spark_format import spark_string_from_stats
+from analyzer.build.application import BuiltApplication
+from analyzer.model.application import Execution
+
+QUANTILES = (("p25", 0.25), ("median", 0.5), ("p75", 0.75), ("p95", 0.95))
+
+
+@dataclass(frozen=True)
+class MaxLocation:
+    """Where a metric's maximum came from: a task attempt, or the driver."""
+
+    stage_id: int | None
+    stage_attempt_id: int | None
+    task_id: int | None
+    partition_id: int | None
+    executor_id: str | None
+    host: str | None
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    """One metric of one node, over the values Spark's SQL tab aggregates.
+
+    The values are one per task slot of every stage that updated the metric (slots no task
+    filled count as 0, as in Spark) plus any driver-side values. For size and timing metrics
+    negative values are left out, for averages values <= 0, exactly as Spark does; `total`,
+    `min_value`, `median` and `max_value` therefore equal the numbers in `spark_ui`.
+    """
+
+    name: str
+    metric_type: str
+    accumulator_id: int
+    spark_ui: str
+    """Byte-identical to the History Server's REST API value for this metric."""
+    total: int
+    min_value: int
+    p25: int
+    median: int
+    """Spark's upper median (the value at index n // 2 of the sorted values)."""
+    p75: int
+    p95: int
+    max_value: int
+    count: int
+    """How many values the statistics are over."""
+    skew_ratio: float | None
+    """max / median; None when the median is 0."""
+    skew_pct: float
+    """100 × (max − median) / max: 0 when every value equals the median, near 100 when one dominates."""
+    max_at: MaxLocation | None
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """The metrics of one plan node (in the node's declared order) and the stages it ran in."""
+
+    node_id: int
+    metrics: tuple[MetricStats, ...]
+    stage_ids: tuple[int, ...]
+
+
+def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
+    """Aggregate slot values per (execution, accumulator) over the values Spark counts."""
+    valid = (
+        pl.when(pl.col("metric_type") == "average")
+        .then(pl.col("value") > 0)
+        .when(pl.col("metric_type").is_in(["size", "timing", "nsTiming"]))
+        .then(pl.col("value") >= 0)
+        .otherwise(pl.lit(True))
+    )
+    keyed = slots.join(types, on=["execution_id", "accumulator_id"], how="inner")
+    present = keyed.select("execution_id", "accumulator_id").unique()
+    stats = (
+        keyed.filter(valid)
+        .group_by("execution_id", "accumulator_id")
+        .agg(
+            pl.len().alias("count"),
+            pl.col("value").sum().alias("total"),
+            pl.col("value").min().alias("min_value"),
+            pl.col("value").max().alias("max_value"),
+            *(
+                pl.col("value").quantile(q, interpolation="higher").cast(pl.Int64).alias(name)
+                for name, q in QUANTILES
+            ),
+        )
+    )
+    return present.join(stats, on=["execution_id", "accumulator_id"], how="left")
+
+
+def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int, int], dict[str, object]]:
+    """For each (execution, accumulator): the first slot holding the maximum, with its task."""
+    placed = slots.with_row_index("order").join(
+        tasks.select(
+            pl.col("task_id"),
+            pl.col("partition_id"),
+            pl.col("executor_id"),
+            pl.col("host"),
+            pl.col("index").alias("task_index"),
+        ).unique("task_id", keep="first"),
+        on="task_id",
+        how="left",
+    )
+    best = (
+        placed.sort("order")
+        .group_by("execution_id", "accumulator_id", maintain_order=True)
+        .agg(pl.all().sort_by("value", descending=True, maintain_order=True).first())
+    )
+    return {
+        (int(r["execution_id"]), int(r["accumulator_id"])): r for r in best.iter_rows(named=True)
+    }
+
+
+def aggregate_node_metrics(
+    built: BuiltApplication, slots: pl.DataFrame, tasks: pl.DataFrame
+) -> dict[int, dict[int, NodeStats]]:
+    """Return, per execution id and node id, the statistics of every metric that has values."""
+    app = built.application
+    type_rows = [
+        (e.execution_id, m.accumulator_id, m.metric_type)
+        for e in app.executions
+        for m in e.metric_catalog
+    ]
+    types = pl.DataFrame(
+        type_rows,
+        schema={"execution_id": pl.Int64, "accumulator_id": pl.Int64, "metric_type": pl.String},
+        orient="row",
+    )
+    stats = {
+        (int(r["execution_id"]), int(r["accumulator_id"])): r
+        for r in _metric_frame(slots, types).iter_rows(named=True)
+    }
+    max_rows = _first_max_rows(slots, tasks)
+    spark_max_tasks = {
+        fm.max_at[3]
+        for metrics in built.frozen.values()
+        for fm in metrics.values()
+        if fm.max_at is not None
+    }
+    places = {
+        int(r["task_id"]): (r["partition_id"], r["executor_id"], r["host"])
+        for r in tasks.filter(pl.col("task_id").is_in(list(spark_max_tasks)))
+        .select("task_id", "partition_id", "executor_id", "host")
+        .iter_rows(named=True)
+    }
+    out: dict[int, dict[int, NodeStats]] = {}
+    for execution in app.executions:
+        out[execution.execution_id] = _execution_nodes(execution, built, stats, max_rows, places)
+    return out
+
+
+def _execution_nodes(
+    execution: Execution,
+    built: BuiltApplication,
+    stats: dict[tuple[int, int], dict[str, object]],
+    max_rows: dict[tuple[int, int], dict[str, object]],
+    places: dict[int, tuple[object, object, object]],
+) -> dict[int, NodeStats]:
+    frozen = built.frozen.get(execution.execution_id, {})
+    exec_stages = set(execution.stage_ids)
+    acc_stages: dict[int, set[int]] = {}
+    for (stage_id, _attempt), ids in built.stage_accumulators.items():
+        if stage_id in exec_stages:
+            for acc_id in ids:
+                acc_stages.setdefault(acc_id, set()).add(stage_id)
+    graph = execution.final_plan.graph
+    nodes: dict[int, NodeStats] = {}
+    for node in graph.nodes:
+        metrics = []
+        node_stages: set[int] = set()
+        for m in node.metrics:
+            node_stages |= acc_stages.get(m.accumulator_id, set())
+            key = (execution.execution_id, m.accumulator_id)
+            row = stats.get(key)
+            fm = frozen.get(m.accumulator_id)
+            if row is None or fm is None:
+                continue
+            count = int(row["count"] or 0)  # type: ignore[call-overload]
+            total = int(row["total"] or 0)  # type: ignore[call-overload]
+            mn = int(row["min_value"] or 0)  # type: ignore[call-overload]
+            med = int(row["median"] or 0)  # type: ignore[call-overload]
+            mx = int(row["max_value"] or 0)  # type: ignore[call-overload]
+            spark_max = fm.max_at
+            spark_ui = spark_string_from_stats(
+                m.metric_type,
+                count,
+                total,
+                mn,
+                med,
+                mx,
+                spark_max[1:] if spark_max is not None else None,
+            )
+            metrics.append(
+                MetricStats(
+                    name=m.name,
+                    metric_type=m.metric_type,
+                    accumulator_id=m.accumulator_id,
+                    spark_ui=spark_ui,
+                    total=total,
+                    min_value=mn,
+                    p25=int(row["p25"] or 0),  # type: ignore[call-overload]
+                    median=med,
+                    p75=int(row["p75"] or 0),  # type: ignore[call-overload]
+                    p95=int(row["p95"] or 0),  # type: ignore[call-overload]
+                    max_value=mx,
+                    count=count,
+                    skew_ratio=(mx / med) if med > 0 else None,
+                    skew_pct=(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
+                    max_at=_max_location(fm.max_at, max_rows.get(key), mx, places),
+                )
+            )
+        nodes[node.node_id] = NodeStats(
+            node_id=node.node_id, metrics=tuple(metrics), stage_ids=tuple(sorted(node_stages))
+        )
+    # Operators without metrics of their own run in their codegen cluster's stages.
+    for node in graph.nodes:
+        if not nodes[node.node_id].stage_ids and node.cluster_id is not None:
+            cluster_stages = nodes[node.cluster_id].stage_ids
+            nodes[node.node_id] = NodeStats(
+                node_id=node.node_id, metrics=nodes[node.node_id].metrics, stage_ids=cluster_stages
+            )
+    return nodes
+
+
+def _max_location(
+    spark_max: tuple[int, int, int, int] | None,
+    first_max: dict[str, object] | None,
+    max_value: int,
+    places: dict[int, tuple[object, object, object]],
+) -> MaxLocation | None:
+    if first_max is None:
+        return None
+    if int(first_max["task_id"]) < 0:  # type: ignore[call-overload]
+        if first_max["stage_id"] is None:
+            return MaxLocation(None, None, None, None, "driver", None)
+        return None
+    task_id = first_max["task_id"]
+    stage_id = first_max["stage_id"]
+    attempt = first_max["stage_attempt_id"]
+    place = (first_max["partition_id"], first_max["executor_id"], first_max["host"])
+    if spark_max is not None and spark_max[0] == max_value and spark_max[3] in places:
+        # Where several tasks share the maximum, point at the one Spark's UI names.
+        _, stage_id, attempt, task_id = spark_max
+        place = places[spark_max[3]]
+    return MaxLocation(
+        stage_id=stage_id,  # type: ignore[arg-type]
+        stage_attempt_id=attempt,  # type: ignore[arg-type]
+        task_id=task_id,  # type: ignore[arg-type]
+        partition_id=place[0],  # type: ignore[arg-type]
+        executor_id=place[1],  # type: ignore[arg-type]
+        host=place[2],  # type: ignore[arg-type]
+    )

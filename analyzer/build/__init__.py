@@ -1,0 +1,1 @@
+"""Fold the event stream into the domain model."""

@@ -1,0 +1,267 @@
+"""Replay Spark's SQL listener rules to get exactly the per-task values the SQL tab aggregates.
+
+This mirrors `SQLAppStatusListener` and `LiveStageMetrics` as the History Server runs them on
+replay (synchronously, in event order): one slot per task index of the newest stage attempt,
+the first successful attempt per index wins, a new stage attempt discards the old values, and
+an execution's values freeze when its end event arrives (or at the end of the log, if it never
+does). The frozen slots are what the aggregation layer turns into statistics and Spark's strings.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+from analyzer.build.scala_set import ScalaIntSet
+from analyzer.eventlog.events import Accumulable
+
+SUM = "sum"
+
+
+@dataclass
+class StageBlock:
+    """One stage's slot values for one metric: index i holds the value of task index i."""
+
+    stage_id: int
+    stage_attempt_id: int
+    values: array[int]
+    task_ids: array[int]
+    """Task id that produced each slot, -1 for a slot no task filled (it counts as 0)."""
+
+
+@dataclass
+class FrozenMetric:
+    """The values Spark aggregated for one accumulator of one execution."""
+
+    accumulator_id: int
+    metric_type: str
+    blocks: list[StageBlock]
+    driver_values: list[int]
+    max_at: tuple[int, int, int, int] | None
+    """(value, stage_id, stage_attempt_id, task_id) of Spark's max, None if none or the driver."""
+
+
+class _LiveStage:
+    __slots__ = ("attempt_id", "completed", "maxes", "metric_types", "num_tasks", "stage_id",
+                 "task_ids", "values")
+
+    def __init__(
+        self, stage_id: int, attempt_id: int, num_tasks: int, metric_types: dict[int, str]
+    ) -> None:
+        self.stage_id = stage_id
+        self.attempt_id = attempt_id
+        self.num_tasks = num_tasks
+        self.metric_types = metric_types
+        self.completed: set[int] = set()
+        self.values: dict[int, array[int]] = {}
+        self.task_ids: dict[int, array[int]] = {}
+        self.maxes: dict[int, list[int]] = {}
+
+    def update(
+        self, task_id: int, index: int, successful: bool, accums: list[Accumulable]
+    ) -> None:
+        if index in self.completed:
+            return
+        if not 0 <= index < self.num_tasks:
+            return
+        types = self.metric_types
+        for acc in accums:
+            if acc.update is None or acc.id not in types:
+                continue
+            try:
+                value = int(acc.update)
+            except (TypeError, ValueError):
+                continue
+            values = self.values.get(acc.id)
+            if values is None:
+                values = array("q", bytes(8 * self.num_tasks))
+                self.values[acc.id] = values
+                self.task_ids[acc.id] = array("q", [-1]) * self.num_tasks
+            values[index] = value
+            self.task_ids[acc.id][index] = task_id
+            if types[acc.id] != SUM:
+                best = self.maxes.get(acc.id)
+                if best is None:
+                    self.maxes[acc.id] = [value, task_id]
+                elif value > best[0]:
+                    best[0] = value
+                    best[1] = task_id
+        if successful:
+            self.completed.add(index)
+
+
+@dataclass
+class _LiveExecution:
+    execution_id: int
+    metric_types: dict[int, str] = field(default_factory=dict)
+    jobs: dict[int, str] = field(default_factory=dict)
+    stages: ScalaIntSet = field(default_factory=ScalaIntSet)
+    driver_updates: list[tuple[int, int]] = field(default_factory=list)
+    end_events: int = 0
+
+
+class SqlListener:
+    """Fold SQL-relevant events in log order; `frozen` holds each execution's aggregated values."""
+
+    def __init__(self) -> None:
+        self._live: dict[int, _LiveExecution] = {}
+        self._done: dict[int, _LiveExecution] = {}
+        self._stages: dict[int, _LiveStage] = {}
+        self.frozen: dict[int, dict[int, FrozenMetric]] = {}
+        self.stage_order: dict[int, list[int]] = {}
+        """Each execution's stage ids in Scala Set order, as of its last change."""
+
+    def _get_or_create(self, execution_id: int) -> _LiveExecution:
+        ex = self._live.get(execution_id)
+        if ex is None:
+            ex = _LiveExecution(execution_id)
+            self._live[execution_id] = ex
+        return ex
+
+    def add_metrics(self, execution_id: int, metrics: list[tuple[int, str]]) -> None:
+        """Track these (accumulator id, metric type) pairs for the execution (start, AQE)."""
+        ex = self._get_or_create(execution_id)
+        for acc_id, metric_type in metrics:
+            ex.metric_types[acc_id] = metric_type
+
+    def job_start(
+        self,
+        execution_id: int,
+        job_id: int,
+        stage_ids: list[int],
+        stage_tasks: list[tuple[int, int]],
+    ) -> None:
+        """A job of the execution started; `stage_tasks` is (stage id, number of tasks)."""
+        ex = self._live.get(execution_id)
+        if ex is None:
+            done = self._done.pop(execution_id, None)
+            if done is not None:
+                # Spark reloads a finished execution from its store and tracks it again.
+                done.end_events = len(done.jobs) + 1
+                ex = done
+                self._live[execution_id] = ex
+            else:
+                ex = self._get_or_create(execution_id)
+        if ex.metric_types:
+            for stage_id, n_tasks in stage_tasks:
+                self._stages[stage_id] = _LiveStage(stage_id, 0, n_tasks, ex.metric_types)
+        ex.jobs[job_id] = "RUNNING"
+        ex.stages.add_all(stage_ids)
+        self.stage_order[execution_id] = ex.stages.ordered()
+        self._update(ex)
+
+    def _is_sql_stage(self, stage_id: int) -> bool:
+        return any(stage_id in ex.stages for ex in self._live.values())
+
+    def stage_submitted(self, stage_id: int, attempt_id: int) -> None:
+        """A stage attempt was submitted: a new attempt discards the old attempt's values."""
+        if not self._is_sql_stage(stage_id):
+            return
+        stage = self._stages.get(stage_id)
+        if stage is not None and stage.attempt_id != attempt_id:
+            self._stages[stage_id] = _LiveStage(
+                stage_id, attempt_id, stage.num_tasks, stage.metric_types
+            )
+
+    def job_end(self, job_id: int, succeeded: bool) -> None:
+        """A job ended."""
+        for ex in list(self._live.values()):
+            if job_id in ex.jobs:
+                ex.jobs[job_id] = "SUCCEEDED" if succeeded else "FAILED"
+                ex.end_events += 1
+                self._update(ex)
+
+    def task_end(
+        self,
+        stage_id: int,
+        stage_attempt_id: int,
+        task_id: int,
+        index: int,
+        successful: bool,
+        accums: list[Accumulable],
+    ) -> None:
+        """A task attempt ended with these accumulator updates."""
+        stage = self._stages.get(stage_id)
+        if stage is None or stage.attempt_id != stage_attempt_id:
+            return
+        if not self._is_sql_stage(stage_id):
+            return
+        stage.update(task_id, index, successful, accums)
+
+    def driver_updates(self, execution_id: int, updates: list[tuple[int, int]]) -> None:
+        """The driver set metric values for a live execution."""
+        ex = self._live.get(execution_id)
+        if ex is not None:
+            ex.driver_updates.extend(updates)
+
+    def execution_end(self, execution_id: int) -> None:
+        """The execution ended: freeze its values now, as Spark does."""
+        ex = self._live.get(execution_id)
+        if ex is None:
+            return
+        self._update(ex)
+        self.frozen[execution_id] = self._aggregate(ex)
+        self._remove_stale(ex)
+        ex.end_events += 1
+        self._update(ex)
+
+    def finish(self) -> None:
+        """End of log: executions still tracked get the values that arrived (Spark's flush)."""
+        for ex in self._live.values():
+            self.frozen[ex.execution_id] = self._aggregate(ex)
+
+    def _update(self, ex: _LiveExecution) -> None:
+        if ex.end_events >= len(ex.jobs) + 1 and ex.execution_id in self._live:
+            self._remove_stale(ex)
+            del self._live[ex.execution_id]
+            self._done[ex.execution_id] = ex
+
+    def _remove_stale(self, ex: _LiveExecution) -> None:
+        active: set[int] = set()
+        for other in self._live.values():
+            if other is not ex:
+                active.update(other.stages.members())
+        for stage_id in [s for s in self._stages if s not in active]:
+            del self._stages[stage_id]
+
+    def _aggregate(self, ex: _LiveExecution) -> dict[int, FrozenMetric]:
+        types = ex.metric_types
+        stages = [self._stages[s] for s in ex.stages.ordered() if s in self._stages]
+        out: dict[int, FrozenMetric] = {}
+        maxes: dict[int, tuple[int, int, int, int]] = {}
+        for stage in stages:
+            for acc_id, best in stage.maxes.items():
+                if acc_id not in types:
+                    continue
+                current = maxes.get(acc_id)
+                if current is None or best[0] > current[0]:
+                    maxes[acc_id] = (best[0], stage.stage_id, stage.attempt_id, best[1])
+            for acc_id, values in stage.values.items():
+                if acc_id not in types:
+                    continue
+                metric = out.get(acc_id)
+                if metric is None:
+                    metric = FrozenMetric(acc_id, types[acc_id], [], [], None)
+                    out[acc_id] = metric
+                metric.blocks.append(
+                    StageBlock(
+                        stage.stage_id,
+                        stage.attempt_id,
+                        array("q", values),
+                        array("q", stage.task_ids[acc_id]),
+                    )
+                )
+        for acc_id, value in ex.driver_updates:
+            if acc_id not in types:
+                continue
+            metric = out.get(acc_id)
+            if metric is None:
+                metric = FrozenMetric(acc_id, types[acc_id], [], [], None)
+                out[acc_id] = metric
+            metric.driver_values.append(value)
+        for acc_id, metric in out.items():
+            best_at = maxes.get(acc_id)
+            if best_at is not None and any(v > best_at[0] for v in metric.driver_values):
+                best_at = None
+            metric.max_at = best_at
+        return out

@@ -1,0 +1,491 @@
+"""Typed Spark listener events, decoded from JSON lines with msgspec.
+
+Only the events and fields the analysis uses are declared; msgspec skips the rest of each line
+without building it, which keeps the task-end hot path cheap. Spark's JSON keys appear only here,
+as field renames. Every field has a default so logs from Spark 2.x to 4.x all decode.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from analyzer.errors import MalformedLineError, NotAnEventLogError, Strictness
+from analyzer.eventlog.lines import Line, ReadStats, iter_lines
+from analyzer.eventlog.source import LogSource
+
+# ---------------------------------------------------------------------------------------------
+# Shared pieces
+
+
+class Accumulable(msgspec.Struct, frozen=True):
+    """One accumulator update carried by a task or stage (`AccumulableInfo`)."""
+
+    id: int = msgspec.field(name="ID")
+    name: str | None = msgspec.field(name="Name", default=None)
+    # Spark writes internal.metrics.* updates as JSON numbers and all others (SQL metrics
+    # included) as strings; a few internal ones are lists. Kept as decoded.
+    update: Any = msgspec.field(name="Update", default=None)
+    value: Any = msgspec.field(name="Value", default=None)
+    metadata: str | None = msgspec.field(name="Metadata", default=None)
+
+
+class RddInfo(msgspec.Struct, frozen=True):
+    """The part of an RDD's info used to map stages to plan operators."""
+
+    rdd_id: int = msgspec.field(name="RDD ID", default=-1)
+    name: str = msgspec.field(name="Name", default="")
+    scope: str | None = msgspec.field(name="Scope", default=None)
+    """A JSON string `{"id": ..., "name": ...}`; `name` is a plan operator's nodeName."""
+    n_partitions: int = msgspec.field(name="Number of Partitions", default=0)
+    n_cached_partitions: int = msgspec.field(name="Number of Cached Partitions", default=0)
+
+
+class StageInfo(msgspec.Struct, frozen=True):
+    """A stage attempt as carried by job-start and stage events (`StageInfo`)."""
+
+    stage_id: int = msgspec.field(name="Stage ID")
+    attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    name: str = msgspec.field(name="Stage Name", default="")
+    n_tasks: int = msgspec.field(name="Number of Tasks", default=0)
+    rdd_info: list[RddInfo] = msgspec.field(name="RDD Info", default_factory=list)
+    parent_ids: list[int] = msgspec.field(name="Parent IDs", default_factory=list)
+    details: str = msgspec.field(name="Details", default="")
+    submission_ms: int | None = msgspec.field(name="Submission Time", default=None)
+    completion_ms: int | None = msgspec.field(name="Completion Time", default=None)
+    failure_reason: str | None = msgspec.field(name="Failure Reason", default=None)
+    accumulables: list[Accumulable] = msgspec.field(name="Accumulables", default_factory=list)
+
+
+class TaskInfo(msgspec.Struct, frozen=True):
+    """A task attempt's identity, placement and outcome (`TaskInfo`)."""
+
+    task_id: int = msgspec.field(name="Task ID")
+    index: int = msgspec.field(name="Index", default=-1)
+    attempt: int = msgspec.field(name="Attempt", default=0)
+    partition_id: int = msgspec.field(name="Partition ID", default=-1)
+    """The RDD partition (Spark 3.3+); -1 when the log predates it."""
+    launch_ms: int = msgspec.field(name="Launch Time", default=0)
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+    host: str = msgspec.field(name="Host", default="")
+    locality: str = msgspec.field(name="Locality", default="")
+    speculative: bool = msgspec.field(name="Speculative", default=False)
+    getting_result_ms: int = msgspec.field(name="Getting Result Time", default=0)
+    finish_ms: int = msgspec.field(name="Finish Time", default=0)
+    failed: bool = msgspec.field(name="Failed", default=False)
+    killed: bool = msgspec.field(name="Killed", default=False)
+    accumulables: list[Accumulable] = msgspec.field(name="Accumulables", default_factory=list)
+
+    @property
+    def successful(self) -> bool:
+        """Finished and neither failed nor killed, as Spark's `TaskInfo.successful`."""
+        return self.finish_ms != 0 and not self.failed and not self.killed
+
+
+class ShuffleReadMetrics(msgspec.Struct, frozen=True):
+    """Shuffle-read task metrics."""
+
+    remote_blocks_fetched: int = msgspec.field(name="Remote Blocks Fetched", default=0)
+    local_blocks_fetched: int = msgspec.field(name="Local Blocks Fetched", default=0)
+    fetch_wait_ms: int = msgspec.field(name="Fetch Wait Time", default=0)
+    remote_bytes_read: int = msgspec.field(name="Remote Bytes Read", default=0)
+    remote_bytes_read_to_disk: int = msgspec.field(name="Remote Bytes Read To Disk", default=0)
+    local_bytes_read: int = msgspec.field(name="Local Bytes Read", default=0)
+    records_read: int = msgspec.field(name="Total Records Read", default=0)
+
+
+class ShuffleWriteMetrics(msgspec.Struct, frozen=True):
+    """Shuffle-write task metrics; the write time is in nanoseconds."""
+
+    bytes_written: int = msgspec.field(name="Shuffle Bytes Written", default=0)
+    write_time_ns: int = msgspec.field(name="Shuffle Write Time", default=0)
+    records_written: int = msgspec.field(name="Shuffle Records Written", default=0)
+
+
+class InputMetrics(msgspec.Struct, frozen=True):
+    """Input (scan) task metrics."""
+
+    bytes_read: int = msgspec.field(name="Bytes Read", default=0)
+    records_read: int = msgspec.field(name="Records Read", default=0)
+
+
+class OutputMetrics(msgspec.Struct, frozen=True):
+    """Output (write) task metrics."""
+
+    bytes_written: int = msgspec.field(name="Bytes Written", default=0)
+    records_written: int = msgspec.field(name="Records Written", default=0)
+
+
+class TaskMetrics(msgspec.Struct, frozen=True):
+    """A task's built-in metrics. Spark logs CPU times in ns and the other times in ms."""
+
+    deserialize_ms: int = msgspec.field(name="Executor Deserialize Time", default=0)
+    deserialize_cpu_ns: int = msgspec.field(name="Executor Deserialize CPU Time", default=0)
+    run_ms: int = msgspec.field(name="Executor Run Time", default=0)
+    cpu_ns: int = msgspec.field(name="Executor CPU Time", default=0)
+    peak_execution_memory_bytes: int = msgspec.field(name="Peak Execution Memory", default=0)
+    result_size_bytes: int = msgspec.field(name="Result Size", default=0)
+    gc_ms: int = msgspec.field(name="JVM GC Time", default=0)
+    result_serialization_ms: int = msgspec.field(name="Result Serialization Time", default=0)
+    memory_bytes_spilled: int = msgspec.field(name="Memory Bytes Spilled", default=0)
+    disk_bytes_spilled: int = msgspec.field(name="Disk Bytes Spilled", default=0)
+    shuffle_read: ShuffleReadMetrics | None = msgspec.field(
+        name="Shuffle Read Metrics", default=None
+    )
+    shuffle_write: ShuffleWriteMetrics | None = msgspec.field(
+        name="Shuffle Write Metrics", default=None
+    )
+    input: InputMetrics | None = msgspec.field(name="Input Metrics", default=None)
+    output: OutputMetrics | None = msgspec.field(name="Output Metrics", default=None)
+
+
+class TaskEndReason(msgspec.Struct, frozen=True):
+    """Why a task attempt ended (`TaskEndReason`)."""
+
+    reason: str = msgspec.field(name="Reason", default="Success")
+    class_name: str | None = msgspec.field(name="Class Name", default=None)
+    description: str | None = msgspec.field(name="Description", default=None)
+    message: str | None = msgspec.field(name="Message", default=None)
+    kill_reason: str | None = msgspec.field(name="Kill Reason", default=None)
+    loss_reason: str | None = msgspec.field(name="Loss Reason", default=None)
+    executor_id: str | None = msgspec.field(name="Executor ID", default=None)
+
+    def summary(self) -> str:
+        """One line saying why the attempt ended, for reports."""
+        if self.reason == "Success":
+            return ""
+        detail = self.description or self.message or self.kill_reason or self.loss_reason or ""
+        head = self.class_name or self.reason
+        first = detail.strip().splitlines()[0] if detail.strip() else ""
+        return f"{head}: {first}" if first else head
+
+
+class SqlPlanMetric(msgspec.Struct, frozen=True):
+    """A metric declared by a plan operator (`SQLPlanMetric`)."""
+
+    name: str
+    accumulator_id: int = msgspec.field(name="accumulatorId")
+    metric_type: str = msgspec.field(name="metricType", default="sum")
+
+
+class SparkPlanInfo(msgspec.Struct, frozen=True):
+    """A physical plan operator and its children, as logged (`SparkPlanInfo`)."""
+
+    node_name: str = msgspec.field(name="nodeName")
+    simple_string: str = msgspec.field(name="simpleString", default="")
+    children: list[SparkPlanInfo] = msgspec.field(default_factory=list)
+    metadata: dict[str, str] = msgspec.field(default_factory=dict)
+    metrics: list[SqlPlanMetric] = msgspec.field(default_factory=list)
+
+
+class JobResult(msgspec.Struct, frozen=True):
+    """`JobSucceeded` or `JobFailed` with the exception message."""
+
+    result: str = msgspec.field(name="Result", default="JobSucceeded")
+    exception: dict[str, Any] | None = msgspec.field(name="Exception", default=None)
+
+
+class ExecutorInfo(msgspec.Struct, frozen=True):
+    """Where an executor runs and how many cores it has."""
+
+    host: str = msgspec.field(name="Host", default="")
+    total_cores: int = msgspec.field(name="Total Cores", default=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Events (the `Event` value's last dotted component names the class)
+
+
+class LogStart(msgspec.Struct, frozen=True):
+    """First line of a Spark log: the version that wrote it."""
+
+    spark_version: str = msgspec.field(name="Spark Version", default="")
+
+
+class DatabricksMetadata(msgspec.Struct, frozen=True):
+    """First line of a Databricks log, in place of LogStart."""
+
+    spark_version: str = msgspec.field(name="Spark Version", default="")
+
+
+class ApplicationStart(msgspec.Struct, frozen=True):
+    """The application's name, id and start time."""
+
+    app_name: str = msgspec.field(name="App Name", default="")
+    app_id: str | None = msgspec.field(name="App ID", default=None)
+    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    user: str = msgspec.field(name="User", default="")
+    attempt_id: str | None = msgspec.field(name="App Attempt ID", default=None)
+
+
+class ApplicationEnd(msgspec.Struct, frozen=True):
+    """The application stopped."""
+
+    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    exit_code: int | None = msgspec.field(name="ExitCode", default=None)
+
+
+class EnvironmentUpdate(msgspec.Struct, frozen=True):
+    """Spark properties (redacted by Spark where secret)."""
+
+    spark_properties: dict[str, str] | list[list[str]] = msgspec.field(
+        name="Spark Properties", default_factory=dict
+    )
+
+    def properties(self) -> dict[str, str]:
+        """The Spark properties as a dict (very old logs write pairs)."""
+        if isinstance(self.spark_properties, dict):
+            return self.spark_properties
+        return {p[0]: p[1] for p in self.spark_properties if len(p) == 2}
+
+
+class ExecutorAdded(msgspec.Struct, frozen=True):
+    """An executor registered."""
+
+    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+    info: ExecutorInfo = msgspec.field(name="Executor Info", default_factory=ExecutorInfo)
+
+
+class ExecutorRemoved(msgspec.Struct, frozen=True):
+    """An executor went away, and why."""
+
+    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+    reason: str = msgspec.field(name="Removed Reason", default="")
+
+
+class JobStart(msgspec.Struct, frozen=True):
+    """A job started; its properties link it to a SQL execution."""
+
+    job_id: int = msgspec.field(name="Job ID")
+    submission_ms: int = msgspec.field(name="Submission Time", default=0)
+    stage_infos: list[StageInfo] = msgspec.field(name="Stage Infos", default_factory=list)
+    stage_ids: list[int] = msgspec.field(name="Stage IDs", default_factory=list)
+    properties: dict[str, str] | None = msgspec.field(name="Properties", default=None)
+
+
+class JobEnd(msgspec.Struct, frozen=True):
+    """A job ended."""
+
+    job_id: int = msgspec.field(name="Job ID")
+    completion_ms: int = msgspec.field(name="Completion Time", default=0)
+    result: JobResult = msgspec.field(name="Job Result", default_factory=JobResult)
+
+
+class StageSubmitted(msgspec.Struct, frozen=True):
+    """A stage attempt was submitted."""
+
+    info: StageInfo = msgspec.field(name="Stage Info")
+
+
+class StageCompleted(msgspec.Struct, frozen=True):
+    """A stage attempt completed or failed."""
+
+    info: StageInfo = msgspec.field(name="Stage Info")
+
+
+class TaskEnd(msgspec.Struct, frozen=True):
+    """A task attempt ended, with its metrics and accumulator updates."""
+
+    stage_id: int = msgspec.field(name="Stage ID")
+    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    task_type: str = msgspec.field(name="Task Type", default="")
+    reason: TaskEndReason = msgspec.field(name="Task End Reason", default_factory=TaskEndReason)
+    info: TaskInfo | None = msgspec.field(name="Task Info", default=None)
+    metrics: TaskMetrics | None = msgspec.field(name="Task Metrics", default=None)
+
+
+class SQLExecutionStart(msgspec.Struct, frozen=True):
+    """A SQL execution started, with its initial physical plan."""
+
+    execution_id: int = msgspec.field(name="executionId")
+    root_execution_id: int | None = msgspec.field(name="rootExecutionId", default=None)
+    description: str = ""
+    details: str = ""
+    physical_plan_description: str = msgspec.field(name="physicalPlanDescription", default="")
+    plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
+    time_ms: int = msgspec.field(name="time", default=0)
+    modified_configs: dict[str, str] | None = msgspec.field(name="modifiedConfigs", default=None)
+
+
+class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True):
+    """Adaptive query execution re-planned a running execution."""
+
+    execution_id: int = msgspec.field(name="executionId")
+    physical_plan_description: str = msgspec.field(name="physicalPlanDescription", default="")
+    plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
+
+
+class SQLAdaptiveSQLMetricUpdates(msgspec.Struct, frozen=True):
+    """Metrics of plans AQE added (subqueries), to be tracked with the execution."""
+
+    execution_id: int = msgspec.field(name="executionId")
+    metrics: list[SqlPlanMetric] = msgspec.field(name="sqlPlanMetrics", default_factory=list)
+
+
+class DriverAccumUpdates(msgspec.Struct, frozen=True):
+    """Metric values set on the driver: `[accumulatorId, value]` pairs."""
+
+    execution_id: int = msgspec.field(name="executionId")
+    updates: list[tuple[int, int]] = msgspec.field(name="accumUpdates", default_factory=list)
+
+
+class SQLExecutionEnd(msgspec.Struct, frozen=True):
+    """A SQL execution ended; a non-empty error message means it failed."""
+
+    execution_id: int = msgspec.field(name="executionId")
+    time_ms: int = msgspec.field(name="time", default=0)
+    error_message: str | None = msgspec.field(name="errorMessage", default=None)
+
+
+Event = (
+    LogStart
+    | DatabricksMetadata
+    | ApplicationStart
+    | ApplicationEnd
+    | EnvironmentUpdate
+    | ExecutorAdded
+    | ExecutorRemoved
+    | JobStart
+    | JobEnd
+    | StageSubmitted
+    | StageCompleted
+    | TaskEnd
+    | SQLExecutionStart
+    | SQLAdaptiveExecutionUpdate
+    | SQLAdaptiveSQLMetricUpdates
+    | DriverAccumUpdates
+    | SQLExecutionEnd
+)
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    "SparkListenerLogStart": LogStart,
+    "DBCEventLoggingListenerMetadata": DatabricksMetadata,
+    "SparkListenerApplicationStart": ApplicationStart,
+    "SparkListenerApplicationEnd": ApplicationEnd,
+    "SparkListenerEnvironmentUpdate": EnvironmentUpdate,
+    "SparkListenerExecutorAdded": ExecutorAdded,
+    "SparkListenerExecutorRemoved": ExecutorRemoved,
+    "SparkListenerJobStart": JobStart,
+    "SparkListenerJobEnd": JobEnd,
+    "SparkListenerStageSubmitted": StageSubmitted,
+    "SparkListenerStageCompleted": StageCompleted,
+    "SparkListenerTaskEnd": TaskEnd,
+    "SparkListenerSQLExecutionStart": SQLExecutionStart,
+    "SparkListenerSQLAdaptiveExecutionUpdate": SQLAdaptiveExecutionUpdate,
+    "SparkListenerSQLAdaptiveSQLMetricUpdates": SQLAdaptiveSQLMetricUpdates,
+    "SparkListenerDriverAccumUpdates": DriverAccumUpdates,
+    "SparkListenerSQLExecutionEnd": SQLExecutionEnd,
+}
+
+_DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
+    name.encode(): msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
+}
+_ENVELOPE = msgspec.json.Decoder(dict[str, Any])
+_PREFIX = b'{"Event":"'
+
+
+@dataclass
+class DecodeStats:
+    """Counts of what the decoder kept and skipped."""
+
+    n_events: int = 0
+    unknown_event_types: Counter[str] = field(default_factory=Counter)
+    """Event classes the analysis does not use (skipped, as Spark's replay does)."""
+    unknown_fields: dict[str, set[str]] = field(default_factory=dict)
+    """Top-level fields not declared here, per event type, from the first event of each type."""
+
+
+def event_name(data: bytes) -> bytes | None:
+    """Return the short event class name of a JSON line, or None if the line has no `Event`."""
+    if data.startswith(_PREFIX):
+        end = data.find(b'"', 10)
+        if end > 0:
+            name = data[10:end]
+            dot = name.rfind(b".")
+            return name[dot + 1 :] if dot >= 0 else name
+    try:
+        obj = _ENVELOPE.decode(data)
+    except msgspec.DecodeError:
+        return None
+    value = obj.get("Event")
+    if not isinstance(value, str):
+        return None
+    return value.rsplit(".", 1)[-1].encode()
+
+
+def _field_names(cls: type[Any]) -> set[str]:
+    info = msgspec.structs.fields(cls)
+    return {f.encode_name for f in info} | {"Event"}
+
+
+class EventReader:
+    """Decode the lines of a log into typed events, tracking what was skipped."""
+
+    def __init__(self, source: LogSource, strictness: Strictness = Strictness.STRICT) -> None:
+        self.source = source
+        self.strictness = strictness
+        self.read_stats = ReadStats()
+        self.decode_stats = DecodeStats()
+        self._seen_types: set[bytes] = set()
+
+    def __iter__(self) -> Iterator[Event]:
+        first = True
+        for line in iter_lines(self.source, self.read_stats):
+            name = event_name(line.data)
+            if name is None:
+                if first:
+                    raise NotAnEventLogError(
+                        "not a Spark event log (the first line is not a JSON event)",
+                        path=line.path,
+                        line=line.line_no,
+                        hint="point at a file written with spark.eventLog.enabled=true",
+                    )
+                self._malformed(line, 'not a JSON object with an "Event" field')
+                continue
+            first = False
+            decoder = _DECODERS.get(name)
+            if decoder is None:
+                self.decode_stats.unknown_event_types[name.decode(errors="replace")] += 1
+                continue
+            try:
+                event = decoder.decode(line.data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                self._malformed(line, f"cannot decode {name.decode()}: {exc}")
+                continue
+            if name not in self._seen_types:
+                self._note_fields(name, line.data)
+            self.decode_stats.n_events += 1
+            yield event
+
+    def _note_fields(self, name: bytes, data: bytes) -> None:
+        self._seen_types.add(name)
+        try:
+            keys = set(_ENVELOPE.decode(data))
+        except msgspec.DecodeError:
+            return
+        extra = keys - _field_names(EVENT_TYPES[name.decode()])
+        if extra:
+            self.decode_stats.unknown_fields[name.decode()] = extra
+
+    def _malformed(self, line: Line, why: str) -> None:
+        if self.strictness is Strictness.STRICT:
+            raise MalformedLineError(
+                f"malformed event: {why}",
+                path=line.path,
+                line=line.line_no,
+                hint="fix or remove the line, or pass --lenient to skip malformed lines",
+            )
+        self.read_stats.n_malformed_skipped += 1
+        if len(self.read_stats.malformed_examples) < 5:
+            self.read_stats.malformed_examples.append(f"{line.path}:{line.line_no}")
+
+
+def read_events(source: LogSource, strictness: Strictness = Strictness.STRICT) -> EventReader:
+    """Return an iterable of the typed events of `source`, with read and decode statistics."""
+    return EventReader(source, strictness)

@@ -1,0 +1,1 @@
+"""Frozen domain types: the application, its SQL executions and plan graphs, jobs, stages."""

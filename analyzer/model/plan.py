@@ -1,0 +1,146 @@
+"""The plan graph of a SQL execution, numbered exactly as Spark's UI and REST API number it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+
+from pydantic import BaseModel, ConfigDict
+
+
+class MetricDef(BaseModel):
+    """A metric an operator declares: its name, accumulator id and Spark metric type."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    accumulator_id: int
+    metric_type: str
+    """`sum`, `size`, `timing`, `nsTiming`, `average` or `v2Custom_<class>`."""
+
+
+class PlanNode(BaseModel):
+    """One node of Spark's plan graph: an operator, or a WholeStageCodegen cluster."""
+
+    model_config = ConfigDict(frozen=True)
+
+    node_id: int
+    name: str
+    """The operator's nodeName, trimmed as the REST API trims it."""
+    desc: str
+    """The operator's simpleString (one-line description)."""
+    metrics: tuple[MetricDef, ...] = ()
+    is_cluster: bool = False
+    """True for a WholeStageCodegen cluster node."""
+    cluster_id: int | None = None
+    """Node id of the WholeStageCodegen cluster this operator runs inside, if any."""
+    codegen_id: int | None = None
+    """The N of the enclosing `WholeStageCodegen (N)`, as the REST API's wholeStageCodegenId."""
+    member_ids: tuple[int, ...] = ()
+    """For a cluster: the ids of the operators inside it, in build order."""
+    metadata: tuple[tuple[str, str], ...] = ()
+    """Scan metadata (Location, ReadSchema, PartitionFilters, …) when Spark logged it."""
+
+
+class PlanEdge(BaseModel):
+    """An edge from a child operator (`from_id`) to the parent that consumes it (`to_id`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    from_id: int
+    to_id: int
+
+
+class PlanGraph(BaseModel):
+    """A physical plan as Spark's SparkPlanGraph: nodes, clusters and child→parent edges."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: tuple[PlanNode, ...]
+    """Every node, clusters included, sorted by node id."""
+    edges: tuple[PlanEdge, ...]
+    """Edges in Spark's build order."""
+
+    @cached_property
+    def _by_id(self) -> dict[int, PlanNode]:
+        return {n.node_id: n for n in self.nodes}
+
+    @cached_property
+    def _children(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {n.node_id: [] for n in self.nodes}
+        for e in self.edges:
+            if e.from_id not in out[e.to_id]:
+                out[e.to_id].append(e.from_id)
+        return out
+
+    @cached_property
+    def _parents(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {n.node_id: [] for n in self.nodes}
+        for e in self.edges:
+            out[e.from_id].append(e.to_id)
+        return out
+
+    def node(self, node_id: int) -> PlanNode:
+        """Return the node with this id (KeyError if absent)."""
+        return self._by_id[node_id]
+
+    def children_of(self, node_id: int) -> list[PlanNode]:
+        """Return the operators feeding `node_id`, in build order."""
+        return [self._by_id[c] for c in self._children[node_id]]
+
+    def parents_of(self, node_id: int) -> list[PlanNode]:
+        """Return the operators consuming `node_id` (several for a reused exchange)."""
+        return [self._by_id[p] for p in self._parents[node_id]]
+
+    def parent_of(self, node_id: int) -> PlanNode | None:
+        """Return the first consumer of `node_id`, or None for a root."""
+        parents = self._parents[node_id]
+        return self._by_id[parents[0]] if parents else None
+
+    @property
+    def roots(self) -> list[PlanNode]:
+        """Operators with no consumer (clusters excluded), in id order."""
+        return [n for n in self.nodes if not n.is_cluster and not self._parents[n.node_id]]
+
+    def walk(self) -> Iterator[tuple[PlanNode, int, bool]]:
+        """Yield (node, depth, already_shown) depth-first from the roots, children in order.
+
+        A node reached a second time (a reused exchange or subquery) is yielded once more with
+        `already_shown=True` and its subtree is not repeated.
+        """
+        seen: set[int] = set()
+
+        def visit(node_id: int, depth: int) -> Iterator[tuple[PlanNode, int, bool]]:
+            node = self._by_id[node_id]
+            if node_id in seen:
+                yield node, depth, True
+                return
+            seen.add(node_id)
+            yield node, depth, False
+            for child in self._children[node_id]:
+                yield from visit(child, depth + 1)
+
+        for root in self.roots:
+            yield from visit(root.node_id, 0)
+
+    def find_all(self, name_part: str) -> list[PlanNode]:
+        """Return the nodes whose name contains `name_part`, in id order."""
+        return [n for n in self.nodes if name_part in n.name]
+
+    @property
+    def metric_defs(self) -> dict[int, tuple[PlanNode, MetricDef]]:
+        """Map each accumulator id to its node and metric definition."""
+        out: dict[int, tuple[PlanNode, MetricDef]] = {}
+        for n in self.nodes:
+            for m in n.metrics:
+                out.setdefault(m.accumulator_id, (n, m))
+        return out
+
+    def to_s(self) -> str:
+        """Return a readable indented dump, for debugging and tests."""
+        lines = []
+        for node, depth, again in self.walk():
+            mark = " (again)" if again else ""
+            cg = f" [codegen {node.codegen_id}]" if node.codegen_id is not None else ""
+            lines.append(f"{'  ' * depth}{node.node_id} {node.name}{cg}{mark}")
+        return "\n".join(lines)
