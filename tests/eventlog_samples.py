@@ -1,0 +1,60 @@
+"""Where the tests find real event logs: the public set, the generated samples, bad inputs."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+import zstandard
+
+REPO = Path(__file__).resolve().parent.parent
+PUBLIC = Path(os.environ.get("PUBLIC_EVENTLOGS_DIR", "/work/shared/eventlogs/public"))
+SAMPLES = Path(os.environ.get("SAMPLE_EVENTLOGS_DIR", str(REPO / "sample_eventlogs")))
+BAD = REPO / "tests" / "bad_inputs"
+
+needs_public = pytest.mark.skipif(
+    not PUBLIC.is_dir(), reason=f"public event logs not found at {PUBLIC}"
+)
+
+
+def public(name: str) -> Path:
+    """Return the path of a public log, skipping the test if the set is not present."""
+    path = PUBLIC / name
+    if not path.exists():
+        pytest.skip(f"public event log {path} not present")
+    return path
+
+
+def sample_files(ext: str) -> list[Path]:
+    """Return the generated sample logs (files, also inside rolling dirs) ending in `.ext`."""
+    if not SAMPLES.is_dir():
+        return []
+    return sorted(
+        p
+        for p in SAMPLES.rglob(f"*.{ext}")
+        if p.is_file() and not p.name.startswith(".") and p.stat().st_size > 0
+    )
+
+
+def sample_file(ext: str) -> Path:
+    """Return one generated `.ext` sample log, or skip: they come from scripts/ with pyspark."""
+    files = sample_files(ext)
+    if not files:
+        pytest.skip(
+            f"no *.{ext} event log under {SAMPLES}; they are written by the pyspark sample script"
+        )
+    return files[0]
+
+
+def zstd_reference(path: Path) -> bytes:
+    """Decompress a zstd log with zstandard's own multi-frame reader, as the expected text."""
+    with path.open("rb") as f:
+        reader = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
+        return reader.read()
+
+
+def as_stream(data: bytes) -> io.BytesIO:
+    """Wrap bytes as the binary stream the decoders read."""
+    return io.BytesIO(data)
