@@ -2,9 +2,98 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from analyzer.aggregate.analysis import Analysis, analyze_built
+from analyzer.build.application import ApplicationBuilder
+from analyzer.errors import EmptyLogError, Strictness, UsageError
 from analyzer.eventlog.discover import AppInfo, discover_applications
+from analyzer.eventlog.events import read_events
+from analyzer.eventlog.source import resolve_log
+
+ReportFormat = Literal["text", "html", "json"]
+FORMATS: tuple[str, ...] = ("text", "html", "json")
 
 
 def list_applications(log_dir: str) -> list[AppInfo]:
     """List the applications whose event logs are in `log_dir`, reading only their heads."""
     return discover_applications(log_dir)
+
+
+def analyze(
+    path: str,
+    strictness: Strictness = Strictness.STRICT,
+    progress: Callable[[int], None] | None = None,
+) -> Analysis:
+    """Read, rebuild and aggregate the event log at `path` (a file, directory or URL).
+
+    `progress`, if given, is called now and then with the number of events read so far.
+    Raises an `AnalyzerError` subclass for logs that cannot be read.
+    """
+    source = resolve_log(path)
+    reader = read_events(source, strictness)
+    builder = ApplicationBuilder()
+    n = 0
+    for event in reader:
+        builder.feed(event)
+        n += 1
+        if progress is not None and n % 50_000 == 0:
+            progress(n)
+    if reader.decode_stats.n_events == 0:
+        raise EmptyLogError(
+            "the log holds no Spark events", path=path, hint="check that it is a Spark event log"
+        )
+    return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
+
+
+def format_for(output: str | None, requested: str | None) -> ReportFormat:
+    """Pick the report format: the one asked for, else the output file's extension, else text."""
+    if requested is not None:
+        if requested not in FORMATS:
+            raise UsageError(f"unknown format {requested!r}; use one of {', '.join(FORMATS)}")
+        return requested  # type: ignore[return-value]
+    if output:
+        ext = Path(output).suffix.lower().lstrip(".")
+        if ext in ("htm", "html"):
+            return "html"
+        if ext == "json":
+            return "json"
+    return "text"
+
+
+def render_report(analysis: Analysis, fmt: ReportFormat, **options: object) -> str:
+    """Render an analysis in one format."""
+    if fmt == "json":
+        from analyzer.render.json_render import render_json
+
+        return render_json(analysis)
+    if fmt == "html":
+        from analyzer.render.html import render_html
+
+        return render_html(analysis, **options)
+    from analyzer.render.text import render_text
+
+    return render_text(analysis, **options)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: never a half-written file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(analysis: Analysis, output: str | Path, fmt: ReportFormat, **options: object) -> None:
+    """Render an analysis and write it atomically to `output`."""
+    write_atomic(output, render_report(analysis, fmt, **options))

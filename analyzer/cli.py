@@ -8,7 +8,7 @@ import sys
 import typer
 
 from analyzer import __version__, api
-from analyzer.errors import AnalyzerError
+from analyzer.errors import AnalyzerError, UsageError
 
 EXIT_OK = 0
 EXIT_INPUT_ERROR = 1
@@ -62,6 +62,71 @@ def apps_command(
     from analyzer.report.apps_table import format_apps_table
 
     sys.stdout.write(format_apps_table(infos))
+
+
+@app.command("report")
+def report_command(
+    log: str = typer.Argument(..., help="An event log: a file, a rolling directory, or a URL."),
+    output: str | None = typer.Option(
+        None, "-o", "--output", help="Write here (atomically) instead of standard output."
+    ),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        help="text, html or json; by default the output file's extension decides, else text.",
+    ),
+    execution: list[int] | None = typer.Option(
+        None, "--execution", "-e", help="Only these SQL execution ids (repeatable)."
+    ),
+    top: int | None = typer.Option(None, "--top", help="Only the N slowest SQL executions."),
+    metrics: str = typer.Option(
+        "summary", "--metrics", help="Metric detail in the text report: none, summary or full."
+    ),
+    lenient: bool = typer.Option(
+        False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
+    ),
+    no_color: bool = typer.Option(False, "--no-color", help="Never colour the text report."),
+) -> None:
+    """Analyze one event log and print or write its EXPLAIN ANALYZE report.
+
+    Examples:
+
+      spark-explain report /var/log/spark-events/app-20240101-0001
+
+      spark-explain report eventlog.zstd -o report.html
+
+      spark-explain report eventlog.zstd --format json -o out.json
+    """
+    from analyzer.errors import Strictness
+
+    try:
+        chosen = api.format_for(output, fmt)
+        if metrics not in ("none", "summary", "full"):
+            raise UsageErrorValue(f"unknown --metrics {metrics!r}; use none, summary or full")
+        analysis = api.analyze(log, Strictness.LENIENT if lenient else Strictness.STRICT)
+        options: dict[str, object] = {}
+        if chosen != "json":
+            options = {"executions": execution, "top": top}
+        if chosen == "text":
+            color = output is None and not no_color and sys.stdout.isatty()
+            options.update({"metrics": metrics, "color": color})
+        if output is None:
+            sys.stdout.write(api.render_report(analysis, chosen, **options))
+        else:
+            api.write_report(analysis, output, chosen, **options)
+    except UsageErrorValue as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except AnalyzerError as error:
+        if isinstance(error, UsageError):
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+        raise _fail(error) from None
+
+
+class UsageErrorValue(ValueError):
+    """An option value that is not valid (exit status 2)."""
 
 
 def main() -> None:

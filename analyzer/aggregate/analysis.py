@@ -1,0 +1,51 @@
+"""The result of analyzing one event log: domain model, task frames and per-node statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
+from analyzer.aggregate.tables import slot_frame, task_frame, update_frame
+from analyzer.build.application import BuiltApplication
+from analyzer.eventlog.events import DecodeStats
+from analyzer.eventlog.lines import ReadStats
+from analyzer.eventlog.source import LogSource
+from analyzer.model.application import Application
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything known about one application; the input of every report."""
+
+    source: LogSource
+    application: Application
+    tasks: pl.DataFrame
+    """One row per task attempt (see `aggregate.tables.task_frame`)."""
+    updates: pl.DataFrame
+    """Every SQL accumulator update of every attempt: row (into tasks), accumulator_id, value."""
+    slots: pl.DataFrame
+    """The values Spark's SQL tab aggregates (see `aggregate.tables.slot_frame`)."""
+    node_stats: dict[int, dict[int, NodeStats]]
+    """Per execution id, per plan node id: metric statistics and stages."""
+    read_stats: ReadStats
+    decode_stats: DecodeStats
+
+
+def analyze_built(
+    source: LogSource, built: BuiltApplication, read_stats: ReadStats, decode_stats: DecodeStats
+) -> Analysis:
+    """Turn a built application into an `Analysis` (frames and per-node statistics)."""
+    tasks = task_frame(built.tasks)
+    slots = slot_frame(built.frozen)
+    return Analysis(
+        source=source,
+        application=built.application,
+        tasks=tasks,
+        updates=update_frame(built.tasks),
+        slots=slots,
+        node_stats=aggregate_node_metrics(built, slots, tasks),
+        read_stats=read_stats,
+        decode_stats=decode_stats,
+    )

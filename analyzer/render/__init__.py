@@ -1,0 +1,1 @@
+"""Renderers: a view model in, a string out."""
