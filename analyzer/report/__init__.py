@@ -1,0 +1,1 @@
+"""View models and pure formatters between the analysis and the renderers."""
