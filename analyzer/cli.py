@@ -125,6 +125,58 @@ def report_command(
         raise _fail(error) from None
 
 
+@app.command("batch")
+def batch_command(
+    log_dir: str = typer.Argument(..., help="A directory of event logs (a History Server log dir)."),
+    output: str = typer.Option(..., "-o", "--output", help="Directory to write the reports into."),
+    since: str | None = typer.Option(
+        None, "--since", help="Only logs modified within this long, e.g. 24h, 7d, 90m."
+    ),
+    match: str | None = typer.Option(
+        None, "--match", help="Only applications whose id or name matches this regex."
+    ),
+    include_incomplete: bool = typer.Option(
+        False, "--include-incomplete", help="Also analyze in-progress (incomplete) logs."
+    ),
+    engine: str = typer.Option("local", "--engine", help="local (default) or spark."),
+    jobs: int | None = typer.Option(
+        None, "--jobs", "-j", help="Parallel workers for the local engine (default: CPU count)."
+    ),
+    master: str | None = typer.Option(
+        None, "--master", help="Spark master URL for --engine spark (default local[*])."
+    ),
+) -> None:
+    """Analyze every application of a log directory: a report per application, an index, tables.
+
+    Examples:
+
+      spark-explain batch /var/log/spark-events -o /srv/spark-reports --since 24h
+
+      spark-explain batch hdfs:///spark-history -o /srv/reports --engine spark --master yarn
+    """
+    from analyzer.batch import run_batch
+
+    try:
+        summary = run_batch(
+            log_dir,
+            output,
+            since=since,
+            match=match,
+            include_incomplete=include_incomplete,
+            engine=engine,
+            jobs=jobs,
+            master=master,
+        )
+    except UsageError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except AnalyzerError as error:
+        raise _fail(error) from None
+    typer.echo(summary.line())
+    if summary.n_failed:
+        raise typer.Exit(EXIT_INPUT_ERROR)
+
+
 class UsageErrorValue(ValueError):
     """An option value that is not valid (exit status 2)."""
 
