@@ -6,7 +6,7 @@ is joined once, so the cost is linear in the log size whatever the line lengths.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 
 import orjson
@@ -135,7 +135,7 @@ def _iter_part_lines(
             yield Line(path, line_no, data)
 
 
-def iter_lines(source: LogSource, stats: ReadStats) -> Iterator[Line]:
+def iter_lines(source: LogSource, stats: ReadStats) -> Generator[Line, None, None]:
     """Yield every complete, non-empty line of every part of `source` in order.
 
     An incomplete final line (no newline and not valid JSON) of the last part is dropped and noted
