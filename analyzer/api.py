@@ -1,4 +1,4 @@
-"""The public entry points of the analyzer; the CLI and the batch runner are thin shells over these."""
+"""The public entry points of the analyzer; the CLI and the batch runner are thin shells."""
 
 from __future__ import annotations
 
@@ -37,10 +37,8 @@ def analyze(
     source = resolve_log(path)
     reader = read_events(source, strictness)
     builder = ApplicationBuilder()
-    n = 0
-    for event in reader:
+    for n, event in enumerate(reader, start=1):
         builder.feed(event)
-        n += 1
         if progress is not None and n % 50_000 == 0:
             progress(n)
     if reader.decode_stats.n_events == 0:
@@ -94,6 +92,8 @@ def write_atomic(path: str | Path, text: str) -> None:
         raise
 
 
-def write_report(analysis: Analysis, output: str | Path, fmt: ReportFormat, **options: object) -> None:
+def write_report(
+    analysis: Analysis, output: str | Path, fmt: ReportFormat, **options: object
+) -> None:
     """Render an analysis and write it atomically to `output`."""
     write_atomic(output, render_report(analysis, fmt, **options))

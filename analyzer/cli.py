@@ -1,4 +1,4 @@
-"""The `spark-explain` command line: options in, one API call, errors out as one line and an exit code."""
+"""The `spark-explain` command line: options in, one API call, errors out as one line."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _root(
 
 @app.command("apps")
 def apps_command(
-    log_dir: str = typer.Argument(..., help="A directory of event logs (a History Server log dir)."),
+    log_dir: str = typer.Argument(..., help="A directory of event logs (History Server log dir)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """List the applications in a log directory.
@@ -127,7 +127,7 @@ def report_command(
 
 @app.command("batch")
 def batch_command(
-    log_dir: str = typer.Argument(..., help="A directory of event logs (a History Server log dir)."),
+    log_dir: str = typer.Argument(..., help="A directory of event logs (History Server log dir)."),
     output: str = typer.Option(..., "-o", "--output", help="Directory to write the reports into."),
     since: str | None = typer.Option(
         None, "--since", help="Only logs modified within this long, e.g. 24h, 7d, 90m."

@@ -71,9 +71,7 @@ def test_quantiles_follow_the_higher_rank(metric_type: str, values: list[int]) -
             "value": values,
         }
     )
-    types = pl.DataFrame(
-        {"execution_id": [1], "accumulator_id": [9], "metric_type": [metric_type]}
-    )
+    types = pl.DataFrame({"execution_id": [1], "accumulator_id": [9], "metric_type": [metric_type]})
     row = _metric_frame(slots, types).row(0, named=True)
     valid = sorted(v for v in values if valid_for_spark(metric_type, v))
     if not valid:

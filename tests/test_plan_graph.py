@@ -28,7 +28,9 @@ def test_graph_of_an_aqe_log_has_clusters_and_exchanges() -> None:
     assert names[0] == "AdaptiveSparkPlan"
     clusters = [n for n in graph.nodes if n.is_cluster]
     assert [c.name for c in clusters] == [
-        "WholeStageCodegen (3)", "WholeStageCodegen (2)", "WholeStageCodegen (1)"
+        "WholeStageCodegen (3)",
+        "WholeStageCodegen (2)",
+        "WholeStageCodegen (1)",
     ]
     for cluster in clusters:
         for member in cluster.member_ids:

@@ -53,7 +53,7 @@ class MetricStats:
     skew_ratio: float | None
     """max / median; None when the median is 0."""
     skew_pct: float
-    """100 × (max − median) / max: 0 when every value equals the median, near 100 when one dominates."""
+    """100 × (max − median) / max: 0 when the max is typical, near 100 when one value dominates."""
     max_at: MaxLocation | None
 
 
@@ -94,7 +94,9 @@ def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     return present.join(stats, on=["execution_id", "accumulator_id"], how="left")
 
 
-def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int, int], dict[str, object]]:
+def _first_max_rows(
+    slots: pl.DataFrame, tasks: pl.DataFrame
+) -> dict[tuple[int, int], dict[str, object]]:
     """For each (execution, accumulator): the first slot holding the maximum, with its task."""
     placed = slots.with_row_index("order").join(
         tasks.select(

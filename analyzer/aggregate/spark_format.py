@@ -55,7 +55,7 @@ def ms_duration_to_string(ms: int) -> str:
 
 
 def java_number(value: float) -> str:
-    """`NumberFormat.getNumberInstance(Locale.US)`: grouping, at most 3 fraction digits, HALF_EVEN."""
+    """Format like `NumberFormat.getNumberInstance(Locale.US)`: grouping, 3 decimals, HALF_EVEN."""
     d = Decimal(repr(value)).quantize(Decimal("0.001"), rounding="ROUND_HALF_EVEN")
     text = f"{d:,.3f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
@@ -68,7 +68,9 @@ def format_value(metric_type: str, value: int) -> str:
     if metric_type == "timing":
         return ms_duration_to_string(value)
     if metric_type == "nsTiming":
-        return ms_duration_to_string(int(value / 1_000_000) if value >= 0 else -((-value) // 1_000_000))
+        return ms_duration_to_string(
+            int(value / 1_000_000) if value >= 0 else -((-value) // 1_000_000)
+        )
     if metric_type == "average":
         return java_number(value / 10.0)
     return java_group_int(value)
@@ -99,7 +101,9 @@ def spark_string_from_stats(
         return "N/A"
     if n_valid <= 1:
         return format_value(metric_type, min_value if n_valid == 1 else 0)
-    task_info = "(driver)" if max_at is None else f"(stage {max_at[0]}.{max_at[1]}: task {max_at[2]})"
+    task_info = (
+        "(driver)" if max_at is None else f"(stage {max_at[0]}.{max_at[1]}: task {max_at[2]})"
+    )
     mn, med, mx = (format_value(metric_type, v) for v in (min_value, median, max_value))
     if metric_type == "average":
         return f"(min, med, max (stageId: taskId)):\n({mn}, {med}, {mx} {task_info})"
@@ -126,7 +130,9 @@ def spark_metric_string(
         return java_group_int(sum(values))
     if metric_type.startswith("v2Custom_"):
         return "N/A"
-    task_info = "(driver)" if max_at is None else f"(stage {max_at[0]}.{max_at[1]}: task {max_at[2]})"
+    task_info = (
+        "(driver)" if max_at is None else f"(stage {max_at[0]}.{max_at[1]}: task {max_at[2]})"
+    )
     if metric_type == "average":
         valid = sorted(v for v in values if v > 0)
         if len(valid) <= 1:

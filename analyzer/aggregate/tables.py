@@ -28,9 +28,11 @@ def task_frame(tasks: TaskColumns) -> pl.DataFrame:
     for name in STR_COLUMNS:
         col = tasks.strs[name]
         codes = pl.Series(name, col.codes, dtype=pl.UInt32)
-        data[name] = pl.Series(name, col.values, dtype=pl.String).gather(codes) if len(
-            codes
-        ) else pl.Series(name, [], dtype=pl.String)
+        data[name] = (
+            pl.Series(name, col.values, dtype=pl.String).gather(codes)
+            if len(codes)
+            else pl.Series(name, [], dtype=pl.String)
+        )
     frame = pl.DataFrame(data)
     frame = frame.with_columns(
         pl.col(c).cast(pl.Boolean) for c in ("successful", "failed", "killed", "speculative")
@@ -59,7 +61,7 @@ def update_frame(tasks: TaskColumns) -> pl.DataFrame:
 
 
 def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:
-    """The values Spark aggregates: one row per task slot of each counted stage, and per driver value.
+    """The values Spark aggregates: a row per task slot of each counted stage and per driver value.
 
     Slots no task filled have task_id -1 and value 0 (Spark counts them); driver values have
     stage_id, stage_attempt_id and slot null and task_id -1.

@@ -157,7 +157,7 @@ class ApplicationBuilder:
             self.executions[execution_id] = ex
         return ex
 
-    def feed(self, event: ev.Event) -> None:  # noqa: C901 - one dispatch on event type
+    def feed(self, event: ev.Event) -> None:
         """Apply one event."""
         t = type(event)
         if t is ev.TaskEnd:
@@ -215,8 +215,8 @@ class ApplicationBuilder:
                 "stage_ids": tuple(event.stage_ids),
                 "error": None,
             }
-            for info in event.stage_infos:
-                stage = self._stage(info)
+            for stage_info in event.stage_infos:
+                stage = self._stage(stage_info)
                 stage.job_ids.append(event.job_id)
             if execution_id is not None:
                 self._execution(execution_id).job_ids.append(event.job_id)
@@ -363,7 +363,9 @@ class ApplicationBuilder:
                 status = "RUNNING"
             stage_ids = self.listener.stage_order.get(execution_id, [])
             plans = tuple(ex.plans) or (
-                PlanVersion(index=0, physical_plan_description="", graph=PlanGraph(nodes=(), edges=())),
+                PlanVersion(
+                    index=0, physical_plan_description="", graph=PlanGraph(nodes=(), edges=())
+                ),
             )
             executions.append(
                 Execution(

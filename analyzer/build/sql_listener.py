@@ -42,8 +42,16 @@ class FrozenMetric:
 
 
 class _LiveStage:
-    __slots__ = ("attempt_id", "completed", "maxes", "metric_types", "num_tasks", "stage_id",
-                 "task_ids", "values")
+    __slots__ = (
+        "attempt_id",
+        "completed",
+        "maxes",
+        "metric_types",
+        "num_tasks",
+        "stage_id",
+        "task_ids",
+        "values",
+    )
 
     def __init__(
         self, stage_id: int, attempt_id: int, num_tasks: int, metric_types: dict[int, str]
@@ -57,9 +65,7 @@ class _LiveStage:
         self.task_ids: dict[int, array[int]] = {}
         self.maxes: dict[int, list[int]] = {}
 
-    def update(
-        self, task_id: int, index: int, successful: bool, accums: list[Accumulable]
-    ) -> None:
+    def update(self, task_id: int, index: int, successful: bool, accums: list[Accumulable]) -> None:
         if index in self.completed:
             return
         if not 0 <= index < self.num_tasks:

@@ -27,11 +27,11 @@ def fmt_duration_ms(ms: int | float | None) -> str:
         return "–"
     ms = float(ms)
     if abs(ms) < 1000:
-        return f"{int(round(ms))} ms"
+        return f"{round(ms)} ms"
     seconds = ms / 1000
     if abs(seconds) < 60:
         return f"{seconds:.1f} s"
-    minutes, sec = divmod(int(round(seconds)), 60)
+    minutes, sec = divmod(round(seconds), 60)
     if minutes < 60:
         return f"{minutes}m {sec:02d}s"
     hours, minutes = divmod(minutes, 60)
