@@ -41,6 +41,9 @@ SUPPORTED_CODECS_STR = "none (no extension), .zstd, .lz4, .lzf, .snappy, .gz"
 _EXTENSION_HINTS = {
     "zst": "Spark names zstd logs '.zstd'; rename the file to end in .zstd",
     "gzip": "rename the file to end in .gz",
+    "json": "if it holds plain JSON lines, remove the extension",
+    "log": "if it holds plain JSON lines, remove the extension",
+    "txt": "if it holds plain JSON lines, remove the extension",
 }
 
 _ROLLING_EVENTS_RE = re.compile(r"^events_(\d+)_")
