@@ -136,3 +136,34 @@ def test_table_columns_align() -> None:
         assert column in header
     assert "2023-11-14T22:13:20Z" in table
     assert "4 entries could not be read:" in table
+
+
+def test_rolling_in_progress_and_databricks_without_end(tmp_path: Path) -> None:
+    src = public("eventlog_v2_local-1623876083964")
+    rolling = tmp_path / "eventlog_v2_local-1623876083964"
+    rolling.mkdir()
+    shutil.copy(src / "events_1_local-1623876083964.zstd", rolling)
+    (rolling / "appstatus_local-1623876083964.inprogress").touch()
+    db = tmp_path / "cluster-1"
+    db.mkdir()
+    shutil.copy(public("db_sim_eventlog") / "eventlog-2021-06-15--15-00.gz", db)
+    live = (public("db_sim_eventlog") / "eventlog").read_bytes()
+    (db / "eventlog").write_bytes(live[: live.rindex(b'{"Event":"SparkListenerApplicationEnd"')])
+    infos = by_path(discover_applications(str(tmp_path)))
+    assert infos["eventlog_v2_local-1623876083964"].state == "in progress"
+    assert infos["cluster-1"].state == "in progress"
+    assert infos["cluster-1"].spark_version == "3.1.1"
+
+
+def test_remote_log_dir() -> None:
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/sea-discover/app-1.zstd", public("aqeshuffle_eventlog.zstd").read_bytes())
+    fs.pipe("/sea-discover/notes.md", b"# notes")
+    try:
+        infos = discover_applications("memory://sea-discover")
+    finally:
+        fs.rm("/sea-discover", recursive=True)
+    assert len(infos) == 1
+    assert infos[0].app_id == "local-1651694304852"
+    assert infos[0].completed and infos[0].end_ms is not None
