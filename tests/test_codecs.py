@@ -150,9 +150,10 @@ def _cut_cases() -> list[tuple[str, Codec, bytes]]:
         ("zstd public", "zstd", _public_bytes("aqeshuffle_eventlog.zstd")),
         ("gzip", "gz", _multi_member_gzip()),
     ]
-    for ext in ("lz4", "lzf", "snappy"):
+    framed: tuple[Codec, ...] = ("lz4", "lzf", "snappy")
+    for ext in framed:
         for path in sample_files(ext)[:1]:
-            cases.append((str(path), ext, path.read_bytes()))  # type: ignore[arg-type]
+            cases.append((str(path), ext, path.read_bytes()))
     return cases
 
 
