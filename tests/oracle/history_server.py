@@ -33,7 +33,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
@@ -56,8 +56,11 @@ _DATABRICKS_LOG_NAME = "eventlog"
 _INPROGRESS_SUFFIX = ".inprogress"
 
 _STDERR_TAIL_LINES = 60
-# What ReplayListenerBus logs when a line of a log cannot be parsed.
-_PARSE_FAILURE = re.compile(r"Exception parsing Spark event log: (\S+)")
+# What FsHistoryProvider logs around the listing parse of one log, and what ReplayListenerBus
+# logs when a line of a log cannot be parsed.
+_PARSE_EVENT = re.compile(
+    r"(?P<kind>Finished parsing|Parsing|Exception parsing Spark event log:) (?P<location>\S+)"
+)
 
 
 class OracleError(RuntimeError):
@@ -180,6 +183,16 @@ def _name_matches_app(staged_name: str, app_id: str, attempt_id: str | None) -> 
     if attempt_id is not None:
         expected += "_" + sanitize_app_id(attempt_id)
     return stem == expected
+
+
+@dataclass
+class _ParseProgress:
+    started: bool = False
+    """The SHS has begun to parse at least one staged entry."""
+    in_flight: set[str] = field(default_factory=set)
+    """Staged names whose listing parse has begun but not finished."""
+    failed: set[str] = field(default_factory=set)
+    """Staged names the SHS could not parse."""
 
 
 class HistoryServer:
@@ -423,32 +436,47 @@ class HistoryServer:
                 if keys != last_keys:
                     last_keys, last_change = keys, now
                 self._apps = apps
-                if len(keys) + len(self._failed_in_log()) >= expected:
+                progress = self._parse_progress()
+                if len(keys) + len(progress.failed) >= expected:
                     return
-                if now - last_change >= self.settle_s:
+                stable_s = now - last_change
+                quiet = (bool(keys) or progress.started) and not progress.in_flight
+                if stable_s >= self.settle_s and (quiet or stable_s >= 6 * self.settle_s):
                     return
             time.sleep(0.25)
 
-    def _failed_in_log(self) -> set[str]:
-        """Return the staged names the SHS has logged a parse failure for (best effort).
+    def _parse_progress(self) -> _ParseProgress:
+        """Read from the SHS log which staged entries it is parsing or failed to parse.
 
-        Only shortens the wait: if the message changes in some Spark version, the listing
-        still counts as complete once it has settled.
+        Best effort, only to decide sooner: if these INFO/ERROR messages change in some Spark
+        version, the listing still counts as complete once it has not changed for a while.
         """
+        progress = _ParseProgress()
         if self._stderr_path is None:
-            return set()
+            return progress
         try:
             text = self._stderr_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return set()
-        stage_uri = (self.work_dir / "eventlogs").resolve().as_uri()
-        failed = set()
-        for match in _PARSE_FAILURE.finditer(text):
-            location = match.group(1)
-            for prefix in (stage_uri + "/", "file:" + stage_uri.removeprefix("file://") + "/"):
-                if location.startswith(prefix):
-                    failed.add(location.removeprefix(prefix).split("/", 1)[0])
-        return failed & self.staged.keys()
+            return progress
+        stage_path = (self.work_dir / "eventlogs").resolve().as_posix().rstrip("/") + "/"
+        pending: dict[str, int] = {}
+        for match in _PARSE_EVENT.finditer(text):
+            kind, location = match.group("kind"), match.group("location")
+            # Hadoop prints file:/path; accept file:///path too.
+            location = re.sub(r"^file:(//)?", "", location)
+            if not location.startswith(stage_path):
+                continue
+            name = location.removeprefix(stage_path).split("/", 1)[0]
+            progress.started = True
+            if kind == "Parsing":
+                pending[name] = pending.get(name, 0) + 1
+            elif kind == "Finished parsing":
+                pending[name] = pending.get(name, 0) - 1
+            else:
+                progress.failed.add(name)
+        progress.failed &= self.staged.keys()
+        progress.in_flight = {n for n, count in pending.items() if count > 0} - progress.failed
+        return progress
 
     def _map_logs(self) -> None:
         """Find the staged entry behind every listed attempt; the rest is `unavailable`."""
