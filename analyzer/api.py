@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
 from analyzer.build.application import ApplicationBuilder
@@ -63,7 +63,7 @@ def format_for(output: str | None, requested: str | None) -> ReportFormat:
     return "text"
 
 
-def render_report(analysis: Analysis, fmt: ReportFormat, **options: object) -> str:
+def render_report(analysis: Analysis, fmt: ReportFormat, **options: Any) -> str:
     """Render an analysis in one format."""
     if fmt == "json":
         from analyzer.render.json_render import render_json

@@ -46,6 +46,11 @@ def template_env() -> jinja2.Environment:
         count=formatters.fmt_count,
         pct=formatters.fmt_pct,
         timestamp_ms=formatters.fmt_timestamp_ms,
+        # Text report: width fitting and optional ANSI colour.
+        ansi=formatters.ansi,
+        clip=formatters.clip_text,
+        clip_after=formatters.clip_after,
+        wrap_prefixed=formatters.wrap_prefixed,
     )
     return env
 

@@ -76,3 +76,101 @@ def fmt_metric_value(metric_type: str, value: int | float | None) -> str:
     if metric_type == "average":
         return f"{value / 10:.1f}"
     return fmt_count(value)
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    """Format a ratio such as max / median: `×4.2`, `×120`."""
+    if ratio is None:
+        return "–"
+    return f"×{ratio:.1f}" if ratio < 100 else f"×{ratio:,.0f}"
+
+
+def clip_text(text: str, width: int) -> str:
+    """Cut `text` to its first line and at most `width` characters, ending in `…` when cut.
+
+    >>> clip_text("Exchange hashpartitioning(a#1, 200)", 12)
+    'Exchange ha…'
+    """
+    first, _, rest = text.partition("\n")
+    if len(first) <= width and not rest:
+        return first
+    return first[: max(width - 1, 0)].rstrip() + "…"
+
+
+def wrap_text(text: str, width: int, max_lines: int | None = None) -> list[str]:
+    """Break `text` into lines of at most `width` characters at spaces (long words are cut).
+
+    Newlines in `text` are kept; with `max_lines`, the last line kept ends in `…` if more followed.
+
+    >>> wrap_text("select a, b from t where a > 1", 12)
+    ['select a, b', 'from t where', 'a > 1']
+    """
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        words = paragraph.split()
+        current = ""
+        for word in words:
+            while len(word) > width:
+                if current:
+                    lines.append(current)
+                    current = ""
+                lines.append(word[:width])
+                word = word[width:]
+            candidate = f"{current} {word}" if current else word
+            if len(candidate) <= width:
+                current = candidate
+            else:
+                lines.append(current)
+                current = word
+        lines.append(current)
+    if max_lines is not None and len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = clip_text(lines[-1] + " …", width)
+    return lines
+
+
+ANSI_STYLES = {
+    "bold": "1",
+    "dim": "2",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "blue": "34",
+    "magenta": "35",
+    "cyan": "36",
+}
+"""The ANSI SGR codes the text report may use, by style name."""
+
+
+def ansi(text: str, style: str, enabled: bool) -> str:
+    """Wrap `text` in the ANSI escape of `style` (`bold`, `red`, …) when `enabled`, else return it.
+
+    >>> ansi("FAILED", "red", False)
+    'FAILED'
+    """
+    if not enabled or not text:
+        return text
+    return f"\x1b[{ANSI_STYLES[style]}m{text}\x1b[0m"
+
+
+def wrap_prefixed(
+    text: str, prefix: str, width: int = 100, max_lines: int | None = None
+) -> list[str]:
+    """Wrap `text` to `width` columns after `prefix`, indenting later lines under the first.
+
+    >>> wrap_prefixed("one two three", "x: ", 10)
+    ['x: one two', '   three']
+    """
+    inner = max(width - len(prefix), 10)
+    lines = wrap_text(text, inner, max_lines)
+    pad = " " * len(prefix)
+    return [(prefix if i == 0 else pad) + line for i, line in enumerate(lines)]
+
+
+def clip_after(tail: str, head: str, width: int = 100) -> str:
+    """Clip `tail` so that `head + tail` fits in `width` columns (`head` is printed before it).
+
+    >>> clip_after(" Exchange hashpartitioning(a#1)", "├─ Sort", 20)
+    ' Exchange ha…'
+    """
+    return clip_text(tail, max(width - len(head), 1))
