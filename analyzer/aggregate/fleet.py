@@ -1,0 +1,250 @@
+"""Fleet tables: rows over many applications, built from each application's JSON report document.
+
+Both batch engines build their rows here, from the same JSON documents (`report.json`), so the
+tables they write hold the same rows. Column types are given once, in `TABLE_SCHEMAS`, with a small
+vocabulary (`int`, `float`, `str`, `bool`) that maps onto polars and onto Spark SQL types. The
+tables are documented in docs/batch.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+FLEET_FORMAT_VERSION = 1
+"""Version of the table layout; bumped when a column is renamed, removed or changes meaning."""
+
+ColumnType = str
+"""One of `int` (64-bit), `float` (64-bit), `str`, `bool`."""
+
+_APP_KEY_COLUMNS: tuple[tuple[str, ColumnType], ...] = (
+    ("app_key", "str"),
+    ("app_id", "str"),
+    ("attempt_id", "str"),
+)
+
+TABLE_SCHEMAS: dict[str, tuple[tuple[str, ColumnType], ...]] = {
+    "applications": (
+        *_APP_KEY_COLUMNS,
+        ("name", "str"),
+        ("spark_version", "str"),
+        ("user", "str"),
+        ("start_ms", "int"),
+        ("end_ms", "int"),
+        ("duration_ms", "int"),
+        ("completed", "bool"),
+        ("log_path", "str"),
+        ("log_size_bytes", "int"),
+        ("n_executions", "int"),
+        ("n_failed_executions", "int"),
+        ("n_stage_attempts", "int"),
+        ("n_failed_stage_attempts", "int"),
+        ("n_task_attempts", "int"),
+        ("n_failed_task_attempts", "int"),
+    ),
+    "executions": (
+        *_APP_KEY_COLUMNS,
+        ("execution_id", "int"),
+        ("root_execution_id", "int"),
+        ("description", "str"),
+        ("status", "str"),
+        ("start_ms", "int"),
+        ("end_ms", "int"),
+        ("duration_ms", "int"),
+        ("n_jobs", "int"),
+        ("n_stages", "int"),
+        ("n_plan_versions", "int"),
+        ("n_nodes", "int"),
+        ("error_message", "str"),
+    ),
+    "plan_node_metrics": (
+        *_APP_KEY_COLUMNS,
+        ("execution_id", "int"),
+        ("node_id", "int"),
+        ("node_name", "str"),
+        ("is_cluster", "bool"),
+        ("codegen_id", "int"),
+        ("cluster_id", "int"),
+        ("metric_name", "str"),
+        ("metric_type", "str"),
+        ("accumulator_id", "int"),
+        ("spark_ui", "str"),
+        ("total", "int"),
+        ("min", "int"),
+        ("p25", "int"),
+        ("median", "int"),
+        ("p75", "int"),
+        ("p95", "int"),
+        ("max", "int"),
+        ("count", "int"),
+        ("skew_ratio", "float"),
+        ("skew_score_pct", "float"),
+        ("max_stage_id", "int"),
+        ("max_stage_attempt_id", "int"),
+        ("max_task_id", "int"),
+        ("max_partition_id", "int"),
+        ("max_executor_id", "str"),
+        ("max_host", "str"),
+    ),
+    "stages": (
+        *_APP_KEY_COLUMNS,
+        ("stage_id", "int"),
+        ("stage_attempt_id", "int"),
+        ("name", "str"),
+        ("status", "str"),
+        ("n_tasks", "int"),
+        ("n_task_attempts", "int"),
+        ("n_failed_task_attempts", "int"),
+        ("submission_ms", "int"),
+        ("completion_ms", "int"),
+        ("duration_ms", "int"),
+        ("failure_reason", "str"),
+    ),
+}
+
+TABLE_NAMES: tuple[str, ...] = tuple(TABLE_SCHEMAS)
+
+Row = tuple[Any, ...]
+"""One row, its values in the order of the table's columns in `TABLE_SCHEMAS`."""
+
+_POLARS_TYPES: dict[ColumnType, type[pl.DataType]] = {
+    "int": pl.Int64,
+    "float": pl.Float64,
+    "str": pl.String,
+    "bool": pl.Boolean,
+}
+
+
+def _minus(end: int | None, start: int | None) -> int | None:
+    return None if end is None or start is None else end - start
+
+
+def _float(value: float | int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def fleet_rows(app_key: str, doc: Mapping[str, Any]) -> dict[str, list[Row]]:
+    """Return the rows one application adds to each fleet table, from its JSON report document.
+
+    `app_key` is the application's report directory name (`<app-id>[_<attempt>]`), unique in a
+    batch output directory.
+    """
+    app = doc["application"]
+    key = (app_key, app["id"], app["attempt_id"])
+    stages = doc["stages"]
+    executions = doc["executions"]
+    rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
+    rows["applications"].append(
+        (
+            *key,
+            app["name"],
+            app["spark_version"],
+            app["user"],
+            app["start_ms"],
+            app["end_ms"],
+            _minus(app["end_ms"], app["start_ms"]),
+            bool(app["completed"]),
+            doc["log"]["path"],
+            doc["log"]["size_bytes"],
+            len(executions),
+            sum(1 for e in executions if e["status"] == "FAILED"),
+            len(stages),
+            sum(1 for s in stages if s["status"] == "FAILED"),
+            sum(s["n_task_attempts"] for s in stages),
+            sum(s["n_failed_attempts"] for s in stages),
+        )
+    )
+    for s in stages:
+        rows["stages"].append(
+            (
+                *key,
+                s["stage_id"],
+                s["attempt_id"],
+                s["name"],
+                s["status"],
+                s["n_tasks"],
+                s["n_task_attempts"],
+                s["n_failed_attempts"],
+                s["submission_ms"],
+                s["completion_ms"],
+                _minus(s["completion_ms"], s["submission_ms"]),
+                s["failure_reason"],
+            )
+        )
+    for ex in executions:
+        ex_id = ex["execution_id"]
+        rows["executions"].append(
+            (
+                *key,
+                ex_id,
+                ex["root_execution_id"],
+                ex["description"],
+                ex["status"],
+                ex["start_ms"],
+                ex["end_ms"],
+                ex["duration_ms"],
+                len(ex["job_ids"]),
+                len(ex["stage_ids"]),
+                ex["n_plan_versions"],
+                len(ex["nodes"]),
+                ex["error_message"],
+            )
+        )
+        for node in ex["nodes"]:
+            for m in node["metrics"]:
+                at = m["max_at"] or {}
+                rows["plan_node_metrics"].append(
+                    (
+                        *key,
+                        ex_id,
+                        node["node_id"],
+                        node["name"],
+                        bool(node["is_cluster"]),
+                        node["codegen_id"],
+                        node["cluster_id"],
+                        m["name"],
+                        m["type"],
+                        m["accumulator_id"],
+                        m["spark_ui"],
+                        m["total"],
+                        m["min"],
+                        m["p25"],
+                        m["median"],
+                        m["p75"],
+                        m["p95"],
+                        m["max"],
+                        m["count"],
+                        _float(m["skew"]["ratio"]),
+                        _float(m["skew"]["score_pct"]),
+                        at.get("stage_id"),
+                        at.get("stage_attempt_id"),
+                        at.get("task_id"),
+                        at.get("partition_id"),
+                        at.get("executor_id"),
+                        at.get("host"),
+                    )
+                )
+    return rows
+
+
+def polars_schema(table: str) -> dict[str, type[pl.DataType]]:
+    """Return the polars schema of a fleet table."""
+    return {name: _POLARS_TYPES[kind] for name, kind in TABLE_SCHEMAS[table]}
+
+
+def fleet_frame(table: str, rows: Sequence[Row]) -> pl.DataFrame:
+    """Return a fleet table's rows as a polars frame with its explicit schema."""
+    return pl.DataFrame(list(rows), schema=polars_schema(table), orient="row")
+
+
+def sort_columns(table: str) -> list[str]:
+    """Return the columns that identify a row of `table`, to order rows the same on every engine."""
+    keys = {
+        "applications": ["app_key"],
+        "executions": ["app_key", "execution_id"],
+        "plan_node_metrics": ["app_key", "execution_id", "node_id", "accumulator_id"],
+        "stages": ["app_key", "stage_id", "stage_attempt_id"],
+    }
+    return keys[table]
