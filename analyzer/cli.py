@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 
 import typer
 
@@ -104,7 +106,10 @@ def report_command(
         chosen = api.format_for(output, fmt)
         if metrics not in ("none", "summary", "full"):
             raise UsageErrorValue(f"unknown --metrics {metrics!r}; use none, summary or full")
-        analysis = api.analyze(log, Strictness.LENIENT if lenient else Strictness.STRICT)
+        with _progress_on_terminal() as progress:
+            analysis = api.analyze(
+                log, Strictness.LENIENT if lenient else Strictness.STRICT, progress=progress
+            )
         options: dict[str, object] = {}
         if chosen != "json":
             options = {"executions": execution, "top": top}
@@ -123,6 +128,23 @@ def report_command(
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
         raise _fail(error) from None
+
+
+@contextlib.contextmanager
+def _progress_on_terminal() -> Iterator[Callable[[int], None] | None]:
+    """Show a transient count of events read on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("reading the log: {task.completed:,} events"))
+    with Progress(
+        *columns, TimeElapsedColumn(), console=Console(stderr=True), transient=True
+    ) as bar:
+        task = bar.add_task("read", total=None)
+        yield lambda n_events: bar.update(task, completed=n_events)
 
 
 @app.command("batch")
