@@ -55,6 +55,10 @@ class MetricStats:
     skew_pct: float
     """100 × (max − median) / max: 0 when the max is typical, near 100 when one value dominates."""
     max_at: MaxLocation | None
+    driver_values: tuple[int, ...] = ()
+    """Values the driver posted, in logged order. For an AQE shuffle read's "partition data
+    size" there is one per partition it reads, in partition order (so per task index of the
+    reading stage); Spark's UI folds them into its min/med/max."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,7 @@ def _execution_nodes(
                     skew_ratio=(mx / med) if med > 0 else None,
                     skew_pct=(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
                     max_at=_max_location(fm.max_at, max_rows.get(key), mx, places),
+                    driver_values=tuple(fm.driver_values),
                 )
             )
         nodes[node.node_id] = NodeStats(

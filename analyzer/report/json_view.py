@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
+from analyzer.insights import Finding, Thresholds, detect_all
 
 FORMAT_VERSION = 1
 
@@ -26,6 +28,7 @@ def _metric(m: MetricStats) -> dict[str, Any]:
         "max": m.max_value,
         "count": m.count,
         "skew": {"ratio": m.skew_ratio, "score_pct": round(m.skew_pct, 2)},
+        "driver_values": list(m.driver_values),
         "max_at": None
         if at is None
         else {
@@ -39,8 +42,20 @@ def _metric(m: MetricStats) -> dict[str, Any]:
     }
 
 
-def build_json_view(analysis: Analysis) -> dict[str, Any]:
-    """Return the JSON-ready document of an analysis: raw numbers in base units."""
+def _finding(f: Finding) -> dict[str, Any]:
+    """Return every field of a finding: evidence as {label, value}, numbers as name → value."""
+    out = dataclasses.asdict(f)
+    out["task_ids"] = list(f.task_ids)
+    out["evidence"] = [{"label": label, "value": value} for label, value in f.evidence]
+    out["numbers"] = dict(f.numbers)
+    return out
+
+
+def build_json_view(analysis: Analysis, thresholds: Thresholds | None = None) -> dict[str, Any]:
+    """Return the JSON-ready document of an analysis: raw numbers in base units.
+
+    `findings` are `insights.detect_all(analysis, thresholds)`, largest estimated time lost first.
+    """
     app = analysis.application
     executions = []
     for ex in sorted(app.executions, key=lambda e: e.execution_id):
@@ -119,4 +134,5 @@ def build_json_view(analysis: Analysis) -> dict[str, Any]:
             for s in app.stages
         ],
         "executions": executions,
+        "findings": [_finding(f) for f in detect_all(analysis, thresholds)],
     }
