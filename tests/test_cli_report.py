@@ -1,0 +1,140 @@
+"""The `report` command and the CLI's global options, run through typer's CliRunner on real logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from eventlog_samples import PUBLIC, needs_public
+from typer.testing import CliRunner
+
+from analyzer import __version__
+from analyzer.cli import EXIT_INPUT_ERROR, EXIT_USAGE, app
+
+pytestmark = needs_public
+LOG = str(PUBLIC / "local-1642039451826")
+MALFORMED = str(PUBLIC / "malformed_json_eventlog.zstd")
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def _ok(runner: CliRunner, *args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output + result.stderr
+    return result.stdout
+
+
+def _one_line_error(result: object, code: int) -> None:
+    assert result.exit_code == code  # type: ignore[attr-defined]
+    err = result.stderr  # type: ignore[attr-defined]
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err + result.stdout  # type: ignore[attr-defined]
+
+
+def test_text_report_to_stdout_by_default(runner: CliRunner) -> None:
+    out = _ok(runner, "report", LOG)
+    assert out.startswith("EXPLAIN ANALYZE · Spark shell · local-1642039451826")
+    assert "SQL execution 0 " in out and "SQL execution 1 " in out
+    assert "\x1b[" not in out  # not a terminal: never coloured
+
+
+@pytest.mark.parametrize(
+    ("level", "present", "absent"),
+    [
+        ("none", "Exchange #3", "· shuffle write time"),
+        ("summary", "· shuffle write time", "├─ task "),
+        ("full", "├─ task ", "no such text"),
+    ],
+)
+def test_metrics_levels(runner: CliRunner, level: str, present: str, absent: str) -> None:
+    out = _ok(runner, "report", LOG, "--metrics", level, "--no-color")
+    assert present in out and absent not in out
+    assert f"metrics {level}" in out
+
+
+def test_execution_filter_is_repeatable(runner: CliRunner) -> None:
+    out = _ok(runner, "report", LOG, "--execution", "1", "-e", "0", "--metrics", "none")
+    assert "Showing 2 of 2 SQL executions (chosen by id)" in out
+    assert out.index("SQL execution 0 ") < out.index("SQL execution 1 ")  # by start, not by option
+    out = _ok(runner, "report", LOG, "--execution", "1", "--metrics", "none")
+    assert "SQL execution 0 " not in out and "SQL execution 1 " in out
+
+
+def test_top_keeps_the_slowest(runner: CliRunner) -> None:
+    out = _ok(runner, "report", LOG, "--top", "1", "--metrics", "none")
+    assert "the 1 slowest" in out and "SQL execution 0 " in out and "SQL execution 1 " not in out
+
+
+@pytest.mark.parametrize(
+    ("name", "marker"),
+    [("r.txt", "EXPLAIN ANALYZE"), ("r.json", '"format_version"'), ("r.html", "<html")],
+)
+def test_output_file_format_by_extension(
+    runner: CliRunner, tmp_path: Path, name: str, marker: str
+) -> None:
+    target = tmp_path / "sub" / name
+    assert _ok(runner, "report", LOG, "-o", str(target)) == ""
+    assert marker in target.read_text(encoding="utf-8")
+    assert [p.name for p in target.parent.iterdir()] == [name]  # no temporary file left behind
+
+
+def test_format_option_beats_extension(runner: CliRunner, tmp_path: Path) -> None:
+    doc = json.loads(_ok(runner, "report", LOG, "--format", "json"))
+    assert doc["application"]["id"] == "local-1642039451826"
+    target = tmp_path / "report.html"
+    _ok(runner, "report", LOG, "-f", "text", "-o", str(target))
+    assert target.read_text(encoding="utf-8").startswith("EXPLAIN ANALYZE")
+
+
+def test_output_file_is_never_coloured(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "r.txt"
+    _ok(runner, "report", LOG, "-o", str(target))
+    assert "\x1b[" not in target.read_text(encoding="utf-8")
+
+
+def test_lenient_skips_the_malformed_line(runner: CliRunner) -> None:
+    _one_line_error(runner.invoke(app, ["report", MALFORMED]), EXIT_INPUT_ERROR)
+    out = _ok(runner, "report", MALFORMED, "--lenient", "--metrics", "none")
+    assert "note: 1 malformed lines skipped (--lenient)" in out
+
+
+def test_missing_file_is_an_input_error(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(tmp_path / "nope")])
+    _one_line_error(result, EXIT_INPUT_ERROR)
+    assert "[not-found]" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--metrics", "all"],
+        ["--format", "pdf"],
+        ["--execution", "99"],
+        ["--top", "0"],
+    ],
+)
+def test_bad_option_values_are_usage_errors(runner: CliRunner, args: list[str]) -> None:
+    _one_line_error(runner.invoke(app, ["report", LOG, *args]), EXIT_USAGE)
+
+
+def test_unknown_option_is_a_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["report", LOG, "--colour"])
+    assert result.exit_code == EXIT_USAGE
+    assert "Traceback" not in result.output
+
+
+def test_version(runner: CliRunner) -> None:
+    assert _ok(runner, "--version") == f"spark-explain {__version__}\n"
+
+
+@pytest.mark.parametrize("command", [[], ["report"], ["apps"], ["batch"]])
+def test_help_of_every_command(runner: CliRunner, command: list[str]) -> None:
+    out = _ok(runner, *command, "--help")
+    assert "Usage:" in out
+    if command == ["report"]:
+        for option in ("--output", "--format", "--execution", "--top", "--metrics", "--lenient"):
+            assert option in out
