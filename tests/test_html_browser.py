@@ -1,0 +1,99 @@
+"""The HTML report in a real headless chromium: no errors, no requests, panels match the JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from html_reports import html_of, json_of, report_logs
+
+from analyzer.report.formatters import fmt_metric_value
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LOGS = report_logs()
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason=f"{CHROMIUM} missing (run .ci/install-browser.sh)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One chromium for the module, launched from Debian's package (never a downloaded one)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _node_to_click(doc: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The operator with the most metrics in the slowest execution that has any."""
+    executions = sorted(
+        doc["executions"], key=lambda e: (-(e["duration_ms"] or 0), e["execution_id"])
+    )
+    for execution in executions:
+        nodes = [n for n in execution["nodes"] if n["metrics"] and not n["is_cluster"]]
+        if nodes:
+            node = max(nodes, key=lambda n: (len(n["metrics"]), -n["node_id"]))
+            prefix = f"e{execution['execution_id']}-p{execution['n_plan_versions'] - 1}"
+            return f"{prefix}-n{node['node_id']}", node
+    return None
+
+
+@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    report.write_text(html_of(path), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    blocked: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(("file:", "data:")):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(report.as_uri())
+    page.screenshot(path=str(tmp_path / "summary.png"))
+    target = _node_to_click(json_of(path))
+    if target is not None:
+        dom_id, node = target
+        page.locator(f'[id="{dom_id}"]').click()
+        panel = page.locator("#panel")
+        assert panel.is_visible()
+        rows = panel.locator("table.metrics tr.metric-extra .spark-ui code")
+        assert rows.all_inner_texts() == [m["spark_ui"] for m in node["metrics"]]
+        totals = panel.locator("table.metrics td.total").all_inner_texts()
+        assert totals == [fmt_metric_value(m["type"], m["total"]) for m in node["metrics"]]
+        assert panel.locator(".hist svg").count() == len(node["metrics"])
+        if panel.locator(".task-table table").count():
+            header = panel.locator(".task-table th").first
+            header.click()  # sorting must not raise
+        page.screenshot(path=str(tmp_path / "panel.png"))
+        search = page.locator("#node-search")
+        search.fill(node["name"][:6])
+        assert page.locator("#search-count").inner_text() != ""
+    page.close()
+    assert errors == []
+    assert blocked == []

@@ -1,0 +1,138 @@
+"""Structural checks of the HTML report on real logs: node counts, no external URLs, escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from html_reports import ESCAPE_LOG, NOW_MS, analysis_of, html_of, json_of, parse_page, report_logs
+
+from analyzer.render.html import render_html
+
+LOGS = report_logs()
+LOG_IDS = [p.name for p in LOGS]
+ATTACK = "</script><img src=x onerror=alert(1)>"
+URL_IN_CSS = re.compile(r"url\(\s*['\"]?([^'\")]*)", re.IGNORECASE)
+
+
+def _node_ids(path: Path) -> Counter[str]:
+    """Count the drawn plan nodes (operators and codegen clusters) per plan container prefix."""
+    counts: Counter[str] = Counter()
+    for tag, attrs in parse_page(html_of(path)).tags:
+        if tag == "g" and "data-node" in attrs:
+            # Operators carry their own id (their panel may be shared); clusters only data-node.
+            counts[attrs.get("id", attrs["data-node"]).rsplit("-n", 1)[0]] += 1
+    return counts
+
+
+@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
+@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+def test_final_plan_node_counts_match_json(path: Path) -> None:
+    counts = _node_ids(path)
+    doc = json_of(path)
+    page = html_of(path)
+    for execution in doc["executions"]:
+        prefix = f"e{execution['execution_id']}-p{execution['n_plan_versions'] - 1}"
+        if f'id="exec-{execution["execution_id"]}"' not in page:
+            continue  # listed only (beyond the detailed sections)
+        drawn = [n for n in execution["nodes"] if not n["is_cluster"] or _has_members(n, execution)]
+        assert counts[prefix] == len(drawn), prefix
+
+
+def _has_members(cluster: dict[str, object], execution: dict[str, object]) -> bool:
+    nodes = execution["nodes"]
+    assert isinstance(nodes, list)
+    return any(n["cluster_id"] == cluster["node_id"] for n in nodes)
+
+
+@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
+@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+def test_no_external_requests(path: Path) -> None:
+    page = parse_page(html_of(path))
+    for tag, attrs in page.tags:
+        assert tag not in ("link", "iframe", "object", "embed", "base", "img"), tag
+        for name in ("src", "href", "xlink:href", "action", "poster", "srcset"):
+            value = attrs.get(name)
+            if value is not None:
+                assert value.startswith(("#", "data:")), f"<{tag} {name}={value!r}>"
+        for value in attrs.values():
+            for target in URL_IN_CSS.findall(value):
+                assert target.startswith(("#", "data:")), f"<{tag}> url({target})"
+    for css in page.styles:
+        assert "@import" not in css
+        for target in URL_IN_CSS.findall(css):
+            assert target.startswith(("#", "data:")), f"url({target}) in CSS"
+    for attrs, body in page.scripts:
+        if attrs.get("type") != "application/json":
+            assert "fetch(" not in body and "XMLHttpRequest" not in body and "import(" not in body
+
+
+@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
+@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+def test_data_scripts_are_json_covering_every_histogram(path: Path) -> None:
+    page = parse_page(html_of(path))
+    data = {
+        attrs["id"]: json.loads(body)
+        for attrs, body in page.scripts
+        if attrs.get("type") == "application/json"
+    }
+    sections = [a for t, a in page.tags if t == "section" and "data-data-id" in a]
+    assert len(data) == len(sections)
+    hist_keys = {a["data-hist"] for t, a in page.tags if t == "div" and "data-hist" in a}
+    all_hists = {k for d in data.values() for k in d["hist"]}
+    assert hist_keys <= all_hists
+
+
+@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
+@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+def test_panels_show_spark_strings_of_every_metric(path: Path) -> None:
+    page = html_of(path)
+    text = "".join(parse_page(page).text)
+    for execution in json_of(path)["executions"]:
+        if f'id="exec-{execution["execution_id"]}"' not in page:
+            continue
+        for node in execution["nodes"]:
+            for metric in node["metrics"]:
+                assert metric["spark_ui"] in text
+
+
+def test_render_is_deterministic_with_a_fixed_clock() -> None:
+    path = LOGS[0] if LOGS else ESCAPE_LOG
+    analysis = analysis_of(path)
+    assert render_html(analysis, now_ms=NOW_MS) == render_html(analysis, now_ms=NOW_MS)
+
+
+def test_hostile_names_are_shown_as_text() -> None:
+    html = html_of(ESCAPE_LOG)
+    page = parse_page(html)
+    assert [t for t, _ in page.tags if t == "img"] == []
+    # Only our own two scripts: the page script and one JSON data element per execution.
+    assert sum(1 for t, _ in page.tags if t == "script") == 2
+    assert all(not any(k.startswith("on") for k in a) for _, a in page.tags)
+    text = "".join(page.text)
+    assert f"SELECT '{ATTACK}' FROM t" in text  # the description, as text
+    assert f"Scan parquet {ATTACK}" in text  # the node name
+    assert f"InMemoryFileIndex[file:/tmp/{ATTACK}]" in text  # scan metadata
+    assert f"escape {ATTACK}" in text  # the application name
+    for attrs, body in page.scripts:
+        if attrs.get("type") == "application/json":
+            assert "<" not in body and ">" not in body
+            json.loads(body)
+
+
+def test_top_and_execution_filters() -> None:
+    path = LOGS[-1] if LOGS else ESCAPE_LOG
+    analysis = analysis_of(path)
+    slowest = max(
+        analysis.application.executions, key=lambda e: (e.duration_ms or 0, -e.execution_id)
+    )
+    page = render_html(analysis, top=1, now_ms=NOW_MS)
+    assert page.count('<section class="card execution"') == 1
+    assert f'id="exec-{slowest.execution_id}"' in page
+    first = analysis.application.executions[0].execution_id
+    page = render_html(analysis, executions=[first], now_ms=NOW_MS)
+    assert page.count('<section class="card execution"') == 1
+    assert f'id="exec-{first}"' in page
