@@ -14,6 +14,7 @@ from analyzer.errors import EmptyLogError, Strictness, UsageError
 from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
+from analyzer.insights import Finding, Thresholds, detect_all
 
 ReportFormat = Literal["text", "html", "json"]
 FORMATS: tuple[str, ...] = ("text", "html", "json")
@@ -63,19 +64,39 @@ def format_for(output: str | None, requested: str | None) -> ReportFormat:
     return "text"
 
 
+def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> list[Finding]:
+    """Return the findings of an analysis, largest estimated time lost first (docs/findings.md)."""
+    return detect_all(analysis, thresholds)
+
+
 def render_report(analysis: Analysis, fmt: ReportFormat, **options: Any) -> str:
-    """Render an analysis in one format."""
+    """Render an analysis in one format.
+
+    Option `thresholds` (a `Thresholds`) tunes the findings; every format accepts it.
+    """
+    thresholds = options.pop("thresholds", None)
     if fmt == "json":
         from analyzer.render.json_render import render_json
 
-        return render_json(analysis)
+        return render_json(analysis, thresholds)
     if fmt == "html":
         from analyzer.render.html import render_html
 
-        return render_html(analysis, **options)
+        return render_html(analysis, **_with_thresholds(render_html, thresholds, options))
     from analyzer.render.text import render_text
 
-    return render_text(analysis, **options)
+    return render_text(analysis, **_with_thresholds(render_text, thresholds, options))
+
+
+def _with_thresholds(
+    renderer: Callable[..., str], thresholds: Thresholds | None, options: dict[str, Any]
+) -> dict[str, Any]:
+    """Add `thresholds` to a renderer's options when it takes them and they were given."""
+    import inspect
+
+    if thresholds is None or "thresholds" not in inspect.signature(renderer).parameters:
+        return options
+    return {**options, "thresholds": thresholds}
 
 
 def write_atomic(path: str | Path, text: str) -> None:

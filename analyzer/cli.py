@@ -89,6 +89,11 @@ def report_command(
         False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
     ),
     no_color: bool = typer.Option(False, "--no-color", help="Never colour the text report."),
+    threshold: list[str] | None = typer.Option(
+        None,
+        "--threshold",
+        help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
+    ),
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
@@ -106,6 +111,9 @@ def report_command(
         chosen = api.format_for(output, fmt)
         if metrics not in ("none", "summary", "full"):
             raise UsageErrorValue(f"unknown --metrics {metrics!r}; use none, summary or full")
+        from analyzer.insights import Thresholds
+
+        thresholds = Thresholds().with_overrides(threshold) if threshold else None
         with _progress_on_terminal() as progress:
             analysis = api.analyze(
                 log, Strictness.LENIENT if lenient else Strictness.STRICT, progress=progress
@@ -116,6 +124,8 @@ def report_command(
         if chosen == "text":
             color = output is None and not no_color and sys.stdout.isatty()
             options.update({"metrics": metrics, "color": color})
+        if thresholds is not None:
+            options["thresholds"] = thresholds
         if output is None:
             sys.stdout.write(api.render_report(analysis, chosen, **options))
         else:

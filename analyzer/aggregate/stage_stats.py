@@ -1,0 +1,205 @@
+"""Per stage attempt: the task-time, failure, spill, GC and size figures the finding rules read.
+
+The rules in `analyzer.insights` are plain Python over these frozen records; all polars work on
+the task table happens here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import polars as pl
+
+FAILED_TASK_IDS_KEPT = 10
+"""How many failed attempt ids a record keeps (the counts are complete)."""
+
+
+@dataclass(frozen=True)
+class StageTaskStats:
+    """Task figures of one stage attempt; durations are launch-to-finish times in ms."""
+
+    stage_id: int
+    stage_attempt_id: int
+    n_attempts: int
+    """Task attempts that ended (failed, killed and speculative included)."""
+    n_successful: int
+    n_failed: int
+    n_killed: int
+    n_speculative: int
+    n_result_tasks: int
+    """Attempts of type ResultTask (their results go to the driver)."""
+    duration_sum_ms: int
+    """Summed duration of every attempt: the task time the stage used."""
+    median_duration_ms: int
+    """Upper median duration of successful attempts (0 if none succeeded)."""
+    max_duration_ms: int
+    """Longest successful attempt."""
+    slowest_task_id: int | None
+    slowest_partition_id: int | None
+    slowest_executor_id: str | None
+    slowest_host: str | None
+    run_sum_ms: int
+    """Summed executor run time (excludes deserialization and result shipping)."""
+    gc_sum_ms: int
+    overhead_sum_ms: int
+    """Summed duration minus run time of successful attempts: scheduling, (de)serialization."""
+    memory_bytes_spilled: int
+    disk_bytes_spilled: int
+    max_task_memory_bytes_spilled: int
+    max_task_disk_bytes_spilled: int
+    result_size_bytes: int
+    """Summed serialized task results (what the driver receives for a ResultTask)."""
+    getting_result_sum_ms: int
+    result_serialization_sum_ms: int
+    read_sum_bytes: int
+    """Summed input plus shuffle-read bytes of successful attempts."""
+    read_median_bytes: int
+    read_max_bytes: int
+    read_max_task_id: int | None
+    shuffle_read_median_bytes: int
+    shuffle_read_max_bytes: int
+    shuffle_read_max_task_id: int | None
+    failed_duration_sum_ms: int
+    """Summed duration of failed and killed attempts: task time spent for nothing."""
+    failed_task_ids: tuple[int, ...]
+    """The first failed or killed attempts (at most `FAILED_TASK_IDS_KEPT`)."""
+    n_fetch_failed: int
+    n_executor_lost: int
+    first_failure_reason: str | None
+
+
+def _int(value: object) -> int:
+    return int(value) if value is not None else 0  # type: ignore[call-overload]
+
+
+def _opt_int(value: object) -> int | None:
+    return int(value) if value is not None else None  # type: ignore[call-overload]
+
+
+def _by_largest(column: str, key: pl.Expr) -> pl.Expr:
+    """Return `column` of the first successful attempt (in log order) with the largest `key`."""
+    ok = pl.col("successful")
+    return (
+        pl.col(column)
+        .filter(ok)
+        .sort_by(key.filter(ok), descending=True, maintain_order=True)
+        .first()
+    )
+
+
+def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTaskStats]:
+    """Return the task figures of every stage attempt, keyed by (stage id, attempt id)."""
+    ok = pl.col("successful")
+    not_ok = ~pl.col("successful")
+    read = pl.col("input_bytes") + pl.col("shuffle_read_bytes")
+    frame = (
+        tasks.sort("row")
+        .group_by("stage_id", "stage_attempt_id")
+        .agg(
+            pl.len().alias("n_attempts"),
+            ok.sum().alias("n_successful"),
+            pl.col("failed").sum().alias("n_failed"),
+            pl.col("killed").sum().alias("n_killed"),
+            pl.col("speculative").sum().alias("n_speculative"),
+            (pl.col("task_type") == "ResultTask").sum().alias("n_result_tasks"),
+            pl.col("duration_ms").sum().alias("duration_sum_ms"),
+            pl.col("duration_ms")
+            .filter(ok)
+            .quantile(0.5, interpolation="higher")
+            .alias("median_duration_ms"),
+            pl.col("duration_ms").filter(ok).max().alias("max_duration_ms"),
+            _by_largest("task_id", pl.col("duration_ms")).alias("slowest_task_id"),
+            _by_largest("partition_id", pl.col("duration_ms")).alias("slowest_partition_id"),
+            _by_largest("executor_id", pl.col("duration_ms")).alias("slowest_executor_id"),
+            _by_largest("host", pl.col("duration_ms")).alias("slowest_host"),
+            pl.col("run_ms").sum().alias("run_sum_ms"),
+            pl.col("gc_ms").sum().alias("gc_sum_ms"),
+            (pl.col("duration_ms") - pl.col("run_ms"))
+            .clip(lower_bound=0)
+            .filter(ok)
+            .sum()
+            .alias("overhead_sum_ms"),
+            pl.col("memory_bytes_spilled").sum().alias("memory_bytes_spilled"),
+            pl.col("disk_bytes_spilled").sum().alias("disk_bytes_spilled"),
+            pl.col("memory_bytes_spilled").max().alias("max_task_memory_bytes_spilled"),
+            pl.col("disk_bytes_spilled").max().alias("max_task_disk_bytes_spilled"),
+            pl.col("result_size_bytes")
+            .filter(pl.col("task_type") == "ResultTask")
+            .sum()
+            .alias("result_size_bytes"),
+            pl.col("getting_result_ms").sum().alias("getting_result_sum_ms"),
+            pl.col("result_serialization_ms").sum().alias("result_serialization_sum_ms"),
+            read.filter(ok).sum().alias("read_sum_bytes"),
+            read.filter(ok).quantile(0.5, interpolation="higher").alias("read_median_bytes"),
+            read.filter(ok).max().alias("read_max_bytes"),
+            _by_largest("task_id", read).alias("read_max_task_id"),
+            pl.col("shuffle_read_bytes")
+            .filter(ok)
+            .quantile(0.5, interpolation="higher")
+            .alias("shuffle_read_median_bytes"),
+            pl.col("shuffle_read_bytes").filter(ok).max().alias("shuffle_read_max_bytes"),
+            _by_largest("task_id", pl.col("shuffle_read_bytes")).alias("shuffle_read_max_task_id"),
+            pl.col("duration_ms").filter(not_ok).sum().alias("failed_duration_sum_ms"),
+            pl.col("task_id").filter(not_ok).head(FAILED_TASK_IDS_KEPT).alias("failed_task_ids"),
+            (pl.col("end_reason") == "FetchFailed").sum().alias("n_fetch_failed"),
+            (pl.col("end_reason") == "ExecutorLostFailure").sum().alias("n_executor_lost"),
+            pl.col("failure_reason").drop_nulls().first().alias("first_failure_reason"),
+        )
+    )
+    out: dict[tuple[int, int], StageTaskStats] = {}
+    for r in frame.iter_rows(named=True):
+        key = (int(r["stage_id"]), int(r["stage_attempt_id"]))
+        out[key] = StageTaskStats(
+            stage_id=key[0],
+            stage_attempt_id=key[1],
+            n_attempts=_int(r["n_attempts"]),
+            n_successful=_int(r["n_successful"]),
+            n_failed=_int(r["n_failed"]),
+            n_killed=_int(r["n_killed"]),
+            n_speculative=_int(r["n_speculative"]),
+            n_result_tasks=_int(r["n_result_tasks"]),
+            duration_sum_ms=_int(r["duration_sum_ms"]),
+            median_duration_ms=_int(r["median_duration_ms"]),
+            max_duration_ms=_int(r["max_duration_ms"]),
+            slowest_task_id=_opt_int(r["slowest_task_id"]),
+            slowest_partition_id=_opt_int(r["slowest_partition_id"]),
+            slowest_executor_id=r["slowest_executor_id"],
+            slowest_host=r["slowest_host"],
+            run_sum_ms=_int(r["run_sum_ms"]),
+            gc_sum_ms=_int(r["gc_sum_ms"]),
+            overhead_sum_ms=_int(r["overhead_sum_ms"]),
+            memory_bytes_spilled=_int(r["memory_bytes_spilled"]),
+            disk_bytes_spilled=_int(r["disk_bytes_spilled"]),
+            max_task_memory_bytes_spilled=_int(r["max_task_memory_bytes_spilled"]),
+            max_task_disk_bytes_spilled=_int(r["max_task_disk_bytes_spilled"]),
+            result_size_bytes=_int(r["result_size_bytes"]),
+            getting_result_sum_ms=_int(r["getting_result_sum_ms"]),
+            result_serialization_sum_ms=_int(r["result_serialization_sum_ms"]),
+            read_sum_bytes=_int(r["read_sum_bytes"]),
+            read_median_bytes=_int(r["read_median_bytes"]),
+            read_max_bytes=_int(r["read_max_bytes"]),
+            read_max_task_id=_opt_int(r["read_max_task_id"]),
+            shuffle_read_median_bytes=_int(r["shuffle_read_median_bytes"]),
+            shuffle_read_max_bytes=_int(r["shuffle_read_max_bytes"]),
+            shuffle_read_max_task_id=_opt_int(r["shuffle_read_max_task_id"]),
+            failed_duration_sum_ms=_int(r["failed_duration_sum_ms"]),
+            failed_task_ids=tuple(int(t) for t in r["failed_task_ids"] or ()),
+            n_fetch_failed=_int(r["n_fetch_failed"]),
+            n_executor_lost=_int(r["n_executor_lost"]),
+            first_failure_reason=r["first_failure_reason"],
+        )
+    return out
+
+
+def executor_busy_ms(tasks: pl.DataFrame) -> dict[str, int]:
+    """Return, per executor id, the summed duration of every task attempt it ran (ms)."""
+    frame = tasks.group_by("executor_id").agg(pl.col("duration_ms").sum().alias("busy_ms"))
+    return {str(r["executor_id"]): _int(r["busy_ms"]) for r in frame.iter_rows(named=True)}
+
+
+def task_durations(tasks: pl.DataFrame, task_ids: Iterable[int]) -> dict[int, int]:
+    """Return the duration (ms) of the given task attempts, by task id."""
+    wanted = list(task_ids)
+    frame = tasks.filter(pl.col("task_id").is_in(wanted)).select("task_id", "duration_ms")
+    return {int(r[0]): int(r[1]) for r in frame.iter_rows()}

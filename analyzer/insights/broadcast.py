@@ -1,0 +1,57 @@
+"""Rule `large-broadcast`: a broadcast exchange shipped a large table to every executor."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import metric, severity_for
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+
+RULE = "large-broadcast"
+METHOD = "the exchange's own time to collect, build and broadcast (driver wall time)"
+TIME_METRICS = ("time to collect", "time to build", "time to broadcast")
+
+
+def detect_large_broadcast(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report BroadcastExchange nodes whose `data size` exceeds `broadcast_large_bytes`."""
+    findings = []
+    for ex in analysis.application.executions:
+        stats = analysis.node_stats.get(ex.execution_id, {})
+        for node in ex.final_plan.graph.find_all("BroadcastExchange"):
+            ns = stats.get(node.node_id)
+            size = metric(ns, "data size")
+            if size is None or size.total <= thresholds.broadcast_large_bytes:
+                continue
+            times = {name: (m.total if (m := metric(ns, name)) else 0) for name in TIME_METRICS}
+            rows = metric(ns, "number of output rows")
+            lost_ms = sum(times.values())
+            findings.append(
+                Finding(
+                    rule=RULE,
+                    severity=severity_for(lost_ms, thresholds),
+                    title=f"Node {node.node_id} {node.name}: broadcast {fmt_bytes(size.total)}",
+                    suggestion=(
+                        "Broadcast less: filter or project the small side first, or let the join "
+                        "shuffle (lower spark.sql.autoBroadcastJoinThreshold or drop the "
+                        "broadcast hint); large broadcasts load the driver and every executor."
+                    ),
+                    estimated_lost_ms=lost_ms,
+                    estimate_method=METHOD,
+                    execution_id=ex.execution_id,
+                    node_id=node.node_id,
+                    evidence=(
+                        ("data size", fmt_bytes(size.total)),
+                        ("rows", fmt_count(rows.total if rows else None)),
+                        *((name, fmt_duration_ms(ms)) for name, ms in times.items()),
+                    ),
+                    numbers=(
+                        ("data_size_bytes", size.total),
+                        *(
+                            (name.replace(" ", "_") + "_ms", float(ms))
+                            for name, ms in times.items()
+                        ),
+                    ),
+                )
+            )
+    return findings

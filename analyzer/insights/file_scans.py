@@ -1,0 +1,67 @@
+"""Rule `small-files`: a file scan opened many files averaging only a few megabytes each."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import metric, severity_for, total_cores
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+
+RULE = "small-files"
+METHOD = (
+    "files read × small_file_overhead_ms (task time to open a file), divided by the "
+    "application's executor cores"
+)
+
+
+def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report scans of `small_files_min_files`+ files averaging under `small_file_bytes`."""
+    findings = []
+    cores = total_cores(analysis)
+    for ex in analysis.application.executions:
+        stats = analysis.node_stats.get(ex.execution_id, {})
+        for node in ex.final_plan.graph.nodes:
+            ns = stats.get(node.node_id)
+            files = metric(ns, "number of files read")
+            size = metric(ns, "size of files read")
+            if files is None or size is None or files.total == 0:
+                continue
+            mean = size.total // files.total
+            if (
+                files.total < thresholds.small_files_min_files
+                or mean >= thresholds.small_file_bytes
+            ):
+                continue
+            lost_ms = files.total * thresholds.small_file_overhead_ms // cores
+            findings.append(
+                Finding(
+                    rule=RULE,
+                    severity=severity_for(lost_ms, thresholds),
+                    title=(
+                        f"Node {node.node_id} {node.name}: {fmt_count(files.total)} files of "
+                        f"{fmt_bytes(mean)} on average"
+                    ),
+                    suggestion=(
+                        "Compact the table into files of 128 MiB–1 GiB (OPTIMIZE, or rewrite "
+                        "with fewer partitions); when writing, repartition by the partition "
+                        "columns or set spark.sql.files.maxRecordsPerFile sensibly."
+                    ),
+                    estimated_lost_ms=lost_ms,
+                    estimate_method=METHOD,
+                    execution_id=ex.execution_id,
+                    node_id=node.node_id,
+                    evidence=(
+                        ("files read", fmt_count(files.total)),
+                        ("bytes read", fmt_bytes(size.total)),
+                        ("mean file size", fmt_bytes(mean)),
+                        ("estimated open cost", fmt_duration_ms(lost_ms)),
+                    ),
+                    numbers=(
+                        ("n_files", files.total),
+                        ("size_bytes", size.total),
+                        ("mean_file_bytes", mean),
+                    ),
+                )
+            )
+    return findings

@@ -1,0 +1,72 @@
+"""Rule `gc-pressure`: a stage's tasks spent much of their run time in JVM garbage collection."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import (
+    execution_of_stage,
+    severity_for,
+    stage_attempts,
+    stage_stats,
+    wall_share_ms,
+)
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_duration_ms, fmt_pct
+
+RULE = "gc-pressure"
+METHOD = "summed GC time charged to the stage's wall time by its share of the stage's task time"
+
+
+def gc_share(gc_ms: int, run_ms: int) -> float:
+    """Return GC time as a share of executor run time (0 when nothing ran).
+
+    >>> gc_share(250, 1000)
+    0.25
+    """
+    return gc_ms / run_ms if run_ms > 0 else 0.0
+
+
+def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report stage attempts whose GC time is at least `gc_share` of run time and `gc_min_ms`."""
+    findings = []
+    exec_of = execution_of_stage(analysis)
+    attempts = stage_attempts(analysis)
+    for key, s in sorted(stage_stats(analysis).items()):
+        share = gc_share(s.gc_sum_ms, s.run_sum_ms)
+        if s.gc_sum_ms == 0 or s.gc_sum_ms < thresholds.gc_min_ms or share < thresholds.gc_share:
+            continue
+        stage = attempts.get(key)
+        lost_ms = wall_share_ms(
+            stage.duration_ms if stage else None, s.gc_sum_ms, s.duration_sum_ms
+        )
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=severity_for(lost_ms, thresholds),
+                title=f"Stage {s.stage_id}: {fmt_pct(share)} of task run time was GC",
+                suggestion=(
+                    "Reduce memory pressure per task: raise spark.executor.memory or lower "
+                    "spark.executor.cores, use more partitions (spark.sql.shuffle.partitions), "
+                    "avoid collecting large rows or caching deserialized objects "
+                    "(prefer MEMORY_AND_DISK_SER); consider G1GC settings in "
+                    "spark.executor.extraJavaOptions."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=exec_of.get(s.stage_id),
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                evidence=(
+                    ("GC time", fmt_duration_ms(s.gc_sum_ms)),
+                    ("executor run time", fmt_duration_ms(s.run_sum_ms)),
+                    ("GC share", fmt_pct(share)),
+                ),
+                numbers=(
+                    ("gc_ms", s.gc_sum_ms),
+                    ("run_ms", s.run_sum_ms),
+                    ("gc_share", share),
+                ),
+            )
+        )
+    return findings

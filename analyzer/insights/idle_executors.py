@@ -1,0 +1,81 @@
+"""Rule `idle-executors`: executor cores sat idle for much of the time they were held."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.stage_stats import executor_busy_ms
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_count, fmt_duration_ms, fmt_pct
+
+RULE = "idle-executors"
+METHOD = (
+    "not a time cost: idle core time is paid-for capacity; evidence gives it as core time "
+    "(cores × time held − task time)"
+)
+
+
+def idle_core_ms(held_core_ms: int, busy_ms: int) -> int:
+    """Return core time held but not spent running tasks (never negative).
+
+    >>> idle_core_ms(10_000, 4_000)
+    6000
+    """
+    return max(0, held_core_ms - busy_ms)
+
+
+def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report an application whose executors were idle at least `idle_share` of their core time.
+
+    An executor holds `n_cores` × (removal or application end − addition) of core time; task
+    durations summed per executor are the busy part. The idle core time must also reach
+    `idle_min_core_ms`.
+    """
+    app = analysis.application
+    end_ms = app.end_ms
+    busy = executor_busy_ms(analysis.tasks)
+    held_ms = 0
+    busy_ms = 0
+    n_executors = 0
+    for e in app.executors:
+        if e.executor_id == "driver" and len(app.executors) > 1:
+            continue  # the driver runs no tasks when there are executors
+        stop = e.removed_ms if e.removed_ms is not None else end_ms
+        if e.added_ms is None or stop is None or stop <= e.added_ms:
+            continue
+        held_ms += e.n_cores * (stop - e.added_ms)
+        busy_ms += busy.get(e.executor_id, 0)
+        n_executors += 1
+    idle = idle_core_ms(held_ms, busy_ms)
+    if held_ms == 0:
+        return []
+    share = idle / held_ms
+    if share < thresholds.idle_share or idle < thresholds.idle_min_core_ms:
+        return []
+    return [
+        Finding(
+            rule=RULE,
+            severity="info",
+            title=f"Executors were idle {fmt_pct(share)} of their core time",
+            suggestion=(
+                "Release what is not used: enable spark.dynamicAllocation.enabled (with "
+                "spark.dynamicAllocation.executorIdleTimeout), request fewer executors or cores, "
+                "or look for driver-side work (collects, planning, Python) between jobs."
+            ),
+            estimated_lost_ms=0,
+            estimate_method=METHOD,
+            evidence=(
+                ("executors", fmt_count(n_executors)),
+                ("core time held", fmt_duration_ms(held_ms)),
+                ("task time", fmt_duration_ms(busy_ms)),
+                ("idle core time", fmt_duration_ms(idle)),
+                ("idle share", fmt_pct(share)),
+            ),
+            numbers=(
+                ("held_core_ms", held_ms),
+                ("busy_ms", busy_ms),
+                ("idle_core_ms", idle),
+                ("idle_share", share),
+            ),
+        )
+    ]

@@ -1,0 +1,52 @@
+"""Rule `speculation`: Spark launched speculative copies of slow tasks."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import execution_of_stage, stage_stats
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_count
+
+RULE = "speculation"
+METHOD = (
+    "not a time cost: speculation shortens stages; the duplicates cost executor time "
+    "(reported as evidence)"
+)
+
+
+def detect_speculation(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report stage attempts that ran speculative task attempts (slow tasks or executors)."""
+    findings = []
+    exec_of = execution_of_stage(analysis)
+    for _key, s in sorted(stage_stats(analysis).items()):
+        if s.n_speculative == 0:
+            continue
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity="info",
+                title=f"Stage {s.stage_id}: {s.n_speculative} speculative task attempt(s)",
+                suggestion=(
+                    "Speculation hides slow tasks; if they are slow because of their data, fix "
+                    "the skew (see task-skew); if one host is slow, check it. Tune "
+                    "spark.speculation.multiplier / spark.speculation.quantile."
+                ),
+                estimated_lost_ms=0,
+                estimate_method=METHOD,
+                execution_id=exec_of.get(s.stage_id),
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                evidence=(
+                    ("speculative attempts", fmt_count(s.n_speculative)),
+                    ("killed attempts", fmt_count(s.n_killed)),
+                    ("all attempts", fmt_count(s.n_attempts)),
+                ),
+                numbers=(
+                    ("n_speculative", s.n_speculative),
+                    ("n_killed", s.n_killed),
+                    ("n_attempts", s.n_attempts),
+                ),
+            )
+        )
+    return findings

@@ -1,0 +1,94 @@
+"""Rule `spill`: a stage's tasks ran out of execution memory and spilled to disk."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import (
+    execution_of_stage,
+    metric,
+    severity_for,
+    stage_attempts,
+    stage_stats,
+    wall_share_ms,
+)
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_bytes, fmt_duration_ms
+
+RULE = "spill"
+METHOD = (
+    "disk bytes spilled written once and read back once at spill_disk_bytes_per_s, as task time, "
+    "charged to the stage's wall time by its share of the stage's task time"
+)
+
+
+def spill_task_ms(disk_bytes_spilled: int, thresholds: Thresholds) -> float:
+    """Return the task time (ms) writing and re-reading `disk_bytes_spilled` probably took.
+
+    >>> spill_task_ms(400 * 1024 * 1024, Thresholds())
+    4000.0
+    """
+    return 2 * disk_bytes_spilled * 1000 / max(1, thresholds.spill_disk_bytes_per_s)
+
+
+def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report stage attempts that spilled at least `spill_min_bytes` (in memory or on disk).
+
+    The finding names the plan node with the largest `spill size` in that stage, when the
+    execution's plan has one (Sort, HashAggregate, Window, SortMergeJoin …).
+    """
+    findings = []
+    exec_of = execution_of_stage(analysis)
+    attempts = stage_attempts(analysis)
+    for key, s in sorted(stage_stats(analysis).items()):
+        spilled = max(s.memory_bytes_spilled, s.disk_bytes_spilled)
+        if spilled == 0 or spilled < thresholds.spill_min_bytes:
+            continue
+        stage = attempts.get(key)
+        execution_id = exec_of.get(s.stage_id)
+        node_id, node_name, node_spill = None, None, 0
+        if execution_id is not None:
+            ex = next(e for e in analysis.application.executions if e.execution_id == execution_id)
+            graph = ex.final_plan.graph
+            for nid, ns in sorted(analysis.node_stats.get(execution_id, {}).items()):
+                m = metric(ns, "spill size")
+                if m is not None and s.stage_id in ns.stage_ids and m.total > node_spill:
+                    node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
+        task_ms = spill_task_ms(s.disk_bytes_spilled, thresholds)
+        lost_ms = wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
+        where = f" in node {node_id} {node_name}" if node_id is not None else ""
+        evidence = [
+            ("memory bytes spilled", fmt_bytes(s.memory_bytes_spilled)),
+            ("disk bytes spilled", fmt_bytes(s.disk_bytes_spilled)),
+            ("largest task spill (disk)", fmt_bytes(s.max_task_disk_bytes_spilled)),
+            ("estimated spill I/O task time", fmt_duration_ms(task_ms)),
+        ]
+        if node_id is not None:
+            evidence.append((f"spill size of {node_name} ({node_id})", fmt_bytes(node_spill)))
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=severity_for(lost_ms, thresholds),
+                title=f"Stage {s.stage_id}: spilled {fmt_bytes(spilled)}{where}",
+                suggestion=(
+                    "Give each task more memory: raise spark.sql.shuffle.partitions (or "
+                    "spark.sql.adaptive.advisoryPartitionSizeInBytes lower) so partitions are "
+                    "smaller, or raise spark.executor.memory / spark.memory.fraction."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=execution_id,
+                node_id=node_id,
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                evidence=tuple(evidence),
+                numbers=(
+                    ("memory_bytes_spilled", s.memory_bytes_spilled),
+                    ("disk_bytes_spilled", s.disk_bytes_spilled),
+                    ("max_task_disk_bytes_spilled", s.max_task_disk_bytes_spilled),
+                    ("node_spill_size_bytes", node_spill),
+                    ("spill_task_ms", task_ms),
+                ),
+            )
+        )
+    return findings

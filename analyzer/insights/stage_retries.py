@@ -1,0 +1,60 @@
+"""Rule `stage-retry`: a stage attempt failed (often a fetch failure) and the stage ran again."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import execution_of_stage, severity_for
+from analyzer.insights.failed_queries import first_line
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_duration_ms
+
+RULE = "stage-retry"
+METHOD = "wall time of the failed stage attempt: its work was thrown away and done again"
+
+
+def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report failed stage attempts and stages that needed more than one attempt."""
+    findings = []
+    exec_of = execution_of_stage(analysis)
+    stages = analysis.application.stages
+    n_attempts: dict[int, int] = {}
+    for st in stages:
+        n_attempts[st.stage_id] = n_attempts.get(st.stage_id, 0) + 1
+    for st in stages:
+        if st.status != "FAILED":
+            continue
+        retried = n_attempts[st.stage_id] > 1
+        lost_ms = st.duration_ms or 0
+        reason = first_line(st.failure_reason or "no reason in the log")
+        what = "failed and was retried" if retried else "failed"
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=severity_for(lost_ms, thresholds),
+                title=f"Stage {st.stage_id} attempt {st.attempt_id} {what}: {reason}",
+                suggestion=(
+                    "For FetchFailed: shuffle files were lost with an executor; keep them with "
+                    "spark.shuffle.service.enabled=true or spark.decommission.enabled=true and "
+                    "find why executors died (memory, preemption). Otherwise see the task "
+                    "failures of this stage."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=exec_of.get(st.stage_id),
+                stage_id=st.stage_id,
+                stage_attempt_id=st.attempt_id,
+                evidence=(
+                    ("failure reason", reason),
+                    ("attempt duration", fmt_duration_ms(st.duration_ms)),
+                    ("attempts of this stage", str(n_attempts[st.stage_id])),
+                    ("tasks (failed)", f"{st.n_task_attempts} ({st.n_failed_attempts})"),
+                ),
+                numbers=(
+                    ("attempt_duration_ms", lost_ms),
+                    ("n_stage_attempts", n_attempts[st.stage_id]),
+                    ("n_failed_task_attempts", st.n_failed_attempts),
+                ),
+            )
+        )
+    return findings

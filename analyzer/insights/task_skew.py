@@ -1,0 +1,79 @@
+"""Rule `task-skew`: one task of a stage ran far longer than the stage's median task."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import execution_of_stage, severity_for, stage_stats
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_count, fmt_duration_ms
+
+RULE = "task-skew"
+METHOD = (
+    "slowest task duration minus the stage's median task duration: the stage would have ended "
+    "that much sooner had its slowest task taken the median time"
+)
+
+
+def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report stages whose slowest successful task ran `task_skew_ratio` × longer than the median.
+
+    The slowest task must also run at least `task_skew_min_task_ms`, and the stage must have at
+    least `skew_min_tasks` successful tasks, so short or tiny stages never count.
+
+    >>> from analyzer.api import analyze  # doctest: +SKIP
+    >>> detect_task_skew(analyze("app.zstd"), Thresholds())[0].title  # doctest: +SKIP
+    'Stage 4: slowest task ran 12.3× the median (41.2 s vs 3.3 s)'
+    """
+    findings = []
+    exec_of = execution_of_stage(analysis)
+    for s in stage_stats(analysis).values():
+        if s.n_successful < thresholds.skew_min_tasks or s.slowest_task_id is None:
+            continue
+        if s.max_duration_ms < thresholds.task_skew_min_task_ms:
+            continue
+        median = max(s.median_duration_ms, 1)
+        ratio = s.max_duration_ms / median
+        if ratio < thresholds.task_skew_ratio:
+            continue
+        lost_ms = s.max_duration_ms - s.median_duration_ms
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=severity_for(lost_ms, thresholds),
+                title=(
+                    f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median "
+                    f"({fmt_duration_ms(s.max_duration_ms)} vs "
+                    f"{fmt_duration_ms(s.median_duration_ms)})"
+                ),
+                suggestion=(
+                    "Find what the slow partition holds (see data-skew findings): salt or "
+                    "pre-aggregate hot keys, enable spark.sql.adaptive.skewJoin.enabled for "
+                    "joins, or set spark.speculation=true if the cause is a slow executor."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=exec_of.get(s.stage_id),
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                task_ids=(s.slowest_task_id,),
+                evidence=(
+                    (
+                        "slowest task",
+                        f"task {s.slowest_task_id} (partition "
+                        f"{s.slowest_partition_id}) on executor {s.slowest_executor_id}",
+                    ),
+                    ("slowest task duration", fmt_duration_ms(s.max_duration_ms)),
+                    ("median task duration", fmt_duration_ms(s.median_duration_ms)),
+                    ("ratio", f"{ratio:.1f}×"),
+                    ("successful tasks", fmt_count(s.n_successful)),
+                ),
+                numbers=(
+                    ("max_duration_ms", s.max_duration_ms),
+                    ("median_duration_ms", s.median_duration_ms),
+                    ("ratio", ratio),
+                    ("n_successful", s.n_successful),
+                ),
+            )
+        )
+    return findings

@@ -1,0 +1,73 @@
+"""Rule `tiny-tasks`: a stage split its work into many tasks too short to pay for their overhead."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import (
+    execution_of_stage,
+    severity_for,
+    stage_attempts,
+    stage_stats,
+    wall_share_ms,
+)
+from analyzer.insights.finding import Finding
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+
+RULE = "tiny-tasks"
+METHOD = (
+    "summed per-task overhead (duration minus executor run time: scheduling, deserialization, "
+    "result shipping), charged to the stage's wall time by its share of the stage's task time"
+)
+
+
+def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report stages of `tiny_tasks_min_tasks`+ tasks whose median task is under `tiny_task_ms`."""
+    findings = []
+    exec_of = execution_of_stage(analysis)
+    attempts = stage_attempts(analysis)
+    for key, s in sorted(stage_stats(analysis).items()):
+        if s.n_successful < thresholds.tiny_tasks_min_tasks:
+            continue
+        if s.median_duration_ms >= thresholds.tiny_task_ms:
+            continue
+        stage = attempts.get(key)
+        lost_ms = wall_share_ms(
+            stage.duration_ms if stage else None, s.overhead_sum_ms, s.duration_sum_ms
+        )
+        per_task = s.read_sum_bytes // max(1, s.n_successful)
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=severity_for(
+                    lost_ms, thresholds, floor="info" if lost_ms < 1000 else "warning"
+                ),
+                title=(
+                    f"Stage {s.stage_id}: {fmt_count(s.n_successful)} tasks with a median of "
+                    f"{fmt_duration_ms(s.median_duration_ms)}"
+                ),
+                suggestion=(
+                    "Use fewer, larger partitions: lower spark.sql.shuffle.partitions, keep "
+                    "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
+                    "instead of repartition() for small data."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=exec_of.get(s.stage_id),
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                evidence=(
+                    ("tasks", fmt_count(s.n_successful)),
+                    ("median task duration", fmt_duration_ms(s.median_duration_ms)),
+                    ("task overhead (all tasks)", fmt_duration_ms(s.overhead_sum_ms)),
+                    ("bytes read per task (mean)", fmt_bytes(per_task)),
+                ),
+                numbers=(
+                    ("n_tasks", s.n_successful),
+                    ("median_duration_ms", s.median_duration_ms),
+                    ("overhead_ms", s.overhead_sum_ms),
+                    ("mean_read_bytes", per_task),
+                ),
+            )
+        )
+    return findings
