@@ -47,7 +47,7 @@ SUMMARY_METRIC_NAMES = frozenset(
         "number of partitions",
         "number of coalesced partitions",
         "number of skewed partitions",
-        "number of skewed splits",
+        "number of skewed partition splits",
         "partition data size",
     }
 )
@@ -460,8 +460,8 @@ def build_aqe_view(execution: Execution, stats: dict[int, NodeStats]) -> AqeView
     removed = initial - final
     added = final - initial
     changes: list[str] = []
-    gone_joins = sorted(n for n in removed if n.endswith(JOIN_SUFFIX))
-    new_joins = sorted(n for n in added if n.endswith(JOIN_SUFFIX))
+    gone_joins = sorted(n for n in removed if JOIN_SUFFIX in n)
+    new_joins = sorted(n for n in added if JOIN_SUFFIX in n)
     for old, new in zip(gone_joins, new_joins, strict=False):
         n = min(removed[old], added[new])
         changes.append(f"{old} → {new}" + (f" (×{n})" if n > 1 else ""))
@@ -490,7 +490,7 @@ def build_aqe_view(execution: Execution, stats: dict[int, NodeStats]) -> AqeView
             parts.append(f"{fmt_count(after)} partitions")
         skewed = _metric_total(stats.get(node.node_id), "number of skewed partitions")
         if skewed:
-            splits = _metric_total(stats.get(node.node_id), "number of skewed splits")
+            splits = _metric_total(stats.get(node.node_id), "number of skewed partition splits")
             text = f"{fmt_count(skewed)} skewed partitions"
             parts.append(text + (f" split into {fmt_count(splits)}" if splits else ""))
         reads.append(": ".join(parts[:2]) + "".join(f", {p}" for p in parts[2:]))
