@@ -217,6 +217,10 @@ def test_lost_executors_and_fetch_failures_on_public_log() -> None:
     failures = detect_task_failures(analysis, Thresholds())
     assert sum(f.number("n_failed") for f in failures) == 112
     assert all("GpuSplitAndRetryOOM" in evidence(f)["first failure"] for f in failures)
+    stages = detect_stage_retries(analysis, Thresholds())
+    # 32, 33 and 37 were cancelled with no failed task; 31 had failed tasks before it was.
+    assert sorted(f.stage_id or 0 for f in stages) == [31, 34]
+    assert any("failed 4 times" in f.title for f in stages)
 
 
 def test_tiny_tasks_on_many_tasks_log() -> None:

@@ -13,8 +13,17 @@ RULE = "stage-retry"
 METHOD = "wall time of the failed stage attempt: its work was thrown away and done again"
 
 
+def _cancelled(reason: str | None, n_failed_tasks: int) -> bool:
+    """Return True for a stage stopped by a cancelled job or a shut-down context, not a failure.
+
+    >>> _cancelled("Stage cancelled because SparkContext was shut down", 0)
+    True
+    """
+    return n_failed_tasks == 0 and reason is not None and "cancelled" in reason.lower()
+
+
 def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report failed stage attempts and stages that needed more than one attempt."""
+    """Report failed stage attempts, except stages cancelled with their job (no failed task)."""
     findings = []
     exec_of = execution_of_stage(analysis)
     stages = analysis.application.stages
@@ -22,7 +31,7 @@ def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Fin
     for st in stages:
         n_attempts[st.stage_id] = n_attempts.get(st.stage_id, 0) + 1
     for st in stages:
-        if st.status != "FAILED":
+        if st.status != "FAILED" or _cancelled(st.failure_reason, st.n_failed_attempts):
             continue
         retried = n_attempts[st.stage_id] > 1
         lost_ms = st.duration_ms or 0
