@@ -55,6 +55,9 @@ class MetricStats:
     skew_pct: float
     """100 × (max − median) / max: 0 when the max is typical, near 100 when one value dominates."""
     max_at: MaxLocation | None
+    stage_ids: tuple[int, ...] = ()
+    """The stages whose tasks updated this metric: for an exchange, the write-side metrics
+    name the map stage and the read-side metrics the stage that reads the shuffle."""
     driver_values: tuple[int, ...] = ()
     """Values the driver posted, in logged order. For an AQE shuffle read's "partition data
     size" there is one per partition it reads, in partition order (so per task index of the
@@ -219,6 +222,7 @@ def _execution_nodes(
                     skew_ratio=(mx / med) if med > 0 else None,
                     skew_pct=(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
                     max_at=_max_location(fm.max_at, max_rows.get(key), mx, places),
+                    stage_ids=tuple(sorted(acc_stages.get(m.accumulator_id, set()))),
                     driver_values=tuple(fm.driver_values),
                 )
             )

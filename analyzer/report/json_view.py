@@ -28,6 +28,7 @@ def _metric(m: MetricStats) -> dict[str, Any]:
         "max": m.max_value,
         "count": m.count,
         "skew": {"ratio": m.skew_ratio, "score_pct": round(m.skew_pct, 2)},
+        "stage_ids": list(m.stage_ids),
         "driver_values": list(m.driver_values),
         "max_at": None
         if at is None
