@@ -22,7 +22,7 @@ from analyzer.eventlog.source import LogSource
 # Shared pieces
 
 
-class Accumulable(msgspec.Struct, frozen=True):
+class Accumulable(msgspec.Struct, frozen=True, gc=False):
     """One accumulator update carried by a task or stage (`AccumulableInfo`)."""
 
     id: int = msgspec.field(name="ID")
@@ -34,7 +34,19 @@ class Accumulable(msgspec.Struct, frozen=True):
     metadata: str | None = msgspec.field(name="Metadata", default=None)
 
 
-class RddInfo(msgspec.Struct, frozen=True):
+class AccumulableUpdate(msgspec.Struct, frozen=True, gc=False):
+    """A task's update of one accumulator: only the id and the update are decoded.
+
+    Tasks carry one of these per accumulator they touched (internal metrics included); leaving
+    out the name and the running value saves building two objects each on the hot path.
+    """
+
+    id: int = msgspec.field(name="ID")
+    update: Any = msgspec.field(name="Update", default=None)
+    """A JSON number for internal.metrics.*, a string for SQL metrics (see `Accumulable`)."""
+
+
+class RddInfo(msgspec.Struct, frozen=True, gc=False):
     """The part of an RDD's info used to map stages to plan operators."""
 
     rdd_id: int = msgspec.field(name="RDD ID", default=-1)
@@ -45,7 +57,7 @@ class RddInfo(msgspec.Struct, frozen=True):
     n_cached_partitions: int = msgspec.field(name="Number of Cached Partitions", default=0)
 
 
-class StageInfo(msgspec.Struct, frozen=True):
+class StageInfo(msgspec.Struct, frozen=True, gc=False):
     """A stage attempt as carried by job-start and stage events (`StageInfo`)."""
 
     stage_id: int = msgspec.field(name="Stage ID")
@@ -61,7 +73,7 @@ class StageInfo(msgspec.Struct, frozen=True):
     accumulables: list[Accumulable] = msgspec.field(name="Accumulables", default_factory=list)
 
 
-class TaskInfo(msgspec.Struct, frozen=True):
+class TaskInfo(msgspec.Struct, frozen=True, gc=False):
     """A task attempt's identity, placement and outcome (`TaskInfo`)."""
 
     task_id: int = msgspec.field(name="Task ID")
@@ -78,7 +90,7 @@ class TaskInfo(msgspec.Struct, frozen=True):
     finish_ms: int = msgspec.field(name="Finish Time", default=0)
     failed: bool = msgspec.field(name="Failed", default=False)
     killed: bool = msgspec.field(name="Killed", default=False)
-    accumulables: list[Accumulable] = msgspec.field(name="Accumulables", default_factory=list)
+    accumulables: list[AccumulableUpdate] = msgspec.field(name="Accumulables", default_factory=list)
 
     @property
     def successful(self) -> bool:
@@ -86,7 +98,7 @@ class TaskInfo(msgspec.Struct, frozen=True):
         return self.finish_ms != 0 and not self.failed and not self.killed
 
 
-class ShuffleReadMetrics(msgspec.Struct, frozen=True):
+class ShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
     """Shuffle-read task metrics."""
 
     remote_blocks_fetched: int = msgspec.field(name="Remote Blocks Fetched", default=0)
@@ -98,7 +110,7 @@ class ShuffleReadMetrics(msgspec.Struct, frozen=True):
     records_read: int = msgspec.field(name="Total Records Read", default=0)
 
 
-class ShuffleWriteMetrics(msgspec.Struct, frozen=True):
+class ShuffleWriteMetrics(msgspec.Struct, frozen=True, gc=False):
     """Shuffle-write task metrics; the write time is in nanoseconds."""
 
     bytes_written: int = msgspec.field(name="Shuffle Bytes Written", default=0)
@@ -106,21 +118,21 @@ class ShuffleWriteMetrics(msgspec.Struct, frozen=True):
     records_written: int = msgspec.field(name="Shuffle Records Written", default=0)
 
 
-class InputMetrics(msgspec.Struct, frozen=True):
+class InputMetrics(msgspec.Struct, frozen=True, gc=False):
     """Input (scan) task metrics."""
 
     bytes_read: int = msgspec.field(name="Bytes Read", default=0)
     records_read: int = msgspec.field(name="Records Read", default=0)
 
 
-class OutputMetrics(msgspec.Struct, frozen=True):
+class OutputMetrics(msgspec.Struct, frozen=True, gc=False):
     """Output (write) task metrics."""
 
     bytes_written: int = msgspec.field(name="Bytes Written", default=0)
     records_written: int = msgspec.field(name="Records Written", default=0)
 
 
-class TaskMetrics(msgspec.Struct, frozen=True):
+class TaskMetrics(msgspec.Struct, frozen=True, gc=False):
     """A task's built-in metrics. Spark logs CPU times in ns and the other times in ms."""
 
     deserialize_ms: int = msgspec.field(name="Executor Deserialize Time", default=0)
@@ -143,7 +155,7 @@ class TaskMetrics(msgspec.Struct, frozen=True):
     output: OutputMetrics | None = msgspec.field(name="Output Metrics", default=None)
 
 
-class TaskEndReason(msgspec.Struct, frozen=True):
+class TaskEndReason(msgspec.Struct, frozen=True, gc=False):
     """Why a task attempt ended (`TaskEndReason`)."""
 
     reason: str = msgspec.field(name="Reason", default="Success")
@@ -160,11 +172,17 @@ class TaskEndReason(msgspec.Struct, frozen=True):
             return ""
         detail = self.description or self.message or self.kill_reason or self.loss_reason or ""
         head = self.class_name or self.reason
-        first = detail.strip().splitlines()[0] if detail.strip() else ""
-        return f"{head}: {first}" if first else head
+        lines = [line.strip() for line in detail.splitlines() if line.strip()]
+        if not lines:
+            return head
+        # A Python worker's failure carries a traceback; its last line names the error.
+        if any("Traceback (most recent call last)" in line for line in lines):
+            named = [line for line in lines if not line.startswith("SQLSTATE")]
+            return f"{head}: {named[-1] if named else lines[-1]}"
+        return f"{head}: {lines[0]}"
 
 
-class SqlPlanMetric(msgspec.Struct, frozen=True):
+class SqlPlanMetric(msgspec.Struct, frozen=True, gc=False):
     """A metric declared by a plan operator (`SQLPlanMetric`)."""
 
     name: str
@@ -172,7 +190,7 @@ class SqlPlanMetric(msgspec.Struct, frozen=True):
     metric_type: str = msgspec.field(name="metricType", default="sum")
 
 
-class SparkPlanInfo(msgspec.Struct, frozen=True):
+class SparkPlanInfo(msgspec.Struct, frozen=True, gc=False):
     """A physical plan operator and its children, as logged (`SparkPlanInfo`)."""
 
     node_name: str = msgspec.field(name="nodeName")
@@ -182,14 +200,14 @@ class SparkPlanInfo(msgspec.Struct, frozen=True):
     metrics: list[SqlPlanMetric] = msgspec.field(default_factory=list)
 
 
-class JobResult(msgspec.Struct, frozen=True):
+class JobResult(msgspec.Struct, frozen=True, gc=False):
     """`JobSucceeded` or `JobFailed` with the exception message."""
 
     result: str = msgspec.field(name="Result", default="JobSucceeded")
     exception: dict[str, Any] | None = msgspec.field(name="Exception", default=None)
 
 
-class ExecutorInfo(msgspec.Struct, frozen=True):
+class ExecutorInfo(msgspec.Struct, frozen=True, gc=False):
     """Where an executor runs and how many cores it has."""
 
     host: str = msgspec.field(name="Host", default="")
@@ -200,19 +218,19 @@ class ExecutorInfo(msgspec.Struct, frozen=True):
 # Events (the `Event` value's last dotted component names the class)
 
 
-class LogStart(msgspec.Struct, frozen=True):
+class LogStart(msgspec.Struct, frozen=True, gc=False):
     """First line of a Spark log: the version that wrote it."""
 
     spark_version: str = msgspec.field(name="Spark Version", default="")
 
 
-class DatabricksMetadata(msgspec.Struct, frozen=True):
+class DatabricksMetadata(msgspec.Struct, frozen=True, gc=False):
     """First line of a Databricks log, in place of LogStart."""
 
     spark_version: str = msgspec.field(name="Spark Version", default="")
 
 
-class ApplicationStart(msgspec.Struct, frozen=True):
+class ApplicationStart(msgspec.Struct, frozen=True, gc=False):
     """The application's name, id and start time."""
 
     app_name: str = msgspec.field(name="App Name", default="")
@@ -222,14 +240,14 @@ class ApplicationStart(msgspec.Struct, frozen=True):
     attempt_id: str | None = msgspec.field(name="App Attempt ID", default=None)
 
 
-class ApplicationEnd(msgspec.Struct, frozen=True):
+class ApplicationEnd(msgspec.Struct, frozen=True, gc=False):
     """The application stopped."""
 
     timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
     exit_code: int | None = msgspec.field(name="ExitCode", default=None)
 
 
-class EnvironmentUpdate(msgspec.Struct, frozen=True):
+class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
     """Spark properties (redacted by Spark where secret)."""
 
     spark_properties: dict[str, str] | list[list[str]] = msgspec.field(
@@ -243,7 +261,7 @@ class EnvironmentUpdate(msgspec.Struct, frozen=True):
         return {p[0]: p[1] for p in self.spark_properties if len(p) == 2}
 
 
-class ExecutorAdded(msgspec.Struct, frozen=True):
+class ExecutorAdded(msgspec.Struct, frozen=True, gc=False):
     """An executor registered."""
 
     timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
@@ -251,7 +269,7 @@ class ExecutorAdded(msgspec.Struct, frozen=True):
     info: ExecutorInfo = msgspec.field(name="Executor Info", default_factory=ExecutorInfo)
 
 
-class ExecutorRemoved(msgspec.Struct, frozen=True):
+class ExecutorRemoved(msgspec.Struct, frozen=True, gc=False):
     """An executor went away, and why."""
 
     timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
@@ -259,7 +277,7 @@ class ExecutorRemoved(msgspec.Struct, frozen=True):
     reason: str = msgspec.field(name="Removed Reason", default="")
 
 
-class JobStart(msgspec.Struct, frozen=True):
+class JobStart(msgspec.Struct, frozen=True, gc=False):
     """A job started; its properties link it to a SQL execution."""
 
     job_id: int = msgspec.field(name="Job ID")
@@ -269,7 +287,7 @@ class JobStart(msgspec.Struct, frozen=True):
     properties: dict[str, str] | None = msgspec.field(name="Properties", default=None)
 
 
-class JobEnd(msgspec.Struct, frozen=True):
+class JobEnd(msgspec.Struct, frozen=True, gc=False):
     """A job ended."""
 
     job_id: int = msgspec.field(name="Job ID")
@@ -277,19 +295,19 @@ class JobEnd(msgspec.Struct, frozen=True):
     result: JobResult = msgspec.field(name="Job Result", default_factory=JobResult)
 
 
-class StageSubmitted(msgspec.Struct, frozen=True):
+class StageSubmitted(msgspec.Struct, frozen=True, gc=False):
     """A stage attempt was submitted."""
 
     info: StageInfo = msgspec.field(name="Stage Info")
 
 
-class StageCompleted(msgspec.Struct, frozen=True):
+class StageCompleted(msgspec.Struct, frozen=True, gc=False):
     """A stage attempt completed or failed."""
 
     info: StageInfo = msgspec.field(name="Stage Info")
 
 
-class TaskEnd(msgspec.Struct, frozen=True):
+class TaskEnd(msgspec.Struct, frozen=True, gc=False):
     """A task attempt ended, with its metrics and accumulator updates."""
 
     stage_id: int = msgspec.field(name="Stage ID")
@@ -300,7 +318,7 @@ class TaskEnd(msgspec.Struct, frozen=True):
     metrics: TaskMetrics | None = msgspec.field(name="Task Metrics", default=None)
 
 
-class SQLExecutionStart(msgspec.Struct, frozen=True):
+class SQLExecutionStart(msgspec.Struct, frozen=True, gc=False):
     """A SQL execution started, with its initial physical plan."""
 
     execution_id: int = msgspec.field(name="executionId")
@@ -313,7 +331,7 @@ class SQLExecutionStart(msgspec.Struct, frozen=True):
     modified_configs: dict[str, str] | None = msgspec.field(name="modifiedConfigs", default=None)
 
 
-class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True):
+class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True, gc=False):
     """Adaptive query execution re-planned a running execution."""
 
     execution_id: int = msgspec.field(name="executionId")
@@ -321,21 +339,21 @@ class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True):
     plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
 
 
-class SQLAdaptiveSQLMetricUpdates(msgspec.Struct, frozen=True):
+class SQLAdaptiveSQLMetricUpdates(msgspec.Struct, frozen=True, gc=False):
     """Metrics of plans AQE added (subqueries), to be tracked with the execution."""
 
     execution_id: int = msgspec.field(name="executionId")
     metrics: list[SqlPlanMetric] = msgspec.field(name="sqlPlanMetrics", default_factory=list)
 
 
-class DriverAccumUpdates(msgspec.Struct, frozen=True):
+class DriverAccumUpdates(msgspec.Struct, frozen=True, gc=False):
     """Metric values set on the driver: `[accumulatorId, value]` pairs."""
 
     execution_id: int = msgspec.field(name="executionId")
     updates: list[tuple[int, int]] = msgspec.field(name="accumUpdates", default_factory=list)
 
 
-class SQLExecutionEnd(msgspec.Struct, frozen=True):
+class SQLExecutionEnd(msgspec.Struct, frozen=True, gc=False):
     """A SQL execution ended; a non-empty error message means it failed."""
 
     execution_id: int = msgspec.field(name="executionId")

@@ -1,0 +1,75 @@
+"""Data flows one way: each layer imports only from the layers to its left (STYLE.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "analyzer"
+
+# Layer order: a module may import from its own layer and layers earlier in this list; the
+# command line and the batch runner are both thin shells over the API, at the same rank.
+ORDER = [
+    "errors",
+    "eventlog",
+    "model",
+    "build",
+    "aggregate",
+    "insights",
+    "report",
+    "render",
+    "api",
+    "cli",
+]
+RANK_ALIASES = {"batch": "cli"}
+# Pure helpers with no imports of their own that every layer may use to word its numbers.
+SHARED = {"analyzer.report.formatters"}
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "analyzer" or len(parts) < 2:
+        return None
+    return RANK_ALIASES.get(parts[1], parts[1])
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+            found += [f"{node.module}.{a.name}" for a in node.names]
+    return found
+
+
+def test_layers_import_only_leftwards() -> None:
+    bad: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        module = ".".join(rel.parts)
+        own = _layer(module)
+        if own is None or own not in ORDER:
+            continue
+        for imported in _imports(path):
+            other = _layer(imported)
+            if other is None or other not in ORDER or imported.startswith(tuple(SHARED)):
+                continue
+            if ORDER.index(other) > ORDER.index(own):
+                bad.append(f"{module} imports {imported}")
+    assert bad == []
+
+
+def test_polars_and_pyspark_stay_in_their_layers() -> None:
+    bad: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for imported in _imports(path):
+            top = imported.split(".")[0]
+            if top == "polars" and not rel.startswith(("analyzer.aggregate", "analyzer.batch")):
+                bad.append(f"{rel} imports polars")
+            if top == "pyspark" and not rel.startswith("analyzer.batch"):
+                bad.append(f"{rel} imports pyspark")
+    assert bad == []
