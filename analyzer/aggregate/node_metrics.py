@@ -104,22 +104,31 @@ def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
 def _first_max_rows(
     slots: pl.DataFrame, tasks: pl.DataFrame
 ) -> dict[tuple[int, int], dict[str, object]]:
-    """For each (execution, accumulator): the first slot holding the maximum, with its task."""
-    placed = slots.with_row_index("order").join(
+    """For each (execution, accumulator): the first slot holding the maximum, with its task.
+
+    The winning slot is found on the slots alone; only those few rows are joined with the tasks,
+    so no task column is ever gathered for every slot.
+    """
+    keys = ["execution_id", "accumulator_id"]
+    winners = (
+        slots.with_row_index("order")
+        .filter(pl.col("value") == pl.col("value").max().over(keys))
+        .group_by(keys, maintain_order=True)
+        .agg(pl.all().first())
+    )
+    best = winners.join(
         tasks.select(
             pl.col("task_id"),
             pl.col("partition_id"),
             pl.col("executor_id"),
             pl.col("host"),
             pl.col("index").alias("task_index"),
-        ).unique("task_id", keep="first"),
+        )
+        .filter(pl.col("task_id").is_in(winners.get_column("task_id").unique()))
+        .unique("task_id", keep="first"),
         on="task_id",
         how="left",
-    )
-    best = (
-        placed.sort("order")
-        .group_by("execution_id", "accumulator_id", maintain_order=True)
-        .agg(pl.all().sort_by("value", descending=True, maintain_order=True).first())
+        maintain_order="left",
     )
     return {
         (int(r["execution_id"]), int(r["accumulator_id"])): r for r in best.iter_rows(named=True)

@@ -165,7 +165,7 @@ class ApplicationBuilder:
             info = event.info
             if info is None:
                 return
-            row = self.tasks.append(event)
+            self.tasks.append(event)
             stage = self.stages.get((event.stage_id, event.stage_attempt_id))
             if stage is not None:
                 stage.n_task_attempts += 1
@@ -180,12 +180,6 @@ class ApplicationBuilder:
                 info.successful,
                 info.accumulables,
             )
-            if info.accumulables and row >= 0:
-                key = (event.stage_id, event.stage_attempt_id)
-                ids = self.stage_accumulators.setdefault(key, set())
-                for acc in info.accumulables:
-                    if type(acc.update) is str:
-                        ids.add(acc.id)
             if info.finish_ms:
                 self.last_event_ms = max(self.last_event_ms or 0, info.finish_ms)
         elif t is ev.StageSubmitted:
@@ -311,6 +305,8 @@ class ApplicationBuilder:
     def finish(self) -> BuiltApplication:
         """Close the replay (as Spark does at the end of a log) and build the frozen model."""
         self.listener.finish()
+        for key, ids in self.tasks.stage_sql_accumulators.items():
+            self.stage_accumulators.setdefault(key, set()).update(ids)
         jobs = tuple(
             Job(
                 job_id=job_id,

@@ -13,7 +13,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from analyzer.build.scala_set import ScalaIntSet
-from analyzer.eventlog.events import Accumulable
+from analyzer.eventlog.events import AccumulableUpdate
 
 SUM = "sum"
 
@@ -65,7 +65,9 @@ class _LiveStage:
         self.task_ids: dict[int, array[int]] = {}
         self.maxes: dict[int, list[int]] = {}
 
-    def update(self, task_id: int, index: int, successful: bool, accums: list[Accumulable]) -> None:
+    def update(
+        self, task_id: int, index: int, successful: bool, accums: list[AccumulableUpdate]
+    ) -> None:
         if index in self.completed:
             return
         if not 0 <= index < self.num_tasks:
@@ -184,7 +186,7 @@ class SqlListener:
         task_id: int,
         index: int,
         successful: bool,
-        accums: list[Accumulable],
+        accums: list[AccumulableUpdate],
     ) -> None:
         """A task attempt ended with these accumulator updates."""
         stage = self._stages.get(stage_id)
