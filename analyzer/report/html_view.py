@@ -13,10 +13,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import polars as pl
-
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MaxLocation, MetricStats, NodeStats
+from analyzer.aggregate.task_detail import (
+    NodeTaskQuery,
+    TimelineTask,
+    metric_histograms,
+    successful_task_values,
+    task_counts,
+    task_quantiles,
+    timeline_tasks,
+    top_task_rows,
+)
 from analyzer.model.application import Execution, PlanVersion
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.formatters import (
@@ -471,135 +479,57 @@ def _detail_str(node: PlanNode, stats: NodeStats | None) -> str:
 # ---------------------------------------------------------------- per-execution data
 
 
-@dataclass
-class _ExecutionData:
-    """Values pulled out of the frames for one execution, before formatting."""
-
-    histograms: dict[str, dict[str, Any]]
-    task_rows: dict[str, dict[str, Any]]
-
-
-_VALID = (
-    pl.when(pl.col("metric_type") == "average")
-    .then(pl.col("value") > 0)
-    .when(pl.col("metric_type").is_in(["size", "timing", "nsTiming"]))
-    .then(pl.col("value") >= 0)
-    .otherwise(pl.lit(True))
-)
-
-
-def _histograms(slots: pl.DataFrame, types: dict[int, str]) -> dict[str, dict[str, Any]]:
-    """Bin each metric's values (the ones its statistics are over) into HIST_BINS equal bins."""
-    if slots.is_empty() or not types:
-        return {}
-    typed = slots.join(
-        pl.DataFrame(
-            {"accumulator_id": list(types), "metric_type": list(types.values())},
-            schema={"accumulator_id": pl.Int64, "metric_type": pl.String},
-        ),
-        on="accumulator_id",
-    ).filter(_VALID)
-    bounds = typed.group_by("accumulator_id").agg(
-        pl.col("value").min().alias("lo"), pl.col("value").max().alias("hi")
-    )
-    binned = (
-        typed.join(bounds, on="accumulator_id")
-        .with_columns(
-            pl.when(pl.col("hi") == pl.col("lo"))
-            .then(0)
-            .otherwise(
-                (pl.col("value") - pl.col("lo")) * HIST_BINS // (pl.col("hi") - pl.col("lo") + 1)
-            )
-            .alias("bin")
-        )
-        .group_by("accumulator_id", "bin")
-        .agg(pl.len().alias("n"))
-    )
-    counts: dict[int, list[int]] = defaultdict(lambda: [0] * HIST_BINS)
-    for acc_id, bin_index, n in binned.iter_rows():
-        counts[acc_id][min(int(bin_index), HIST_BINS - 1)] += n
+def _histograms(
+    analysis: Analysis, execution_id: int, types: dict[int, str]
+) -> dict[str, dict[str, Any]]:
+    """Each metric's histogram (over the values its statistics are over), bounds formatted."""
     out: dict[str, dict[str, Any]] = {}
-    for acc_id, lo, hi in bounds.iter_rows():
+    for acc_id, hist in metric_histograms(analysis, execution_id, types, HIST_BINS).items():
         kind = types[acc_id]
         out[str(acc_id)] = {
-            "lo": lo,
-            "hi": hi,
-            "lo_str": fmt_metric_value(kind, lo),
-            "hi_str": fmt_metric_value(kind, hi),
-            "counts": counts[acc_id] if hi != lo else [counts[acc_id][0]],
+            "lo": hist.lo,
+            "hi": hist.hi,
+            "lo_str": fmt_metric_value(kind, hist.lo),
+            "hi_str": fmt_metric_value(kind, hist.hi),
+            "counts": list(hist.counts),
         }
     return out
 
 
 def _task_rows(
-    slots: pl.DataFrame,
-    tasks: pl.DataFrame,
+    analysis: Analysis,
+    execution: Execution,
     node_metrics: dict[str, tuple[MetricStats, ...]],
     max_rows: int,
 ) -> dict[str, dict[str, Any]]:
     """Per node: the tasks with the largest main metric (at most `max_rows`) and all of the
     node's metric values for them, as compact rows for a sortable table."""
-    out: dict[str, dict[str, Any]] = {}
-    by_task = slots.filter(pl.col("task_id") >= 0)
-    if by_task.is_empty():
-        return out
-    task_info = tasks.select(
-        "task_id", "partition_id", "executor_id", "host", "duration_ms"
-    ).unique("task_id", keep="first")
+    queries: dict[str, NodeTaskQuery] = {}
+    mains: dict[str, MetricStats] = {}
     for dom_id, metrics in node_metrics.items():
         main = _main_metric(metrics)
         if main is None:
             continue
-        ids = [m.accumulator_id for m in metrics]
-        mine = by_task.filter(pl.col("accumulator_id").is_in(ids))
-        ranked = mine.filter(pl.col("accumulator_id") == main.accumulator_id)
-        n_tasks = ranked.height
-        if n_tasks == 0:
-            continue
-        keep = ranked.sort(["value", "task_id"], descending=[True, False]).head(max_rows)
-        wide = (
-            mine.join(
-                keep.select("task_id", "stage_id", "stage_attempt_id"),
-                on=["task_id", "stage_id", "stage_attempt_id"],
-            )
-            .pivot(
-                on="accumulator_id",
-                index=["task_id", "stage_id", "stage_attempt_id"],
-                values="value",
-                aggregate_function="first",
-            )
-            .join(task_info, on="task_id", how="left")
+        mains[dom_id] = main
+        queries[dom_id] = NodeTaskQuery(
+            accumulator_ids=tuple(m.accumulator_id for m in metrics),
+            main_accumulator_id=main.accumulator_id,
         )
-        present = [str(a) for a in ids if str(a) in wide.columns]
-        wide = wide.sort(
-            pl.col(str(main.accumulator_id)).fill_null(0), "task_id", descending=[True, False]
-        )
-        rows = wide.select(
-            "task_id", "stage_id", "partition_id", "executor_id", "host", "duration_ms", *present
-        ).rows()
+    found = top_task_rows(analysis, execution.execution_id, execution.stage_ids, queries, max_rows)
+    out: dict[str, dict[str, Any]] = {}
+    for dom_id, node_rows in found.items():
+        present = set(node_rows.accumulator_ids)
         out[dom_id] = {
             "columns": [
                 {"name": m.name, "type": m.metric_type}
-                for m in metrics
-                if str(m.accumulator_id) in present
+                for m in node_metrics[dom_id]
+                if m.accumulator_id in present
             ],
-            "rows": [list(r) for r in rows],
-            "n_tasks": n_tasks,
-            "main": main.name,
+            "rows": [list(r) for r in node_rows.rows],
+            "n_tasks": node_rows.n_tasks,
+            "main": mains[dom_id].name,
         }
     return out
-
-
-def task_quantiles(values: Sequence[int]) -> tuple[int, int, int, int, int]:
-    """Return min, 25th, median, 75th and max as Spark's stage page picks them (index q × n).
-
-    >>> task_quantiles([5, 1, 4, 2, 3])
-    (1, 2, 3, 4, 5)
-    """
-    ordered = sorted(values)
-    n = len(ordered)
-    picks = [ordered[min(int(q * n), n - 1)] for q in (0.0, 0.25, 0.5, 0.75)]
-    return picks[0], picks[1], picks[2], picks[3], ordered[-1]
 
 
 _STAGE_METRICS: tuple[tuple[str, str, str], ...] = (
@@ -613,27 +543,19 @@ _STAGE_METRICS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _stage_rows(
-    analysis: Analysis, execution: Execution, tasks: pl.DataFrame
-) -> list[StageRowView]:
+def _stage_rows(analysis: Analysis, execution: Execution) -> list[StageRowView]:
     wanted = set(execution.stage_ids)
     columns = [c for _, c, _ in _STAGE_METRICS]
-    per_attempt: dict[tuple[int, int], list[tuple[int, ...]]] = defaultdict(list)
-    for row in (
-        tasks.filter(pl.col("successful"))
-        .select("stage_id", "stage_attempt_id", *columns)
-        .iter_rows()
-    ):
-        per_attempt[(row[0], row[1])].append(row[2:])
+    per_attempt = successful_task_values(analysis, execution.stage_ids, columns)
     rows = []
     for stage in sorted(
         (s for s in analysis.application.stages if s.stage_id in wanted),
         key=lambda s: (s.stage_id, s.attempt_id),
     ):
-        values = per_attempt.get((stage.stage_id, stage.attempt_id), [])
+        values = per_attempt.get((stage.stage_id, stage.attempt_id))
         quantiles = []
         for i, (label, _column, unit) in enumerate(_STAGE_METRICS):
-            column = [v[i] for v in values]
+            column = values[i] if values is not None else ()
             if not column or (i > 0 and not any(column)):
                 continue
             fmt = fmt_duration_ms if unit == "ms" else fmt_bytes
@@ -660,46 +582,28 @@ def _stage_rows(
     return rows
 
 
-def _timeline(tasks: pl.DataFrame, max_bars: int) -> TimelineView | None:
+def _timeline(execution: Execution, analysis: Analysis, max_bars: int) -> TimelineView | None:
     """Lay task attempts out per executor (at most `max_bars`, the longest); overlapping tasks
     stack in sub-lanes."""
-    frame = tasks.filter(pl.col("finish_ms") > 0)
-    if frame.is_empty() or max_bars <= 0:
+    rows, n_all = timeline_tasks(analysis, execution.stage_ids, max_bars)
+    if not rows:
         return None
     note = ""
-    n_all = frame.height
     if n_all > max_bars:
-        frame = frame.sort(["duration_ms", "task_id"], descending=[True, False]).head(max_bars)
         note = (
             f"The timeline shows the {fmt_count(max_bars)} longest of "
             f"{fmt_count(n_all)} task attempts."
         )
-    rows = (
-        frame.sort("launch_ms", "task_id")
-        .select(
-            "executor_id",
-            "host",
-            "launch_ms",
-            "finish_ms",
-            "task_id",
-            "stage_id",
-            "stage_attempt_id",
-            "partition_id",
-            "failed",
-            "killed",
-        )
-        .rows()
-    )
-    t0 = min(r[2] for r in rows)
-    t1 = max(r[3] for r in rows)
+    t0 = min(r.launch_ms for r in rows)
+    t1 = max(r.finish_ms for r in rows)
     span = max(t1 - t0, 1)
     label_width = 150
     scale = TIMELINE_WIDTH / span
-    by_exec: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    by_exec: dict[str, list[TimelineTask]] = defaultdict(list)
     hosts: dict[str, str] = {}
     for r in rows:
-        by_exec[r[0]].append(r)
-        hosts[r[0]] = r[1]
+        by_exec[r.executor_id].append(r)
+        hosts[r.executor_id] = r.host
 
     def exec_key(executor_id: str) -> tuple[int, str]:
         return (int(executor_id), "") if executor_id.isdigit() else (-1, executor_id)
@@ -718,27 +622,28 @@ def _timeline(tasks: pl.DataFrame, max_bars: int) -> TimelineView | None:
         placed = []
         for r in by_exec[executor_id]:
             for i, end in enumerate(ends):
-                if end <= r[2]:
-                    ends[i] = r[3]
+                if end <= r.launch_ms:
+                    ends[i] = r.finish_ms
                     break
             else:
                 i = len(ends)
-                ends.append(r[3])
+                ends.append(r.finish_ms)
             placed.append((i, r))
         height = max(len(ends) * SUBLANE_HEIGHT, 14) + 4
         lanes.append(
             TimelineLaneView(label=f"{executor_id} · {hosts[executor_id]}", y=y, height=height)
         )
         for i, r in placed:
-            status = " failed" if r[8] or r[9] else ""
+            status = " failed" if r.failed or r.killed else ""
             bars.append(
                 TimelineBarView(
-                    x=round(label_width + (r[2] - t0) * scale, 1),
+                    x=round(label_width + (r.launch_ms - t0) * scale, 1),
                     y=y + 2 + i * SUBLANE_HEIGHT,
-                    width=round(max((r[3] - r[2]) * scale, 1.0), 1),
-                    css_class=f"stage-color-{r[5] % 8}{status}",
-                    title=f"task {r[4]}, stage {r[5]}.{r[6]}, partition {r[7]}, "
-                    f"{fmt_duration_ms(r[3] - r[2])}{status}",
+                    width=round(max((r.finish_ms - r.launch_ms) * scale, 1.0), 1),
+                    css_class=f"stage-color-{r.stage_id % 8}{status}",
+                    title=f"task {r.task_id}, stage {r.stage_id}.{r.stage_attempt_id}, "
+                    f"partition {r.partition_id}, "
+                    f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
                 )
             )
         y += height
@@ -945,13 +850,11 @@ def _execution_view(analysis: Analysis, execution: Execution, budget: _Budget) -
         _plan_view(execution, p, stats_by_acc, final_stats, panels, task_metrics, final_ids)
         for p in ordered
     )
-    slots = analysis.slots.filter(pl.col("execution_id") == eid)
-    tasks = analysis.tasks.filter(pl.col("stage_id").is_in(list(execution.stage_ids)))
     types = {m.accumulator_id: m.metric_type for m in stats_by_acc.values()}
     final_prefix = f"e{eid}-p{execution.final_plan.index}-"
     final_metrics = {k: v for k, v in task_metrics.items() if k.startswith(final_prefix)}
     per_node = min(MAX_TASK_ROWS_PER_NODE, budget.task_rows // max(len(final_metrics), 1))
-    task_rows = _task_rows(slots, tasks, final_metrics, per_node) if per_node > 0 else {}
+    task_rows = _task_rows(analysis, execution, final_metrics, per_node) if per_node > 0 else {}
     budget.task_rows -= sum(len(d["rows"]) for d in task_rows.values())
     notes = []
     if any(d["n_tasks"] > per_node for d in task_rows.values()) or (final_metrics and not per_node):
@@ -959,7 +862,7 @@ def _execution_view(analysis: Analysis, execution: Execution, budget: _Budget) -
             f"Per-task tables list at most {per_node} tasks per node (those with the largest main "
             "metric); statistics and histograms cover every task."
         )
-    timeline = _timeline(tasks, min(MAX_TIMELINE_TASKS, budget.timeline_bars))
+    timeline = _timeline(execution, analysis, min(MAX_TIMELINE_TASKS, budget.timeline_bars))
     if timeline is not None:
         budget.timeline_bars -= len(timeline.bars)
     if timeline is not None and timeline.note:
@@ -975,11 +878,11 @@ def _execution_view(analysis: Analysis, execution: Execution, budget: _Budget) -
         jobs_str=", ".join(str(j) for j in sorted(execution.job_ids)) or "–",
         plans=plans,
         panels=tuple(panels),
-        stages=tuple(_stage_rows(analysis, execution, tasks)),
+        stages=tuple(_stage_rows(analysis, execution)),
         timeline=timeline,
         plan_text=execution.final_plan.physical_plan_description,
         data_id=f"data-e{eid}",
-        data={"hist": _histograms(slots, types), "tasks": task_rows},
+        data={"hist": _histograms(analysis, eid, types), "tasks": task_rows},
         notes=tuple(notes),
     )
 
@@ -1023,9 +926,8 @@ def build_html_view(
         )
         for e in chosen
     )
-    tasks = analysis.tasks
-    n_failed = int(tasks["failed"].sum()) if tasks.height else 0
-    n_killed = int(tasks["killed"].sum()) if tasks.height else 0
+    counts = task_counts(analysis)
+    n_failed, n_killed = counts.n_failed, counts.n_killed
     failed_stages = sum(1 for s in app.stages if s.status == "FAILED")
     workers = [e for e in app.executors if e.executor_id != "driver"]
     source = analysis.source
@@ -1056,7 +958,7 @@ def build_html_view(
         start_str=fmt_timestamp_ms(app.start_ms),
         duration_str=fmt_duration_ms(app.duration_ms),
         n_executors_str=f"{len(workers)} ({sum(e.n_cores for e in workers)} cores)",
-        n_tasks_str=fmt_count(tasks.height),
+        n_tasks_str=fmt_count(counts.n_attempts),
         failed_tasks_str=f"{fmt_count(n_failed)} failed, {fmt_count(n_killed)} killed",
         failed_stages_str=fmt_count(failed_stages),
         has_failures=bool(n_failed or failed_stages),

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MaxLocation, MetricStats, NodeStats
+from analyzer.aggregate.task_detail import iter_task_rows
 from analyzer.errors import UsageError
 from analyzer.model.application import Application, Execution, StageAttempt
 from analyzer.model.plan import PlanGraph, PlanNode
@@ -577,7 +578,7 @@ def _task_rows(
 ) -> dict[tuple[int, int], list[TaskRow]]:
     """Group the task attempts of the given stage attempts, ordered by task id."""
     by_stage: dict[tuple[int, int], list[TaskRow]] = {}
-    for row in analysis.tasks.select(_TASK_COLUMNS).iter_rows(named=True):
+    for row in iter_task_rows(analysis, _TASK_COLUMNS):
         key = (row["stage_id"], row["stage_attempt_id"])
         if key in stage_keys:
             by_stage.setdefault(key, []).append(row)

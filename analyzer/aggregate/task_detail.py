@@ -1,0 +1,293 @@
+"""Per-task detail for the reports: histograms, top tasks per node, stage quantiles, timeline rows.
+
+The reports build their view models from what these functions return (plain ints, strings and
+frozen records), so that every polars operation on the task and slot tables stays in this layer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from analyzer.aggregate.analysis import Analysis
+
+TaskCell = int | str | None
+"""One cell of a per-task row: an id, a placement string or a metric value (None when absent)."""
+
+
+@dataclass(frozen=True)
+class TaskCounts:
+    """How many task attempts an application ran, and how many of them failed or were killed."""
+
+    n_attempts: int
+    n_failed: int
+    n_killed: int
+
+
+@dataclass(frozen=True)
+class MetricHistogram:
+    """The values a metric's statistics are over, counted in equal-width bins."""
+
+    lo: int
+    """Smallest value."""
+    hi: int
+    """Largest value."""
+    counts: tuple[int, ...]
+    """Values per bin, lowest bin first; a single bin when every value is the same."""
+
+
+@dataclass(frozen=True)
+class NodeTaskQuery:
+    """Which metrics of one plan node to list per task, and the one ranking the tasks."""
+
+    accumulator_ids: tuple[int, ...]
+    """Every metric of the node, in declared order."""
+    main_accumulator_id: int
+    """The metric whose largest values pick the listed tasks."""
+
+
+@dataclass(frozen=True)
+class NodeTaskRows:
+    """The tasks of one plan node with the largest main metric, with all its metric values."""
+
+    accumulator_ids: tuple[int, ...]
+    """The node's metrics that have per-task values, in declared order (the trailing columns)."""
+    rows: tuple[tuple[TaskCell, ...], ...]
+    """Per task, largest main metric first: task id, stage id, partition id, executor id, host,
+    duration in ms, then one value per metric in `accumulator_ids` (None when it has none)."""
+    n_tasks: int
+    """How many tasks have a value of the main metric (the rows may be fewer)."""
+
+
+@dataclass(frozen=True)
+class TimelineTask:
+    """One finished task attempt, placed on its executor over time."""
+
+    executor_id: str
+    host: str
+    launch_ms: int
+    """Launch time, epoch ms."""
+    finish_ms: int
+    """Finish time, epoch ms."""
+    task_id: int
+    stage_id: int
+    stage_attempt_id: int
+    partition_id: int
+    failed: bool
+    killed: bool
+
+
+def task_counts(analysis: Analysis) -> TaskCounts:
+    """Count the application's task attempts and its failed and killed ones."""
+    tasks = analysis.tasks
+    if not tasks.height:
+        return TaskCounts(n_attempts=0, n_failed=0, n_killed=0)
+    return TaskCounts(
+        n_attempts=tasks.height,
+        n_failed=int(tasks["failed"].sum()),
+        n_killed=int(tasks["killed"].sum()),
+    )
+
+
+def iter_task_rows(analysis: Analysis, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Yield every task attempt, in log order, as a dict of the given task-table columns."""
+    yield from analysis.tasks.select(columns).iter_rows(named=True)
+
+
+def _execution_tasks(analysis: Analysis, stage_ids: Iterable[int]) -> pl.DataFrame:
+    return analysis.tasks.filter(pl.col("stage_id").is_in(list(stage_ids)))
+
+
+def _execution_slots(analysis: Analysis, execution_id: int) -> pl.DataFrame:
+    return analysis.slots.filter(pl.col("execution_id") == execution_id)
+
+
+# The values a metric's statistics are over: Spark leaves out -1 (and, for averages, 0) entries.
+_VALID = (
+    pl.when(pl.col("metric_type") == "average")
+    .then(pl.col("value") > 0)
+    .when(pl.col("metric_type").is_in(["size", "timing", "nsTiming"]))
+    .then(pl.col("value") >= 0)
+    .otherwise(pl.lit(True))
+)
+
+
+def metric_histograms(
+    analysis: Analysis, execution_id: int, metric_types: Mapping[int, str], n_bins: int
+) -> dict[int, MetricHistogram]:
+    """Bin each metric's values (the ones its statistics are over) into `n_bins` equal bins.
+
+    `metric_types` maps the accumulator ids to histogram to Spark's metric type; the result is
+    keyed by accumulator id and leaves out metrics without values.
+    """
+    slots = _execution_slots(analysis, execution_id)
+    if slots.is_empty() or not metric_types:
+        return {}
+    typed = slots.join(
+        pl.DataFrame(
+            {"accumulator_id": list(metric_types), "metric_type": list(metric_types.values())},
+            schema={"accumulator_id": pl.Int64, "metric_type": pl.String},
+        ),
+        on="accumulator_id",
+    ).filter(_VALID)
+    bounds = typed.group_by("accumulator_id").agg(
+        pl.col("value").min().alias("lo"), pl.col("value").max().alias("hi")
+    )
+    binned = (
+        typed.join(bounds, on="accumulator_id")
+        .with_columns(
+            pl.when(pl.col("hi") == pl.col("lo"))
+            .then(0)
+            .otherwise(
+                (pl.col("value") - pl.col("lo")) * n_bins // (pl.col("hi") - pl.col("lo") + 1)
+            )
+            .alias("bin")
+        )
+        .group_by("accumulator_id", "bin")
+        .agg(pl.len().alias("n"))
+    )
+    counts: dict[int, list[int]] = defaultdict(lambda: [0] * n_bins)
+    for acc_id, bin_index, n in binned.iter_rows():
+        counts[acc_id][min(int(bin_index), n_bins - 1)] += n
+    out: dict[int, MetricHistogram] = {}
+    for acc_id, lo, hi in bounds.iter_rows():
+        out[int(acc_id)] = MetricHistogram(
+            lo=lo,
+            hi=hi,
+            counts=tuple(counts[acc_id] if hi != lo else [counts[acc_id][0]]),
+        )
+    return out
+
+
+def top_task_rows(
+    analysis: Analysis,
+    execution_id: int,
+    stage_ids: Iterable[int],
+    queries: Mapping[str, NodeTaskQuery],
+    max_rows: int,
+) -> dict[str, NodeTaskRows]:
+    """Per node: the tasks with the largest main metric (at most `max_rows`) and all of the
+    node's metric values for them, joined with the task's placement and duration.
+
+    `queries` is keyed by the caller's node key, which keys the result too; nodes whose main
+    metric has no per-task value are left out.
+    """
+    out: dict[str, NodeTaskRows] = {}
+    by_task = _execution_slots(analysis, execution_id).filter(pl.col("task_id") >= 0)
+    if by_task.is_empty():
+        return out
+    task_info = (
+        _execution_tasks(analysis, stage_ids)
+        .select("task_id", "partition_id", "executor_id", "host", "duration_ms")
+        .unique("task_id", keep="first")
+    )
+    for key, query in queries.items():
+        ids = list(query.accumulator_ids)
+        main_id = query.main_accumulator_id
+        mine = by_task.filter(pl.col("accumulator_id").is_in(ids))
+        ranked = mine.filter(pl.col("accumulator_id") == main_id)
+        n_tasks = ranked.height
+        if n_tasks == 0:
+            continue
+        keep = ranked.sort(["value", "task_id"], descending=[True, False]).head(max_rows)
+        wide = (
+            mine.join(
+                keep.select("task_id", "stage_id", "stage_attempt_id"),
+                on=["task_id", "stage_id", "stage_attempt_id"],
+            )
+            .pivot(
+                on="accumulator_id",
+                index=["task_id", "stage_id", "stage_attempt_id"],
+                values="value",
+                aggregate_function="first",
+            )
+            .join(task_info, on="task_id", how="left")
+        )
+        present = [a for a in ids if str(a) in wide.columns]
+        wide = wide.sort(pl.col(str(main_id)).fill_null(0), "task_id", descending=[True, False])
+        rows = wide.select(
+            "task_id",
+            "stage_id",
+            "partition_id",
+            "executor_id",
+            "host",
+            "duration_ms",
+            *(str(a) for a in present),
+        ).rows()
+        out[key] = NodeTaskRows(
+            accumulator_ids=tuple(present),
+            rows=tuple(tuple(r) for r in rows),
+            n_tasks=n_tasks,
+        )
+    return out
+
+
+def task_quantiles(values: Sequence[int]) -> tuple[int, int, int, int, int]:
+    """Return min, 25th, median, 75th and max as Spark's stage page picks them (index q × n).
+
+    >>> task_quantiles([5, 1, 4, 2, 3])
+    (1, 2, 3, 4, 5)
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    picks = [ordered[min(int(q * n), n - 1)] for q in (0.0, 0.25, 0.5, 0.75)]
+    return picks[0], picks[1], picks[2], picks[3], ordered[-1]
+
+
+def successful_task_values(
+    analysis: Analysis, stage_ids: Iterable[int], columns: Sequence[str]
+) -> dict[tuple[int, int], tuple[tuple[int, ...], ...]]:
+    """Return, per (stage id, attempt id), the given task-table columns of its successful tasks.
+
+    Each value is one tuple per column (in `columns` order) holding that column's value for every
+    successful task attempt, in log order; stage attempts without successful tasks are left out.
+    """
+    per_attempt: dict[tuple[int, int], list[tuple[int, ...]]] = defaultdict(list)
+    for row in (
+        _execution_tasks(analysis, stage_ids)
+        .filter(pl.col("successful"))
+        .select("stage_id", "stage_attempt_id", *columns)
+        .iter_rows()
+    ):
+        per_attempt[(row[0], row[1])].append(row[2:])
+    return {
+        key: tuple(tuple(v[i] for v in values) for i in range(len(columns)))
+        for key, values in per_attempt.items()
+    }
+
+
+def timeline_tasks(
+    analysis: Analysis, stage_ids: Iterable[int], max_tasks: int
+) -> tuple[tuple[TimelineTask, ...], int]:
+    """Return the finished task attempts of the given stages for a timeline, and how many there are.
+
+    At most `max_tasks` are returned, the longest ones (ties: lower task id), ordered by launch
+    time then task id; none when `max_tasks` is 0 or less.
+    """
+    frame = _execution_tasks(analysis, stage_ids).filter(pl.col("finish_ms") > 0)
+    n_all = frame.height
+    if frame.is_empty() or max_tasks <= 0:
+        return (), n_all
+    if n_all > max_tasks:
+        frame = frame.sort(["duration_ms", "task_id"], descending=[True, False]).head(max_tasks)
+    rows = (
+        frame.sort("launch_ms", "task_id")
+        .select(
+            "executor_id",
+            "host",
+            "launch_ms",
+            "finish_ms",
+            "task_id",
+            "stage_id",
+            "stage_attempt_id",
+            "partition_id",
+            "failed",
+            "killed",
+        )
+        .iter_rows()
+    )
+    return tuple(TimelineTask(*r) for r in rows), n_all
