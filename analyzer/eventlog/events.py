@@ -451,6 +451,7 @@ class EventReader:
         self.read_stats = ReadStats()
         self.decode_stats = DecodeStats()
         self._seen_types: set[bytes] = set()
+        self._skipped_names: dict[bytes, str] = {}
 
     def __iter__(self) -> Iterator[Event]:
         first = True
@@ -469,7 +470,12 @@ class EventReader:
             first = False
             decoder = _DECODERS.get(name)
             if decoder is None:
-                self.decode_stats.unknown_event_types[name.decode(errors="replace")] += 1
+                # Counted by raw name and decoded once per name: a log has a skipped
+                # TaskStart for every task.
+                skipped = self._skipped_names.get(name)
+                if skipped is None:
+                    skipped = self._skipped_names[name] = name.decode(errors="replace")
+                self.decode_stats.unknown_event_types[skipped] += 1
                 continue
             try:
                 event = decoder.decode(line.data)

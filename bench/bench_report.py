@@ -1,0 +1,433 @@
+"""Time `spark-explain report` end to end against Spark's History Server on the same big logs.
+
+usage:
+  python bench/bench_report.py            the small log and the 350 MB one, plain and zstd
+  python bench/bench_report.py --large    also the 3.5 GB one (about 8 GB of disk, minutes)
+  python bench/bench_report.py --sizes 350mb --codecs plain --repeat 3 --no-shs
+
+Logs are built on demand into bench/logs/ (gitignored) from the public NDS q72 log with
+/work/shared/tools/scale_eventlog.py: `small` is that log as it is (48 MB, 13.5k tasks),
+`350mb` is 7 copies and `3500mb` 72 copies; each has a zstd twin. For every log it measures, in
+separate processes so that each peak RSS is its own:
+
+- the floors: decompressing and splitting lines alone (`iter_lines`), and `orjson.loads` per line;
+- `spark-explain report LOG -o out.json` and `-o out.html` (wall time and peak RSS, from
+  `/usr/bin/time -v` when present, else `getrusage(RUSAGE_CHILDREN)`), and the report's size;
+- Spark's History Server from the pyspark wheel (tests/oracle/history_server.py): wall time from
+  launching it until `/api/v1/applications/<id>/sql` answers (its listing scan and the replay of
+  the whole log included), and the JVM's peak RSS (VmHWM).
+
+Each of ours is run `--repeat` times (default 2) and the best is kept: the machine is shared and
+timings are noisy. The History Server runs once per log unless `--shs-repeat` says otherwise.
+MB are 10^6 bytes of decompressed JSON. Results are printed as a table and saved as JSON in
+bench/out/bench_report.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+LOGS_DIR = BENCH_DIR / "logs"
+OUT_DIR = BENCH_DIR / "out"
+SCALE_TOOL = Path("/work/shared/tools/scale_eventlog.py")
+SEED_LOG = Path("/work/shared/eventlogs/public/nds_q72_dataproc_2_2.zstd")
+SIZES = {"small": 1, "350mb": 7, "3500mb": 72}
+"""Size name → number of copies of the seed log (48.3 MB, 13,504 task ends each)."""
+LARGE = "3500mb"
+CODECS = ("plain", "zstd")
+FORMATS = ("json", "html")
+TASK_END_PREFIX = b'{"Event":"SparkListenerTaskEnd"'
+CLI = [str(Path(sys.executable).parent / "spark-explain")]
+
+sys.path[:0] = [str(BENCH_DIR), str(REPO / "tests")]
+
+
+# ------------------------------------------------------------------------------ building logs
+
+
+def _seed_plain() -> Path:
+    """Decompress the public NDS q72 log once (all zstd frames) into bench/logs/."""
+    import zstandard
+
+    LOGS_DIR.mkdir(parents=True, exist_ok=True)
+    seed = LOGS_DIR / "nds_q72_dataproc_2_2"
+    if not seed.exists():
+        tmp = seed.with_name(seed.name + ".tmp")
+        with SEED_LOG.open("rb") as src, tmp.open("wb") as dst:
+            reader = zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True)
+            while chunk := reader.read(1 << 20):
+                dst.write(chunk)
+        tmp.replace(seed)
+    return seed
+
+
+def build_log(size: str, codec: str) -> Path:
+    """Return the log of this size and codec, building it (and its plain twin) if missing."""
+    copies = SIZES[size]
+    seed = _seed_plain()
+    plain = seed if copies == 1 else LOGS_DIR / f"nds_q72_x{copies}"
+    if not plain.exists():
+        print(f"building {plain.name} ({copies} copies)...", flush=True)
+        tmp = plain.with_name(plain.name + ".tmp")
+        cmd = [sys.executable, str(SCALE_TOOL), str(seed), str(tmp), "--copies", str(copies)]
+        subprocess.run(cmd, check=True)
+        tmp.replace(plain)
+    if codec == "plain":
+        return plain
+    packed = LOGS_DIR / f"nds_q72_x{copies}.zstd"
+    if not packed.exists():
+        import zstandard
+
+        print(f"compressing {packed.name}...", flush=True)
+        tmp = packed.with_name(packed.name + ".tmp")
+        # Level 1, Spark's default spark.io.compression.zstd.level.
+        with plain.open("rb") as src, tmp.open("wb") as dst:
+            zstandard.ZstdCompressor(level=1).copy_stream(src, dst, read_size=1 << 20)
+        tmp.replace(packed)
+    return packed
+
+
+def count_task_ends(plain: Path) -> int:
+    """Count the task-end lines of a plain log (cached beside it)."""
+    meta = plain.with_name(plain.name + ".meta.json")
+    if meta.exists() and meta.stat().st_mtime >= plain.stat().st_mtime:
+        return int(json.loads(meta.read_text())["n_task_ends"])
+    n = 0
+    with plain.open("rb") as handle:
+        for line in handle:
+            n += line.startswith(TASK_END_PREFIX)
+    meta.write_text(json.dumps({"n_task_ends": n}))
+    return n
+
+
+# ------------------------------------------------------------------------------ measurements
+
+
+class CommandFailed(Exception):
+    """A measured command exited with an error."""
+
+
+@dataclass
+class Run:
+    """One timed process."""
+
+    seconds: float
+    peak_rss_mb: float
+    cpu_seconds: float = float("nan")
+    """User + system CPU time: steadier than wall time on a loaded machine."""
+
+
+@dataclass
+class Result:
+    """Everything measured for one log."""
+
+    log: str
+    codec: str
+    size_on_disk_mb: float
+    json_mb: float
+    n_tasks: int
+    floor_lines: Run | None = None
+    floor_orjson: Run | None = None
+    ours: dict[str, Run] = field(default_factory=dict)
+    report_mb: dict[str, float] = field(default_factory=dict)
+    shs: Run | None = None
+    shs_replay_seconds: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+_TIME_RE = {
+    "wall": re.compile(rb"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)"),
+    "rss": re.compile(rb"Maximum resident set size \(kbytes\): (\d+)"),
+    "user": re.compile(rb"User time \(seconds\): (\S+)"),
+    "sys": re.compile(rb"System time \(seconds\): (\S+)"),
+}
+
+
+def _wall_seconds(text: str) -> float:
+    parts = [float(p) for p in text.split(":")]
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + p
+    return seconds
+
+
+def timed(cmd: list[str]) -> Run:
+    """Run `cmd` in a child process; return its wall time and peak RSS."""
+    if Path("/usr/bin/time").exists():
+        with tempfile.NamedTemporaryFile(suffix=".time") as report:
+            began = time.perf_counter()
+            done = subprocess.run(
+                ["/usr/bin/time", "-v", "-o", report.name, *cmd], capture_output=True, cwd=REPO
+            )
+            elapsed = time.perf_counter() - began
+            text = Path(report.name).read_bytes()
+        if done.returncode != 0:
+            raise CommandFailed(f"{' '.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
+        rss = _TIME_RE["rss"].search(text)
+        wall = _TIME_RE["wall"].search(text)
+        cpu = sum(
+            float(m.group(1))
+            for m in (_TIME_RE["user"].search(text), _TIME_RE["sys"].search(text))
+            if m
+        )
+        return Run(
+            seconds=round(_wall_seconds(wall.group(1).decode()) if wall else elapsed, 2),
+            peak_rss_mb=round(int(rss.group(1)) / 1024, 1) if rss else float("nan"),
+            cpu_seconds=round(cpu, 2),
+        )
+    # RUSAGE_CHILDREN keeps the largest peak of all children so far: run each in a fresh
+    # intermediate process so that the number is this command's own.
+    probe = (
+        "import resource,subprocess,sys,time;t=time.perf_counter();"
+        "r=subprocess.run(sys.argv[1:]).returncode;e=time.perf_counter()-t;"
+        "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+        "print(e,u.ru_utime+u.ru_stime,u.ru_maxrss);sys.exit(r)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *cmd], capture_output=True, text=True, cwd=REPO
+    )
+    if done.returncode != 0:
+        raise CommandFailed(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
+    elapsed, cpu, rss_kib = done.stdout.split()[-3:]
+    return Run(
+        seconds=round(float(elapsed), 2),
+        peak_rss_mb=round(int(rss_kib) / 1024, 1),
+        cpu_seconds=round(float(cpu), 2),
+    )
+
+
+def best(runs: list[Run]) -> Run:
+    """The fastest run, with the lowest peak RSS seen."""
+    fastest = min(runs, key=lambda r: r.seconds)
+    return Run(
+        fastest.seconds,
+        min(r.peak_rss_mb for r in runs),
+        min(r.cpu_seconds for r in runs),
+    )
+
+
+def floor_command(log: Path, mode: str) -> list[str]:
+    """The command that times one reading floor (bench_read.py's `measure`) in its own process."""
+    return [sys.executable, str(Path(__file__).resolve()), "--floor", mode, str(log)]
+
+
+def run_floor(log: Path, mode: str) -> None:
+    """Child side of `floor_command`: print bench_read's measurement as JSON."""
+    from bench_read import measure
+
+    print(json.dumps(measure(str(log), mode)))
+
+
+def html_available() -> bool:
+    """Whether the HTML renderer exists yet."""
+    return importlib.util.find_spec("analyzer.render.html") is not None
+
+
+def measure_ours(log: Path, result: Result, repeat: int, formats: list[str]) -> None:
+    """Time the CLI report for each format, `repeat` times each; keep the best."""
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    for fmt in formats:
+        if fmt == "html" and not html_available():
+            result.notes.append("html pending: analyzer/render/html.py does not exist yet")
+            continue
+        out = OUT_DIR / f"{log.name}.{fmt}"
+        try:
+            runs = [timed([*CLI, "report", str(log), "-o", str(out)]) for _ in range(repeat)]
+        except CommandFailed as exc:
+            if fmt != "html":
+                raise
+            last = str(exc).strip().splitlines()[-1]
+            result.notes.append(f"html pending: the renderer failed ({last[:120]})")
+            continue
+        result.ours[fmt] = best(runs)
+        result.report_mb[fmt] = round(out.stat().st_size / 1e6, 2)
+
+
+def measure_floors(log: Path, result: Result, repeat: int) -> None:
+    """Time the reading floors, best of `repeat`."""
+    for mode in ("lines", "orjson"):
+        runs = []
+        for _ in range(repeat):
+            began = time.perf_counter()
+            done = subprocess.run(floor_command(log, mode), capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"floor {mode} of {log} failed:\n{done.stderr[-2000:]}")
+            elapsed = time.perf_counter() - began
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            runs.append(Run(float(got.get("seconds", elapsed)), float(got["peak_rss_mb"])))
+        setattr(result, f"floor_{mode}", best(runs))
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """Peak RSS (VmHWM) of a live process, from /proc, else from ps (current RSS only)."""
+    status = Path(f"/proc/{pid}/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    out = subprocess.run(["ps", "-o", "rss=", "-p", str(pid)], capture_output=True, text=True)
+    return round(int(out.stdout.strip() or 0) / 1024, 1)
+
+
+def measure_shs(log: Path, result: Result, repeat: int, heap: str) -> None:
+    """Time Spark's History Server from launch until the SQL endpoint of the log's app answers."""
+    from oracle import HistoryServer, missing_requirement
+
+    reason = missing_requirement()
+    if reason is not None:
+        result.notes.append(f"History Server skipped: {reason}")
+        return
+    runs, replays = [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="bench-shs-") as tmp:
+            log_dir = Path(tmp) / "logs"
+            log_dir.mkdir()
+            (log_dir / log.name).symlink_to(log.resolve())
+            began = time.perf_counter()
+            with HistoryServer(
+                [log_dir], Path(tmp) / "work", startup_timeout_s=3600, daemon_memory=heap
+            ) as shs:
+                app_id = shs.app_ids()[0]
+                asked = time.perf_counter()
+                shs.sql(app_id)
+                done = time.perf_counter()
+                proc = getattr(shs, "_proc", None)
+                rss = _vm_hwm_mb(proc.pid) if proc is not None else float("nan")
+        runs.append(Run(round(done - began, 2), rss))
+        replays.append(round(done - asked, 2))
+    result.shs = best(runs)
+    result.shs_replay_seconds = min(replays)
+
+
+# ------------------------------------------------------------------------------ reporting
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def print_table(results: list[Result]) -> None:
+    """Print one row per log, then the ratios to the History Server."""
+    head = (
+        f"{'log':18} {'codec':5} {'JSON MB':>8} {'tasks':>8} │ {'lines s':>7} {'orjson s':>8} │"
+        f" {'json s':>7} {'CPU s':>6} {'MB/s':>6} {'RSS MB':>7}"
+        f" {'html s':>7} {'RSS MB':>7} {'html MB':>7} │"
+        f" {'SHS s':>7} {'replay':>7} {'RSS MB':>7} │ {'time ×':>6} {'RSS ×':>6}"
+    )
+    print(head)
+    print("─" * len(head))
+    for r in results:
+        js, html = r.ours.get("json"), r.ours.get("html")
+        shs = r.shs
+        speed = (r.json_mb / js.seconds) if js and js.seconds else None
+        print(
+            f"{r.log:18} {r.codec:5} {r.json_mb:8.0f} {r.n_tasks:8,} │"
+            f" {r.floor_lines.seconds if r.floor_lines else '-':>7}"
+            f" {r.floor_orjson.seconds if r.floor_orjson else '-':>8} │"
+            f" {js.seconds if js else '-':>7} {js.cpu_seconds if js else '-':>6}"
+            f" {f'{speed:.0f}' if speed else '-':>6}"
+            f" {js.peak_rss_mb if js else '-':>7}"
+            f" {html.seconds if html else 'pending':>7} {html.peak_rss_mb if html else '-':>7}"
+            f" {r.report_mb.get('html', '-'):>7} │"
+            f" {shs.seconds if shs else '-':>7} {r.shs_replay_seconds or '-':>7}"
+            f" {shs.peak_rss_mb if shs else '-':>7} │"
+            f" {_ratio(js.seconds if js else None, shs.seconds if shs else None):>6}"
+            f" {_ratio(js.peak_rss_mb if js else None, shs.peak_rss_mb if shs else None):>6}"
+        )
+        for note in r.notes:
+            print(f"    note: {note}")
+    print(
+        "SHS s: launch until the SQL endpoint answers; replay: its first SQL request alone.\n"
+        "time × and RSS × are ours (JSON report) / the History Server's; lower is better."
+    )
+    by_codec: dict[str, list[Result]] = {}
+    for r in results:
+        by_codec.setdefault(r.codec, []).append(r)
+    for codec, rows in by_codec.items():
+        rows = sorted((r for r in rows if "json" in r.ours), key=lambda r: r.json_mb)
+        if len(rows) < 2:
+            continue
+        base = rows[0]
+        growth = ", ".join(
+            f"{r.log}: ×{r.json_mb / base.json_mb:.1f} bytes → ×"
+            f"{r.ours['json'].seconds / base.ours['json'].seconds:.1f} time, ×"
+            f"{r.ours['json'].peak_rss_mb / base.ours['json'].peak_rss_mb:.1f} RSS"
+            for r in rows[1:]
+        )
+        print(f"growth over {base.log} ({codec}): {growth}")
+
+
+def main() -> None:
+    """Build the logs asked for, measure them, print the table and save the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="small,350mb", help=f"comma list of {', '.join(SIZES)}")
+    parser.add_argument("--large", action="store_true", help=f"also the {LARGE} log")
+    parser.add_argument("--codecs", default=",".join(CODECS), help="comma list of plain, zstd")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="comma list of json, html")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of ours per log (best kept)")
+    parser.add_argument("--shs-repeat", type=int, default=1, help="History Server runs per log")
+    parser.add_argument("--shs-heap", default="2g", help="History Server heap (3500mb: 8g)")
+    parser.add_argument("--no-shs", action="store_true", help="skip the History Server")
+    parser.add_argument("--no-floors", action="store_true", help="skip the reading floors")
+    parser.add_argument("--floor", nargs=2, metavar=("MODE", "LOG"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.floor:
+        run_floor(Path(args.floor[1]), args.floor[0])
+        return
+    sizes = [s for s in args.sizes.split(",") if s]
+    if args.large and LARGE not in sizes:
+        sizes.append(LARGE)
+    codecs = [c for c in args.codecs.split(",") if c]
+    formats = [f for f in args.formats.split(",") if f]
+    for name, allowed, got in (("size", SIZES, sizes), ("codec", CODECS, codecs)):
+        bad = [g for g in got if g not in allowed]
+        if bad:
+            parser.error(f"unknown {name} {bad[0]!r}")
+    results = []
+    for size in sizes:
+        for codec in codecs:
+            log = build_log(size, codec)
+            plain = build_log(size, "plain")
+            result = Result(
+                log=plain.name if size != "small" else "small (seed)",
+                codec=codec,
+                size_on_disk_mb=round(log.stat().st_size / 1e6, 1),
+                json_mb=round(plain.stat().st_size / 1e6, 1),
+                n_tasks=count_task_ends(plain),
+            )
+            print(f"measuring {log.name} ({result.size_on_disk_mb} MB on disk)...", flush=True)
+            if not args.no_floors:
+                measure_floors(log, result, args.repeat)
+            measure_ours(log, result, args.repeat, formats)
+            if not args.no_shs:
+                heap = "8g" if size == LARGE and args.shs_heap == "2g" else args.shs_heap
+                measure_shs(log, result, args.shs_repeat, heap)
+            results.append(result)
+    print()
+    print_table(results)
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    saved = OUT_DIR / "bench_report.json"
+    saved.write_text(json.dumps([asdict(r) for r in results], indent=2))
+    print(f"saved {saved.relative_to(REPO)}; peak RSS of this driver {_self_rss_mb()} MB")
+
+
+def _self_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
