@@ -97,3 +97,42 @@ def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
     page.close()
     assert errors == []
     assert blocked == []
+
+
+SPILL_LOG = Path(__file__).resolve().parent.parent / "sample_eventlogs" / "local-1795320332402.lz4"
+"""A sample whose findings (spill) point at plan nodes of two AQE executions."""
+
+
+@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+def test_finding_link_opens_its_node_panel(browser: Any, tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    report.write_text(html_of(SPILL_LOG), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(report.as_uri())
+    links = page.locator("#findings a.finding-node")
+    assert links.count() == 2
+    for i in range(links.count()):
+        link = links.nth(i)
+        dom_id = link.get_attribute("data-target-node")
+        node = page.locator(f'[id="{dom_id}"]')
+        section = node.locator("xpath=ancestor::section[contains(@class, 'execution')]")
+        # Show the initial plan first: the link must switch back to the final plan's graph.
+        other_tab = section.locator(".plan-tab:not(.active)")
+        assert other_tab.count() == 1  # AQE: the initial plan's tab
+        other_tab.click()
+        assert not node.is_visible()
+        if page.locator("#panel").is_visible():
+            page.locator("#panel-close").click()
+        link.click()
+        panel = page.locator("#panel")
+        assert panel.is_visible()
+        assert node.is_visible()
+        assert "selected" in (node.get_attribute("class") or "")
+        name = node.get_attribute("data-name")
+        node_id = dom_id.rsplit("-n", 1)[1] if dom_id else ""
+        assert panel.locator("h3").inner_text() == f"{name} (node {node_id})"
+        assert panel.locator(f'.finding-refs a[href="#finding-{i + 1}"]').count() == 1
+    page.close()
+    assert errors == []

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Sequence
+from typing import Any
 
 from markupsafe import Markup
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.insights import Thresholds
 from analyzer.render.environment import read_asset, template_env
 from analyzer.report.html_view import HtmlReportView, build_html_view
 
@@ -25,14 +28,23 @@ def _inline(name: str, closing: str) -> Markup:
 
 
 def _text_report(
-    analysis: Analysis, executions: Sequence[int] | None, top: int | None, now_ms: int | None
+    analysis: Analysis,
+    executions: Sequence[int] | None,
+    top: int | None,
+    now_ms: int | None,
+    thresholds: Thresholds | None,
 ) -> str:
     """The text report for copying from the page, when the text renderer is available."""
     try:
         from analyzer.render.text import render_text
     except ImportError:
         return ""
-    return render_text(analysis, executions=executions, top=top, color=False, now_ms=now_ms)
+    options: dict[str, Any] = {}
+    if thresholds is not None and "thresholds" in inspect.signature(render_text).parameters:
+        options["thresholds"] = thresholds  # the same findings as the page
+    return render_text(
+        analysis, executions=executions, top=top, color=False, now_ms=now_ms, **options
+    )
 
 
 def render_html(
@@ -40,16 +52,22 @@ def render_html(
     executions: Sequence[int] | None = None,
     top: int | None = None,
     now_ms: int | None = None,
+    thresholds: Thresholds | None = None,
 ) -> str:
     """Return the HTML report of an analysis as one self-contained page.
 
     `executions` limits it to those SQL execution ids, `top` to the N slowest; `now_ms` fixes the
-    "generated at" time (gold files) instead of the clock.
+    "generated at" time (gold files) instead of the clock; `thresholds` tunes the findings shown
+    first (default `Thresholds()`).
     """
-    view = build_html_view(analysis, executions=executions, top=top, now_ms=now_ms)
+    view = build_html_view(
+        analysis, executions=executions, top=top, now_ms=now_ms, thresholds=thresholds
+    )
     view, sections = _fit_sections(view)
     shown = [e.execution_id for e in view.executions]
-    view = dataclasses.replace(view, text_report=_text_report(analysis, shown, None, now_ms))
+    view = dataclasses.replace(
+        view, text_report=_text_report(analysis, shown, None, now_ms, thresholds)
+    )
     template = template_env().get_template("report.html.j2")
     return template.render(
         report=view,
@@ -84,4 +102,14 @@ def _fit_sections(view: HtmlReportView) -> tuple[HtmlReportView, list[Markup]]:
         "choose others with --execution or --top."
     )
     notes = (*view.notes, note)
-    return dataclasses.replace(view, executions=kept, execution_rows=rows, notes=notes), sections
+    findings = tuple(
+        f
+        if f.execution_anchor in kept_anchors
+        else dataclasses.replace(
+            f, execution_anchor="", execution_str="", node_dom_id="", node_str=""
+        )
+        for f in view.findings
+    )
+    return dataclasses.replace(
+        view, executions=kept, execution_rows=rows, notes=notes, findings=findings
+    ), sections

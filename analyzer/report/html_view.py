@@ -25,6 +25,7 @@ from analyzer.aggregate.task_detail import (
     timeline_tasks,
     top_task_rows,
 )
+from analyzer.insights import Finding, Thresholds, detect_all
 from analyzer.model.application import Execution, PlanVersion
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.formatters import (
@@ -62,6 +63,67 @@ SKEW_RATIO = 4.0
 """A metric is marked skewed when its max is at least this many times its median …"""
 SKEW_MIN_MAX = {"timing": 1_000, "nsTiming": 1_000_000_000, "size": 16 * 1024**2, "sum": 100_000}
 """… and its max is large enough to matter: 1 s, 16 MiB, 100,000 (rows), per metric type."""
+SEVERITY_MARKS = {"critical": "✖", "warning": "⚠", "info": "ℹ"}
+"""The mark shown before a finding of each severity (and on the plan nodes findings point at)."""
+FINDINGS_DOC = "docs/findings.md"
+"""Where each rule is explained, under a heading named by its id (not part of the page)."""
+
+
+@dataclass(frozen=True)
+class FindingRefView:
+    """A link to one finding of the Findings section, from the place it points at."""
+
+    dom_id: str = field(metadata={"help": "Element id of the finding (`finding-2`)."})
+    label_str: str = field(
+        metadata={"help": "Link text: `⚠ 2 · spill: Stage 9: spilled 1.2 GiB in Sort`."}
+    )
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """One finding of the Findings section, formatted, with links to what it points at."""
+
+    dom_id: str = field(metadata={"help": "Element id of the finding: `finding-<rank>`."})
+    rank: int = field(metadata={"help": "Its number in the list (1: largest estimated time lost)."})
+    rule: str = field(metadata={"help": "Rule id, e.g. `data-skew`."})
+    severity: str = field(metadata={"help": "`info`, `warning` or `critical` (also a CSS class)."})
+    mark: str = field(metadata={"help": "Severity mark: `✖` critical, `⚠` warning, `ℹ` info."})
+    title: str = field(metadata={"help": "One line naming the problem, as the rule wrote it."})
+    where_str: str = field(
+        metadata={
+            "help": "`SQL execution 3 · node #12 SortMergeJoin · stage 5.0 · tasks 9, 10`, the "
+            "parts it has; `the application` when it points at nothing narrower."
+        }
+    )
+    lost_str: str = field(
+        metadata={"help": "`est. 4.2 s lost`, or `no time cost estimated` when the estimate is 0."}
+    )
+    estimate_str: str = field(metadata={"help": "How the estimate was made, in one sentence."})
+    evidence: tuple[tuple[str, str], ...] = field(
+        metadata={"help": "(label, formatted value) pairs, in reading order."}
+    )
+    suggestion: str = field(metadata={"help": "What to change: a Spark setting or a query change."})
+    docs_anchor: str = field(
+        metadata={"help": "Where the rule is explained: `docs/findings.md#rule` (plain text)."}
+    )
+    execution_anchor: str = field(
+        metadata={
+            "help": "Element id of the section of its execution; empty when it has no execution "
+            "or its execution has no section in the page."
+        }
+    )
+    execution_str: str = field(
+        metadata={"help": "Link text to that section: `execution 3`, or empty."}
+    )
+    node_dom_id: str = field(
+        metadata={
+            "help": "Element id of its operator in the final plan graph (a click opens the "
+            "node's panel); empty without a node, or when the node is not drawn."
+        }
+    )
+    node_str: str = field(
+        metadata={"help": "Link text to that node: `#12 SortMergeJoin`, or empty."}
+    )
 
 
 @dataclass(frozen=True)
@@ -97,6 +159,15 @@ class GraphNodeView:
     )
     skew_str: str = field(metadata={"help": "Which metric is skewed and by how much, or empty."})
     is_exchange: bool = field(metadata={"help": "True for exchanges (stage boundaries)."})
+    finding_mark: str = field(
+        metadata={"help": "Mark of the most severe finding pointing at the node, or empty."}
+    )
+    findings_str: str = field(
+        metadata={
+            "help": "The findings pointing at the node, one `⚠ 2 · spill` per line (tooltip), or "
+            "empty."
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -175,6 +246,9 @@ class NodePanelView:
     )
     metadata: tuple[tuple[str, str], ...] = field(
         metadata={"help": "Scan metadata pairs (Location, ReadSchema, …)."}
+    )
+    findings: tuple[FindingRefView, ...] = field(
+        metadata={"help": "Links to the findings pointing at the node, by rank."}
     )
 
 
@@ -291,6 +365,9 @@ class ExecutionView:
     notes: tuple[str, ...] = field(
         metadata={"help": "What was capped or left out for this execution."}
     )
+    findings: tuple[FindingRefView, ...] = field(
+        metadata={"help": "Links to the findings pointing at this execution, by rank."}
+    )
 
 
 @dataclass(frozen=True)
@@ -323,6 +400,15 @@ class HtmlReportView:
         metadata={"help": "The text report for copying, or empty when unavailable."}
     )
     generated_str: str = field(metadata={"help": "When the report was rendered, UTC."})
+    findings: tuple[FindingView, ...] = field(
+        metadata={
+            "help": "Findings of the listed executions and of the application, largest "
+            "estimated time lost first."
+        }
+    )
+    findings_str: str = field(
+        metadata={"help": "The Findings section's heading note: how many, in what order."}
+    )
     notes: tuple[str, ...] = field(
         metadata={"help": "Report-wide caveats (truncated log, skipped lines)."}
     )
@@ -662,6 +748,117 @@ def _timeline(execution: Execution, analysis: Analysis, max_bars: int) -> Timeli
     )
 
 
+# ---------------------------------------------------------------- findings
+
+
+def _plan_dom_id(execution_id: int, plan_index: int) -> str:
+    """Element id of a plan version's container, also the prefix of its nodes' ids."""
+    return f"e{execution_id}-p{plan_index}"
+
+
+def _node_dom_id(plan_dom_id: str, node_id: int) -> str:
+    """Element id of a node (or key of a cluster) in a plan graph."""
+    return f"{plan_dom_id}-n{node_id}"
+
+
+def _finding_where(finding: Finding, node_name: str) -> str:
+    """Say where a finding points: execution, node, stage attempt and tasks, those it has."""
+    parts = []
+    if finding.execution_id is not None:
+        parts.append(f"SQL execution {finding.execution_id}")
+    if finding.node_id is not None:
+        parts.append(f"node #{finding.node_id}" + (f" {node_name}" if node_name else ""))
+    if finding.stage_id is not None:
+        stage = f"stage {finding.stage_id}"
+        if finding.stage_attempt_id is not None:
+            stage += f".{finding.stage_attempt_id}"
+        parts.append(stage)
+    if finding.task_ids:
+        noun = "task" if len(finding.task_ids) == 1 else "tasks"
+        parts.append(f"{noun} {', '.join(str(t) for t in finding.task_ids)}")
+    return " · ".join(parts) or "the application"
+
+
+def build_finding_views(
+    findings: Sequence[Finding], listed: Sequence[Execution], detailed_ids: set[int]
+) -> list[tuple[FindingView, Finding]]:
+    """Format the findings of the `listed` executions and of the application, in their order.
+
+    Links go to the sections of the executions in `detailed_ids` and to the operators of their
+    final plans. Each view comes with the finding it was made from.
+    """
+    by_id = {e.execution_id: e for e in listed}
+    out: list[tuple[FindingView, Finding]] = []
+    for finding in findings:
+        eid = finding.execution_id
+        execution = by_id.get(eid) if eid is not None else None
+        if eid is not None and execution is None:
+            continue
+        rank = len(out) + 1
+        node: PlanNode | None = None
+        if execution is not None and finding.node_id is not None:
+            try:
+                node = execution.final_plan.graph.node(finding.node_id)
+            except KeyError:  # a node id the final plan does not have: no node link
+                node = None
+        detailed = execution is not None and execution.execution_id in detailed_ids
+        node_dom_id = ""
+        if execution is not None and node is not None and detailed and not node.is_cluster:
+            plan_id = _plan_dom_id(execution.execution_id, execution.final_plan.index)
+            node_dom_id = _node_dom_id(plan_id, node.node_id)
+        lost = (
+            f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+            if finding.estimated_lost_ms > 0
+            else "no time cost estimated"
+        )
+        view = FindingView(
+            dom_id=f"finding-{rank}",
+            rank=rank,
+            rule=finding.rule,
+            severity=finding.severity,
+            mark=SEVERITY_MARKS[finding.severity],
+            title=finding.title,
+            where_str=_finding_where(finding, node.name if node is not None else ""),
+            lost_str=lost,
+            estimate_str=finding.estimate_method,
+            evidence=finding.evidence,
+            suggestion=finding.suggestion,
+            docs_anchor=f"{FINDINGS_DOC}#{finding.rule}",
+            execution_anchor=f"exec-{eid}" if detailed else "",
+            execution_str=f"execution {eid}" if detailed else "",
+            node_dom_id=node_dom_id,
+            node_str=f"#{node.node_id} {node.name}" if node_dom_id and node is not None else "",
+        )
+        out.append((view, finding))
+    return out
+
+
+def _finding_ref(finding: FindingView) -> FindingRefView:
+    return FindingRefView(
+        dom_id=finding.dom_id,
+        label_str=f"{finding.mark} {finding.rank} · {finding.rule}: {finding.title}",
+    )
+
+
+def _worst_mark(findings: Sequence[FindingView]) -> str:
+    """The mark of the most severe of `findings`, or empty."""
+    order = list(SEVERITY_MARKS)  # most severe first
+    worst = min((order.index(f.severity) for f in findings), default=None)
+    return "" if worst is None else SEVERITY_MARKS[order[worst]]
+
+
+def _findings_str(n_shown: int, n_all: int) -> str:
+    if n_all == 0:
+        return "No findings with these thresholds."
+    noun = "finding" if n_all == 1 else "findings"
+    if n_shown < n_all:
+        return (
+            f"{n_shown} of {n_all} {noun} (those of the listed executions and of the "
+            "application), largest estimated time lost first."
+        )
+    return f"{n_all} {noun}, largest estimated time lost first."
+
+
 # ---------------------------------------------------------------- plans
 
 
@@ -673,11 +870,14 @@ def _plan_view(
     panels: list[NodePanelView],
     task_metrics: dict[str, tuple[MetricStats, ...]],
     final_ids: dict[tuple[int, ...], str],
+    node_findings: dict[int, list[FindingView]],
 ) -> PlanGraphView:
-    """Lay out one plan version and collect a panel per node."""
+    """Lay out one plan version and collect a panel per node; `node_findings` (by node id of the
+    final plan) mark the final plan's nodes."""
     graph = plan.graph
     is_final = plan.index == execution.final_plan.index
-    prefix = f"e{execution.execution_id}-p{plan.index}"
+    prefix = _plan_dom_id(execution.execution_id, plan.index)
+    marked = node_findings if is_final else {}
     node_stats: dict[int, NodeStats] = {}
     for node in graph.nodes:
         if is_final and node.node_id in final_stats:
@@ -710,13 +910,13 @@ def _plan_view(
             skew_str = f"skew: {worst.name} max {max_str} ({ratio})"
         time_ms = op_times[node.node_id]
         place = places[node.node_id]
-        dom_id = f"{prefix}-n{node.node_id}"
+        dom_id = _node_dom_id(prefix, node.node_id)
         shared = final_ids.get(tuple(m.accumulator_id for m in metrics)) if metrics else None
         panel_id = dom_id
         if not is_final and shared is not None:
             panel_id = shared  # the same operator as in the final plan: share its panel
         else:
-            panels.append(_panel(dom_id, node, stats))
+            panels.append(_panel(dom_id, node, stats, marked.get(node.node_id, ())))
             if metrics:
                 task_metrics[dom_id] = metrics
             if is_final and metrics:
@@ -740,6 +940,10 @@ def _plan_view(
                 skewed=worst is not None,
                 skew_str=skew_str,
                 is_exchange="Exchange" in node.name,
+                finding_mark=_worst_mark(marked.get(node.node_id, ())),
+                findings_str="\n".join(
+                    f"{f.mark} {f.rank} · {f.rule}" for f in marked.get(node.node_id, ())
+                ),
             )
         )
     clusters = []
@@ -755,7 +959,7 @@ def _plan_view(
         x1 = max(p.x for p in members) + NODE_WIDTH + CLUSTER_PAD
         y1 = max(p.y for p in members) + NODE_HEIGHT + CLUSTER_PAD
         duration = _node_time_ms(stats)
-        dom_id = f"{prefix}-n{node.node_id}"
+        dom_id = _node_dom_id(prefix, node.node_id)
         clusters.append(
             GraphClusterView(
                 dom_id=dom_id,
@@ -767,7 +971,7 @@ def _plan_view(
                 height=y1 - y0,
             )
         )
-        panels.append(_panel(dom_id, node, stats))
+        panels.append(_panel(dom_id, node, stats, marked.get(node.node_id, ())))
         if stats is not None and stats.metrics:
             task_metrics[dom_id] = stats.metrics
     edges = []
@@ -794,7 +998,9 @@ def _plan_view(
     )
 
 
-def _panel(dom_id: str, node: PlanNode, stats: NodeStats | None) -> NodePanelView:
+def _panel(
+    dom_id: str, node: PlanNode, stats: NodeStats | None, findings: Sequence[FindingView]
+) -> NodePanelView:
     rows = []
     for m in stats.metrics if stats else ():
         fmt = m.metric_type
@@ -822,6 +1028,7 @@ def _panel(dom_id: str, node: PlanNode, stats: NodeStats | None) -> NodePanelVie
         stage_str=_stage_str(stats.stage_ids if stats else ()),
         metrics=tuple(rows),
         metadata=node.metadata,
+        findings=tuple(_finding_ref(f) for f in findings),
     )
 
 
@@ -833,7 +1040,13 @@ class _Budget:
     timeline_bars: int = MAX_TIMELINE_TASKS_TOTAL
 
 
-def _execution_view(analysis: Analysis, execution: Execution, budget: _Budget) -> ExecutionView:
+def _execution_view(
+    analysis: Analysis,
+    execution: Execution,
+    budget: _Budget,
+    findings: Sequence[FindingView],
+    node_findings: dict[int, list[FindingView]],
+) -> ExecutionView:
     eid = execution.execution_id
     final_stats = analysis.node_stats.get(eid, {})
     stats_by_acc = {m.accumulator_id: m for ns in final_stats.values() for m in ns.metrics}
@@ -847,7 +1060,9 @@ def _execution_view(analysis: Analysis, execution: Execution, budget: _Budget) -
     )
     final_ids: dict[tuple[int, ...], str] = {}
     plans = tuple(
-        _plan_view(execution, p, stats_by_acc, final_stats, panels, task_metrics, final_ids)
+        _plan_view(
+            execution, p, stats_by_acc, final_stats, panels, task_metrics, final_ids, node_findings
+        )
         for p in ordered
     )
     types = {m.accumulator_id: m.metric_type for m in stats_by_acc.values()}
@@ -884,6 +1099,7 @@ def _execution_view(analysis: Analysis, execution: Execution, budget: _Budget) -
         data_id=f"data-e{eid}",
         data={"hist": _histograms(analysis, eid, types), "tasks": task_rows},
         notes=tuple(notes),
+        findings=tuple(_finding_ref(f) for f in findings),
     )
 
 
@@ -907,8 +1123,13 @@ def build_html_view(
     top: int | None = None,
     now_ms: int | None = None,
     text_report: str = "",
+    thresholds: Thresholds | None = None,
 ) -> HtmlReportView:
-    """Build the page of one application; `now_ms` fixes the render time (for gold files)."""
+    """Build the page of one application; `now_ms` fixes the render time (for gold files).
+
+    Findings come from `detect_all(analysis, thresholds)`; those of executions not listed are
+    left out.
+    """
     app = analysis.application
     chosen = select_executions(analysis, executions, top)
     detailed = chosen if executions else chosen[:MAX_DETAILED_EXECUTIONS]
@@ -948,6 +1169,15 @@ def build_html_view(
     if app.attempt_id:
         app_id += f" (attempt {app.attempt_id})"
     budget = _Budget()
+    all_findings = detect_all(analysis, thresholds)
+    findings = build_finding_views(all_findings, chosen, detailed_ids)
+    by_execution: dict[int, list[FindingView]] = defaultdict(list)
+    by_node: dict[int, dict[int, list[FindingView]]] = defaultdict(lambda: defaultdict(list))
+    for view, finding in findings:
+        if finding.execution_id is not None:
+            by_execution[finding.execution_id].append(view)
+            if view.node_dom_id and finding.node_id is not None:
+                by_node[finding.execution_id][finding.node_id].append(view)
     generated = now_ms if now_ms is not None else int(time.time() * 1000)
     return HtmlReportView(
         title=f"EXPLAIN ANALYZE · {app.name}",
@@ -965,8 +1195,19 @@ def build_html_view(
         log_str=f"{source.path} ({source.codec or 'plain'}, {fmt_bytes(source.size_bytes)})",
         executions_total=len(app.executions),
         execution_rows=rows,
-        executions=tuple(_execution_view(analysis, e, budget) for e in detailed),
+        executions=tuple(
+            _execution_view(
+                analysis,
+                e,
+                budget,
+                by_execution.get(e.execution_id, []),
+                by_node.get(e.execution_id, {}),
+            )
+            for e in detailed
+        ),
         text_report=text_report,
         generated_str=fmt_timestamp_ms(generated),
         notes=tuple(notes),
+        findings=tuple(view for view, _ in findings),
+        findings_str=_findings_str(len(findings), len(all_findings)),
     )

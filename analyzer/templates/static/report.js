@@ -1,5 +1,5 @@
 /* The HTML report's behaviour: plan switching, the node panel (histograms, sortable task
-   table), node search. Data comes only from <script type="application/json"> elements and is
+   table), links from findings to plan nodes, node search. Data comes only from <script type="application/json"> elements and is
    inserted with textContent / createElementNS, never as HTML. */
 (function () {
   "use strict";
@@ -139,21 +139,39 @@
     panel.scrollTop = 0;
   }
 
+  function showPlan(section, planId) {
+    section.querySelectorAll(".plan-tab").forEach(function (b) { b.classList.toggle("active", b.getAttribute("data-plan") === planId); });
+    section.querySelectorAll(".plan").forEach(function (p) { p.hidden = p.id !== planId; });
+  }
+
+  /* A finding's node link: show the plan holding the node, scroll to it and open its panel. */
+  function showNode(id) {
+    var node = document.getElementById(id);
+    if (!node || !node.classList.contains("node-target")) return false;
+    var plan = node.closest(".plan");
+    if (plan.hidden) showPlan(plan.closest("section.execution"), plan.id);
+    node.scrollIntoView({ block: "center", inline: "center" });
+    openPanel(node);
+    return true;
+  }
+
   document.addEventListener("click", function (ev) {
+    var link = ev.target.closest ? ev.target.closest(".finding-node") : null;
+    if (link) {
+      if (showNode(link.getAttribute("data-target-node"))) ev.preventDefault();
+      return;
+    }
     var target = ev.target.closest ? ev.target.closest(".node-target") : null;
     if (target) { openPanel(target); return; }
     var tab = ev.target.closest ? ev.target.closest(".plan-tab") : null;
-    if (tab) {
-      var section = tab.closest("section.execution");
-      section.querySelectorAll(".plan-tab").forEach(function (b) { b.classList.toggle("active", b === tab); });
-      section.querySelectorAll(".plan").forEach(function (p) { p.hidden = p.id !== tab.getAttribute("data-plan"); });
-    }
+    if (tab) showPlan(tab.closest("section.execution"), tab.getAttribute("data-plan"));
   });
   document.addEventListener("keydown", function (ev) {
     if (ev.key === "Escape") panel.hidden = true;
     if (ev.key === "Enter" && ev.target.classList && ev.target.classList.contains("node")) openPanel(ev.target);
   });
   document.getElementById("panel-close").addEventListener("click", function () { panel.hidden = true; });
+  if (location.hash.length > 1) showNode(location.hash.slice(1));
 
   var search = document.getElementById("node-search");
   var searchCount = document.getElementById("search-count");

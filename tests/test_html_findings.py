@@ -1,0 +1,114 @@
+"""The HTML report's Findings section: shown first, one entry per finding, links that resolve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from html_reports import NOW_MS, SAMPLES, analysis_of, html_of, parse_page, report_logs
+
+import analyzer.render.html as html_render
+from analyzer import api
+from analyzer.insights import Thresholds, detect_all
+from analyzer.render.html import render_html
+
+LOGS = report_logs()
+LOG_IDS = [p.name for p in LOGS]
+SPILL_LOG = SAMPLES / "local-1795320332402.lz4"
+"""The sample whose two findings (spill) point at plan nodes of two executions."""
+
+
+def _attrs_with_class(html: str, tag: str, css_class: str) -> list[dict[str, str]]:
+    return [
+        attrs
+        for t, attrs in parse_page(html).tags
+        if t == tag and css_class in attrs.get("class", "").split()
+    ]
+
+
+def _ids(html: str) -> dict[str, dict[str, str]]:
+    return {attrs["id"]: attrs for _, attrs in parse_page(html).tags if "id" in attrs}
+
+
+@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
+@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
+    html = html_of(path)
+    analysis = analysis_of(path)
+    findings = detect_all(analysis)
+    sections = [a for t, a in parse_page(html).tags if t == "section"]
+    assert sections[0].get("id") == "findings"
+    items = _attrs_with_class(html, "li", "finding")
+    assert [a["id"] for a in items] == [f"finding-{i}" for i in range(1, len(findings) + 1)]
+    ids = _ids(html)
+    node_links = _attrs_with_class(html, "a", "finding-node")
+    for link in node_links:
+        target = link["data-target-node"]
+        assert link["href"] == f"#{target}"
+        assert "node" in ids[target]["class"].split()  # an operator box of a plan graph
+        assert "has-finding" in ids[target]["class"].split()
+    for link in _attrs_with_class(html, "a", "finding-execution"):
+        assert ids[link["href"][1:]]["class"].split()[:2] == ["card", "execution"]
+    # Every finding with a node of a shown execution links to that node of the final plan.
+    shown = {int(a["id"].removeprefix("exec-")) for a in sections if "execution" in a["class"]}
+    final = {e.execution_id: e.final_plan for e in analysis.application.executions}
+    expected = [
+        f"e{f.execution_id}-p{final[f.execution_id].index}-n{f.node_id}"
+        for f in findings
+        if f.execution_id in shown
+        and f.node_id is not None
+        and not final[f.execution_id].graph.node(f.node_id).is_cluster
+    ]
+    assert [link["data-target-node"] for link in node_links] == expected
+    for finding in findings:
+        assert f"docs/findings.md#{finding.rule}" in html
+
+
+@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+def test_nodes_and_panels_refer_back_to_their_findings() -> None:
+    html = html_of(SPILL_LOG)
+    marked = _attrs_with_class(html, "g", "has-finding")
+    assert len(marked) == 2
+    assert html.count('<text class="finding-mark"') == 2
+    assert html.count('<a href="#finding-1">') == 2  # from its execution and its node's panel
+    assert html.count('<a href="#finding-2">') == 2
+
+
+@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+def test_thresholds_reach_the_page_through_the_api() -> None:
+    analysis = analysis_of(SPILL_LOG)
+    quiet = Thresholds().with_overrides(["spill_min_bytes=1_000_000_000_000"])
+    for html in (
+        render_html(analysis, now_ms=NOW_MS, thresholds=quiet),
+        api.render_report(analysis, "html", now_ms=NOW_MS, thresholds=quiet),
+    ):
+        assert _attrs_with_class(html, "li", "finding") == []
+        assert "No findings with these thresholds." in html
+        assert _attrs_with_class(html, "g", "has-finding") == []
+
+
+@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+def test_findings_of_unlisted_executions_are_left_out() -> None:
+    analysis = analysis_of(SPILL_LOG)
+    findings = detect_all(analysis)
+    first = findings[0].execution_id
+    assert first is not None
+    html = render_html(analysis, executions=[first], now_ms=NOW_MS)
+    items = _attrs_with_class(html, "li", "finding")
+    assert len(items) == sum(1 for f in findings if f.execution_id == first) < len(findings)
+    assert f"1 of {len(findings)} findings" in html
+
+
+@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+def test_links_into_sections_left_out_for_size_are_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(html_render, "MAX_SECTIONS_BYTES", 1)  # keeps only the first section
+    html = render_html(analysis_of(SPILL_LOG), now_ms=NOW_MS)
+    ids = _ids(html)
+    assert sum(1 for a in ids.values() if "execution" in a.get("class", "").split()) == 1
+    assert len(_attrs_with_class(html, "li", "finding")) == 2
+    for link in _attrs_with_class(html, "a", "finding-node"):
+        assert link["data-target-node"] in ids
+    for link in _attrs_with_class(html, "a", "finding-execution"):
+        assert link["href"][1:] in ids
