@@ -10,7 +10,8 @@ more than one `events_N` file, AQE on and off, skew with and without AQE's skew-
 spills, a retried task, a failed query, Python UDFs, caching, a scalar subquery, parquet I/O, all
 join strategies, many tiny tasks and a large collected result.
 
-After the runs the script decodes every log (all four codecs), prints a summary per application,
+After the runs the script reads every log back with the analyzer's own reader
+(`analyzer.eventlog`: every codec and layout), prints a summary per application,
 checks what each workload is meant to show (for example a nonzero spill), and writes
 `README.md` and `manifest.json` beside the logs.
 
@@ -21,17 +22,19 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
 import shutil
-import struct
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +47,12 @@ MANIFEST_FORMAT_VERSION = 1
 CHILD_TIMEOUT_S = 600
 REGENERATE_COMMAND = ".venv/bin/python scripts/make_sample_eventlogs.py"
 
-# Names Spark gives single-file logs of local apps and rolling-log directories; nothing else in the
-# output directory is ever deleted.
+# Names Spark gives single-file logs and rolling-log directories (app id `local-<ms>` in local
+# mode, `app-<yyyyMMddHHmmss>-<nnnn>` on a standalone or local-cluster master); nothing else in
+# the output directory is ever deleted.
+APP_ID_PATTERN = r"(local-\d+|app-\d{14}-\d{4})"
 LOG_NAME_RE = re.compile(
-    r"^(local-\d+(\.(lz4|lzf|snappy|zstd))?(\.inprogress)?|eventlog_v2_local-\d+)$"
+    rf"^({APP_ID_PATTERN}(\.(lz4|lzf|snappy|zstd))?(\.inprogress)?|eventlog_v2_{APP_ID_PATTERN})$"
 )
 
 # The smallest `spark.eventLog.rolling.maxFileSize` Spark 4.3 accepts ("at least 2 MiB"); the size
@@ -78,6 +83,9 @@ class Workload:
     expects: tuple[str, ...] = ()
     """Checks from `CHECKS` the written log must pass."""
     master: str = "local[2,3]"
+    """`local[...]`, `local-cluster[...]`, or `standalone` (see `standalone_hosts`)."""
+    standalone_hosts: tuple[str, ...] = ()
+    """With master `standalone`: one Worker per host (loopback addresses), started for this app."""
 
     @property
     def app_name(self) -> str:
@@ -305,6 +313,162 @@ def run_multi_sql(spark: Any, scratch: Path) -> None:
     spark.sql("SELECT * FROM orders WHERE amount > 999").show(5)
 
 
+def wait_for_executors(spark: Any, n_executors: int, timeout_s: float = 120) -> None:
+    """Wait until `n_executors` executors have registered, so tasks spread over all of them."""
+    jsc = spark.sparkContext._jsc.sc()
+    deadline = time.monotonic() + timeout_s
+    # getExecutorMemoryStatus lists the driver's block manager too.
+    while jsc.getExecutorMemoryStatus().size() < n_executors + 1:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fewer than {n_executors} executors after {timeout_s} s")
+        time.sleep(0.2)
+
+
+SLOW_HOST_ENV = "SEA_SLOW_HOST"
+"""Set to `1` in the environment of the first standalone Worker (its executors inherit it)."""
+
+
+def run_speculation(spark: Any, scratch: Path) -> None:
+    """Aggregate twice over 8 partitions; one row pauses, so its task gets a speculative copy."""
+    from pyspark.sql import functions as F
+
+    wait_for_executors(spark, 2)
+    warm_up = spark.range(0, 80_000, 1, 8).groupBy((F.col("id") % 8).alias("k")).count()
+    warm_up.collect()
+    # The pause is a JVM call (no Python worker). It is long on the first Worker's host and
+    # shorter on the other, so whichever host runs the original, a copy is launched on the
+    # other host: a copy on the fast host wins and the original is killed, or the original
+    # wins and the copy is killed.
+    pause_ms = (
+        f"CASE WHEN reflect('java.lang.System', 'getenv', '{SLOW_HOST_ENV}') = '1' "
+        "THEN 6000 ELSE 2000 END"
+    )
+    rows = spark.range(0, 80_000, 1, 8).select(
+        "id",
+        F.when(
+            F.col("id") == 50_000,
+            F.expr(f"reflect('java.lang.Thread', 'sleep', cast({pause_ms} AS bigint))"),
+        ).alias("pause"),
+    )
+    rows.groupBy((F.col("id") % 8).alias("k")).agg(
+        F.sum("id").alias("s"), F.count("pause").alias("n_paused")
+    ).collect()
+
+
+def run_partition_pruning(spark: Any, scratch: Path) -> None:
+    """Write a table partitioned by day (120 days), then read it without and with pruning."""
+    from pyspark.sql import functions as F
+
+    table_dir = str(scratch / "events_by_day.parquet")
+    (
+        spark.range(0, 120_000, 1, 4)
+        .select(
+            F.date_add(F.lit("2024-01-01").cast("date"), (F.col("id") % 120).cast("int")).alias(
+                "dt"
+            ),
+            hashed("id", 6, 1_000).alias("user_id"),
+            (hashed("id", 7, 100_000) / F.lit(100.0)).alias("amount"),
+        )
+        .repartition(4, "dt")
+        .write.partitionBy("dt")
+        .mode("overwrite")
+        .parquet(table_dir)
+    )
+    table = spark.read.parquet(table_dir)
+    # Filter on a data column only: every one of the 120 partitions is listed and read.
+    (
+        table.filter(F.col("amount") > 990)
+        .groupBy("dt")
+        .agg(F.count("*").alias("n"), F.sum("amount").alias("total"))
+        .collect()
+    )
+    # Filter on the partition column: PartitionFilters prune the scan to 7 partitions.
+    (
+        table.filter(F.col("dt").between("2024-02-01", "2024-02-07"))
+        .groupBy("user_id")
+        .agg(F.sum("amount").alias("total"))
+        .orderBy(F.desc("total"))
+        .limit(10)
+        .collect()
+    )
+
+
+def executor_pid(app_id: str, executor_id: str) -> int | None:
+    """Return the pid of this application's executor JVM with the given id, if it runs."""
+    listing = subprocess.run(
+        ["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True
+    ).stdout
+    for line in listing.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        words = args.split()
+        if (
+            "org.apache.spark.executor.CoarseGrainedExecutorBackend" in words
+            and f"--app-id {app_id}" in args
+            and f"--executor-id {executor_id}" in " ".join(words)
+            and words[words.index("--executor-id") + 1] == executor_id
+        ):
+            return int(pid)
+    return None
+
+
+def kill_executor_when_stage_runs(
+    spark: Any, job_group: str, executor_id: str, delay_s: float
+) -> threading.Thread:
+    """Start a thread that SIGKILLs an executor `delay_s` after the group's last stage starts."""
+    sc = spark.sparkContext
+    app_id = sc.applicationId
+
+    def watch() -> None:
+        tracker = sc.statusTracker()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            for job_id in tracker.getJobIdsForGroup(job_group):
+                job = tracker.getJobInfo(job_id)
+                if job is None or len(job.stageIds) < 2:
+                    continue
+                stage = tracker.getStageInfo(max(job.stageIds))
+                if stage is not None and stage.numActiveTasks > 0:
+                    time.sleep(delay_s)
+                    pid = executor_pid(app_id, executor_id)
+                    if pid is None:
+                        print(f"executor {executor_id} not found", file=sys.stderr)
+                        return
+                    print(f"killing executor {executor_id} (pid {pid})", file=sys.stderr)
+                    os.kill(pid, signal.SIGKILL)
+                    return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+PAUSE_150_MS = "CAST(150 AS bigint)"
+
+
+def run_executor_lost(spark: Any, scratch: Path) -> None:
+    """Run an aggregation twice; the second time executor 1 is killed while the reduce runs."""
+    from pyspark.sql import functions as F
+
+    wait_for_executors(spark, 2)
+
+    def query() -> Any:
+        # 40 groups over 4 reduce tasks; each output row pauses 150 ms (a JVM call), so the
+        # reduce stage runs for about 1.5 s per task: long enough to lose an executor mid-stage.
+        return (
+            spark.range(0, 200_000, 1, 4)
+            .groupBy((F.col("id") % 40).alias("k"))
+            .agg(F.sum("id").alias("s"))
+            .withColumn("pause", F.expr(f"reflect('java.lang.Thread', 'sleep', {PAUSE_150_MS})"))
+        )
+
+    query().collect()
+    killer = kill_executor_when_stage_runs(spark, "lose-executor", "1", delay_s=0.5)
+    spark.sparkContext.setJobGroup("lose-executor", "reduce stage loses executor 1")
+    query().collect()
+    killer.join(timeout=10)
+
+
 AQE_OFF = {"spark.sql.adaptive.enabled": "false"}
 NO_AUTO_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
 
@@ -436,6 +600,52 @@ WORKLOADS: tuple[Workload, ...] = (
         run=run_multi_sql,
         expects=("several_executions",),
     ),
+    Workload(
+        name="speculation",
+        codec="lz4",
+        rolling=False,
+        exercises="speculative execution on a two-host standalone cluster (Workers on 127.0.0.1 "
+        "and 127.0.0.2): one row pauses, so its task gets a speculative copy on the other host "
+        "and the losing attempt is killed",
+        run=run_speculation,
+        conf={
+            "spark.speculation": "true",
+            "spark.speculation.interval": "100ms",
+            "spark.speculation.multiplier": "2",
+            "spark.speculation.quantile": "0.5",
+            "spark.speculation.minTaskRuntime": "500ms",
+            "spark.executor.memory": "512m",
+            "spark.cores.max": "4",
+        },
+        expects=("speculative_task",),
+        master="standalone",
+        standalone_hosts=("127.0.0.1", "127.0.0.2"),
+    ),
+    Workload(
+        name="partition-pruning",
+        codec="snappy",
+        rolling=False,
+        exercises="a parquet table partitioned by day (120 partitions) read with a filter on a "
+        "data column only (all 120 partitions scanned, PartitionFilters []) and with a filter on "
+        "the partition column (pruned to 7)",
+        run=run_partition_pruning,
+        expects=("unpruned_scan", "pruned_scan"),
+    ),
+    Workload(
+        name="executor-lost",
+        codec="zstd",
+        rolling=False,
+        exercises="local-cluster with 2 executors; executor 1 is killed (SIGKILL) during a reduce "
+        "stage: ExecutorRemoved, ExecutorLostFailure, FetchFailed, then the lost map outputs and "
+        "the unfinished reduce tasks rerun as stage attempts 1",
+        run=run_executor_lost,
+        conf={
+            **AQE_OFF,
+            "spark.executor.memory": "512m",
+        },
+        expects=("executor_lost", "stage_resubmitted"),
+        master="local-cluster[2,1,1024]",
+    ),
 )
 WORKLOADS_BY_NAME = {w.name: w for w in WORKLOADS}
 
@@ -463,11 +673,91 @@ def spark_conf(workload: Workload, log_dir: Path) -> dict[str, str]:
     return conf
 
 
+def spark_home() -> str:
+    """Return the Spark installation inside the pyspark package (bin/, jars/, sbin/)."""
+    import pyspark
+
+    return str(Path(pyspark.__file__).resolve().parent)
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def standalone_cluster(hosts: tuple[str, ...], scratch: Path) -> Iterator[str]:
+    """Start a standalone Master on 127.0.0.1 and one Worker per host; yield the master URL.
+
+    Speculative copies only run on another host than the original attempt, and `local[...]` and
+    `local-cluster[...]` put every executor on one host (local mode does not speculate at all),
+    so speculation needs Workers on distinct loopback addresses. The daemons are stopped (SIGTERM,
+    which also ends their executors) when the block exits.
+    """
+    home = spark_home()
+    env = dict(os.environ, SPARK_HOME=home, SPARK_NO_DAEMONIZE="1")
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    spark_class = f"{home}/bin/spark-class"
+    commands = [
+        (
+            [
+                *(spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"),
+                *("--port", str(port), "--webui-port", str(free_port())),
+            ],
+            env,
+        )
+    ]
+    for i, host in enumerate(hosts):
+        worker_env = dict(env, **({SLOW_HOST_ENV: "1"} if i == 0 else {}))
+        commands.append(
+            (
+                [
+                    *(spark_class, "org.apache.spark.deploy.worker.Worker", "--host", host),
+                    *("--cores", "2", "--memory", "1g", "--webui-port", str(free_port())),
+                    *("--work-dir", str(scratch / f"worker-{i}"), url),
+                ],
+                worker_env,
+            )
+        )
+    daemons: list[subprocess.Popen[bytes]] = []
+    with (scratch / "standalone-daemons.log").open("wb") as sink:
+        try:
+            for cmd, cmd_env in commands:
+                daemons.append(subprocess.Popen(cmd, env=cmd_env, stdout=sink, stderr=sink))
+            yield url
+        finally:
+            for daemon in daemons:
+                daemon.terminate()
+            for daemon in daemons:
+                try:
+                    daemon.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    daemon.kill()
+                    daemon.wait()
+
+
 def run_one(workload: Workload, log_dir: Path, scratch: Path) -> None:
     """Run one workload as a Spark application in this process."""
+    if workload.master.startswith("local-cluster"):
+        # local-cluster starts Workers inside the driver JVM; they launch executors with
+        # SPARK_HOME's scripts and write their work dirs under SPARK_WORKER_DIR.
+        os.environ["SPARK_HOME"] = spark_home()
+        os.environ["SPARK_WORKER_DIR"] = str(scratch / "workers")
+    if workload.master == "standalone":
+        with standalone_cluster(workload.standalone_hosts, scratch) as url:
+            run_session(workload, url, log_dir, scratch)
+    else:
+        run_session(workload, workload.master, log_dir, scratch)
+
+
+def run_session(workload: Workload, master: str, log_dir: Path, scratch: Path) -> None:
+    """Start the workload's SparkSession on `master`, run it, and stop the session."""
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(workload.master).appName(workload.app_name)
+    builder = SparkSession.builder.master(master).appName(workload.app_name)
     for key, value in spark_conf(workload, log_dir).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -479,139 +769,24 @@ def run_one(workload: Workload, log_dir: Path, scratch: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Reading the written logs back (independent of the analyzer package)
+# Reading the written logs back (with the analyzer's own reader: every codec and layout)
 # ------------------------------------------------------------------------------------------------
-
-
-def lzf_decompress(data: bytes, expected_len: int) -> bytes:
-    """Decode one raw LZF (liblzf) block."""
-    out = bytearray()
-    i = 0
-    while i < len(data):
-        ctrl = data[i]
-        i += 1
-        if ctrl < 32:  # literal run of ctrl + 1 bytes
-            out += data[i : i + ctrl + 1]
-            i += ctrl + 1
-            continue
-        length = ctrl >> 5
-        if length == 7:
-            length += data[i]
-            i += 1
-        ref = len(out) - ((ctrl & 0x1F) << 8) - data[i] - 1
-        i += 1
-        length += 2
-        if ref + length <= len(out):
-            out += out[ref : ref + length]
-        else:  # overlapping back-reference: copy byte by byte
-            for k in range(length):
-                out.append(out[ref + k])
-    if len(out) != expected_len:
-        raise ValueError(f"LZF block decoded to {len(out)} bytes, expected {expected_len}")
-    return bytes(out)
-
-
-def decode_lzf(raw: bytes) -> bytes:
-    """Decode a compress-lzf stream: chunks of `ZV` + type + lengths + payload."""
-    out = io.BytesIO()
-    pos = 0
-    while pos < len(raw):
-        if raw[pos : pos + 2] != b"ZV":
-            raise ValueError(f"bad LZF chunk header at {pos}")
-        kind = raw[pos + 2]
-        if kind == 0:
-            (length,) = struct.unpack_from(">H", raw, pos + 3)
-            out.write(raw[pos + 5 : pos + 5 + length])
-            pos += 5 + length
-        elif kind == 1:
-            clen, ulen = struct.unpack_from(">HH", raw, pos + 3)
-            out.write(lzf_decompress(raw[pos + 7 : pos + 7 + clen], ulen))
-            pos += 7 + clen
-        else:
-            raise ValueError(f"unknown LZF chunk type {kind} at {pos}")
-    return out.getvalue()
-
-
-def decode_lz4(raw: bytes) -> bytes:
-    """Decode an lz4-java block stream: `LZ4Block` + token + lengths + checksum + payload."""
-    import cramjam
-
-    out = io.BytesIO()
-    pos = 0
-    while pos < len(raw):
-        if raw[pos : pos + 8] != b"LZ4Block":
-            raise ValueError(f"bad LZ4 block header at {pos}")
-        token = raw[pos + 8]
-        clen, dlen, _checksum = struct.unpack_from("<iii", raw, pos + 9)
-        payload = raw[pos + 21 : pos + 21 + clen]
-        pos += 21 + clen
-        method = token & 0xF0
-        if method == 0x10:
-            out.write(payload)
-        elif method == 0x20:
-            out.write(bytes(cramjam.lz4.decompress_block(payload, output_len=dlen)))
-        else:
-            raise ValueError(f"unknown LZ4 block method {method:#x}")
-    return out.getvalue()
-
-
-SNAPPY_MAGIC = b"\x82SNAPPY\x00"
-
-
-def decode_snappy(raw: bytes) -> bytes:
-    """Decode a snappy-java stream: a 16-byte header, then int32-BE length + raw snappy chunks."""
-    import cramjam
-
-    out = io.BytesIO()
-    pos = 0
-    while pos < len(raw):
-        if raw[pos : pos + 8] == SNAPPY_MAGIC:
-            pos += 16  # magic, version, compatible version; repeated when streams are concatenated
-            continue
-        (length,) = struct.unpack_from(">i", raw, pos)
-        out.write(bytes(cramjam.snappy.decompress_raw(raw[pos + 4 : pos + 4 + length])))
-        pos += 4 + length
-    return out.getvalue()
-
-
-def decode_zstd(raw: bytes) -> bytes:
-    """Decode every zstd frame (Spark closes a frame on each flush)."""
-    import zstandard
-
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-    return reader.read()
-
-
-DECODERS: dict[str, Callable[[bytes], bytes]] = {
-    "none": lambda raw: raw,
-    "zstd": decode_zstd,
-    "lz4": decode_lz4,
-    "lzf": decode_lzf,
-    "snappy": decode_snappy,
-}
-
-
-def codec_of(path: Path) -> str:
-    """Return the codec named by a log file's extension."""
-    suffix = path.name.rsplit(".", 1)[-1] if "." in path.name else ""
-    return suffix if suffix in DECODERS else "none"
 
 
 def log_parts(log_path: Path) -> list[Path]:
     """Return the files of a log in reading order (one file, or a rolling dir's events_N files)."""
-    if log_path.is_file():
-        return [log_path]
-    parts = [p for p in log_path.iterdir() if p.name.startswith("events_")]
-    return sorted(parts, key=lambda p: int(p.name.split("_")[1]))
+    from analyzer.eventlog.source import resolve_log
+
+    return [Path(part.path) for part in resolve_log(str(log_path)).parts]
 
 
-def iter_events(log_path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the decoded JSON events of a log."""
-    for part in log_parts(log_path):
-        text = DECODERS[codec_of(part)](part.read_bytes()).decode("utf-8")
-        for line in text.splitlines():
-            if line.strip():
-                yield json.loads(line)
+def iter_events(log_path: Path, stats: Any) -> Iterator[dict[str, Any]]:
+    """Yield the decoded JSON events of a log, counting what was read into `stats` (`ReadStats`)."""
+    from analyzer.eventlog.lines import iter_lines
+    from analyzer.eventlog.source import resolve_log
+
+    for line in iter_lines(resolve_log(str(log_path)), stats):
+        yield json.loads(line.data)
 
 
 @dataclass
@@ -635,6 +810,15 @@ class LogSummary:
     disk_bytes_spilled: int = 0
     plan_node_names: set[str] = field(default_factory=set)
     skew_split: bool = False
+    n_speculative_tasks: int = 0
+    n_killed_tasks: int = 0
+    n_executors_removed: int = 0
+    n_executor_lost_failures: int = 0
+    n_fetch_failures: int = 0
+    n_stage_resubmissions: int = 0
+    """StageSubmitted events with a stage attempt above 0."""
+    partition_filters: list[str] = field(default_factory=list)
+    """The `PartitionFilters` of every scan of a partitioned table in the initial plans."""
 
 
 def collect_node_names(plan: dict[str, Any], into: set[str]) -> None:
@@ -644,13 +828,27 @@ def collect_node_names(plan: dict[str, Any], into: set[str]) -> None:
         collect_node_names(child, into)
 
 
+def collect_partition_filters(plan: dict[str, Any], into: list[str]) -> None:
+    """Append the `PartitionFilters` of every scan of a partitioned table in a SparkPlanInfo tree.
+
+    Only scans of partitioned tables have the "number of partitions read" metric.
+    """
+    metadata = plan.get("metadata") or {}
+    metric_names = {m.get("name") for m in plan.get("metrics", [])}
+    if "PartitionFilters" in metadata and "number of partitions read" in metric_names:
+        into.append(str(metadata["PartitionFilters"]))
+    for child in plan.get("children", []):
+        collect_partition_filters(child, into)
+
+
 def summarize_log(log_path: Path) -> LogSummary:
     """Decode a log and count what the README and the checks report."""
+    from analyzer.eventlog.lines import ReadStats
+
     summary = LogSummary()
     failed_attempts: set[tuple[int, int, int]] = set()
-    for part in log_parts(log_path):
-        summary.uncompressed_bytes += len(DECODERS[codec_of(part)](part.read_bytes()))
-    for event in iter_events(log_path):
+    stats = ReadStats()
+    for event in iter_events(log_path, stats):
         summary.n_events += 1
         kind = str(event.get("Event", "")).rsplit(".", 1)[-1]
         if kind == "SparkListenerLogStart":
@@ -661,6 +859,7 @@ def summarize_log(log_path: Path) -> LogSummary:
             summary.app_name = event.get("App Name", "")
         elif kind == "SparkListenerSQLExecutionStart":
             summary.n_sql_executions += 1
+            collect_partition_filters(event.get("sparkPlanInfo", {}), summary.partition_filters)
             collect_node_names(event.get("sparkPlanInfo", {}), summary.plan_node_names)
         elif kind == "SparkListenerSQLAdaptiveExecutionUpdate":
             summary.n_aqe_updates += 1
@@ -672,6 +871,11 @@ def summarize_log(log_path: Path) -> LogSummary:
                 summary.n_failed_executions += 1
         elif kind == "SparkListenerJobStart":
             summary.n_jobs += 1
+        elif kind == "SparkListenerStageSubmitted":
+            if event.get("Stage Info", {}).get("Stage Attempt ID", 0) > 0:
+                summary.n_stage_resubmissions += 1
+        elif kind == "SparkListenerExecutorRemoved":
+            summary.n_executors_removed += 1
         elif kind == "SparkListenerJobEnd":
             if event.get("Job Result", {}).get("Result") != "JobSucceeded":
                 summary.n_failed_jobs += 1
@@ -683,7 +887,12 @@ def summarize_log(log_path: Path) -> LogSummary:
                 event.get("Stage Attempt ID", 0),
                 info.get("Index", -1),
             )
-            if event.get("Task End Reason", {}).get("Reason") != "Success":
+            reason = event.get("Task End Reason", {}).get("Reason")
+            summary.n_speculative_tasks += bool(info.get("Speculative"))
+            summary.n_killed_tasks += reason == "TaskKilled"
+            summary.n_executor_lost_failures += reason == "ExecutorLostFailure"
+            summary.n_fetch_failures += reason == "FetchFailed"
+            if reason != "Success":
                 summary.n_failed_tasks += 1
                 failed_attempts.add(key)
             elif key in failed_attempts:
@@ -691,6 +900,7 @@ def summarize_log(log_path: Path) -> LogSummary:
             metrics = event.get("Task Metrics") or {}
             summary.memory_bytes_spilled += int(metrics.get("Memory Bytes Spilled", 0))
             summary.disk_bytes_spilled += int(metrics.get("Disk Bytes Spilled", 0))
+    summary.uncompressed_bytes = stats.bytes_decompressed
     return summary
 
 
@@ -723,6 +933,11 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "rolling_parts": lambda _, p: len(log_parts(p)) >= 2,
     "several_executions": lambda s, _: s.n_sql_executions >= 5,
     "hash_aggregate": lambda s, _: has_node(s, "HashAggregate"),
+    "speculative_task": lambda s, _: s.n_speculative_tasks > 0,
+    "unpruned_scan": lambda s, _: "[]" in s.partition_filters,
+    "pruned_scan": lambda s, _: any(f != "[]" for f in s.partition_filters),
+    "executor_lost": lambda s, _: s.n_executors_removed > 0 and s.n_executor_lost_failures > 0,
+    "stage_resubmitted": lambda s, _: s.n_stage_resubmissions > 0,
 }
 
 
@@ -823,7 +1038,7 @@ def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> d
         "uncompressed_bytes": summary.uncompressed_bytes,
         "spark_version": summary.spark_version,
         "java_version": summary.java_version,
-        "master": workload.master,
+        "master": master_description(workload),
         "exercises": workload.exercises,
         "extra_conf": workload.conf,
         "checks": list(workload.expects),
@@ -838,8 +1053,38 @@ def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> d
             "failed_tasks": summary.n_failed_tasks,
             "memory_bytes_spilled": summary.memory_bytes_spilled,
             "disk_bytes_spilled": summary.disk_bytes_spilled,
+            "speculative_tasks": summary.n_speculative_tasks,
+            "killed_tasks": summary.n_killed_tasks,
+            "executors_removed": summary.n_executors_removed,
+            "executor_lost_failures": summary.n_executor_lost_failures,
+            "fetch_failures": summary.n_fetch_failures,
+            "stage_resubmissions": summary.n_stage_resubmissions,
         },
     }
+
+
+def master_description(workload: Workload) -> str:
+    """Return the master a workload runs on, as the README and manifest show it."""
+    if workload.master == "standalone":
+        return f"standalone, Workers on {', '.join(workload.standalone_hosts)}"
+    return workload.master
+
+
+UNUSUAL_COUNTS = (
+    ("stage_resubmissions", "stage resubmissions"),
+    ("fetch_failures", "FetchFailed"),
+    ("executors_removed", "executors removed"),
+    ("executor_lost_failures", "ExecutorLostFailure"),
+    ("speculative_tasks", "speculative"),
+    ("killed_tasks", "killed"),
+)
+"""Counts shown in the README only when nonzero: (manifest key, label)."""
+
+
+def unusual_counts(counts: dict[str, int]) -> str:
+    """Return the nonzero retry, loss and speculation counts of a log, or a dash."""
+    shown = [f"{label} {counts[key]}" for key, label in UNUSUAL_COUNTS if counts.get(key)]
+    return ", ".join(shown) or "–"
 
 
 def fmt_kib(n_bytes: int) -> str:
@@ -856,10 +1101,11 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         "# Sample event logs",
         "",
         f"Real event logs written by PySpark {', '.join(versions)} (Spark's own event-log writer, "
-        f"Java {', '.join(java_versions)}, local mode) running the small, deterministic workloads "
-        "of "
-        "`scripts/make_sample_eventlogs.py`. File names are as Spark wrote them: "
-        "`local-<ms>[.<codec>]` for single files and `eventlog_v2_local-<ms>/` for rolling logs. "
+        f"Java {', '.join(java_versions)}, on one machine) running the small, deterministic "
+        "workloads of `scripts/make_sample_eventlogs.py`. File names are as Spark wrote them: "
+        "`local-<ms>[.<codec>]` (local mode) or `app-<yyyyMMddHHmmss>-<nnnn>[.<codec>]` "
+        "(local-cluster and standalone) for single files and `eventlog_v2_local-<ms>/` for "
+        "rolling logs. "
         "App ids and timings change on every run; the input data does not.",
         "",
         "Regenerate all of them (a few minutes on two cores):",
@@ -875,9 +1121,10 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         "",
         f"Total size: {fmt_kib(total)}.",
         "",
-        "| file | app name | codec | layout | size | SQL exec. (failed) | AQE updates | tasks "
-        "(failed) | bytes spilled (memory / disk) | exercises |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| file | app name | master | codec | layout | size | SQL exec. (failed) | AQE updates | "
+        "tasks (failed) | bytes spilled (memory / disk) | retries, losses, speculation | "
+        "exercises |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in sorted(entries, key=lambda e: e["workload"]):
         c = e["counts"]
@@ -886,14 +1133,19 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         if layout == "rolling":
             layout = f"rolling, {len(e['parts'])} files"
         lines.append(
-            f"| {file_cell} | `{e['app_name']}` | {e['codec']} | {layout} | "
+            f"| {file_cell} | `{e['app_name']}` | `{e['master']}` | {e['codec']} | {layout} | "
             f"{fmt_kib(e['size_bytes'])} | {c['sql_executions']} ({c['failed_sql_executions']}) | "
             f"{c['aqe_updates']} | {c['tasks']} ({c['failed_tasks']}) | "
-            f"{c['memory_bytes_spilled']} / {c['disk_bytes_spilled']} | {e['exercises']} |"
+            f"{c['memory_bytes_spilled']} / {c['disk_bytes_spilled']} | {unusual_counts(c)} | "
+            f"{e['exercises']} |"
         )
     lines += [
         "",
-        "All applications run with master `local[2,3]` (up to 3 attempts per task), "
+        "Applications run with master `local[2,3]` (up to 3 attempts per task) unless the table "
+        "names another: `executor-lost` uses `local-cluster[2,1,1024]` (two executor JVMs, so one "
+        "can be killed), and `speculation` a standalone Master with Workers on 127.0.0.1 and "
+        "127.0.0.2, started by the script (Spark does not speculate in local mode, and runs a "
+        "speculative copy only on another host than the original). All use "
         "`spark.ui.enabled=false`, `spark.sql.shuffle.partitions=4` unless the workload sets "
         "another value, and `spark.eventLog.rolling.enabled=false` except for the rolling one, "
         f"which uses `spark.eventLog.rolling.maxFileSize={ROLLING_MAX_FILE_SIZE}` (the smallest "
@@ -920,6 +1172,27 @@ def verify(workload: Workload, log_path: Path) -> tuple[LogSummary, list[str]]:
     if summary.app_name != workload.app_name:
         failed.append(f"app name {summary.app_name!r}")
     return summary, failed
+
+
+def refresh_entries(
+    out: Path, kept: list[dict[str, Any]], problems: list[str]
+) -> list[dict[str, Any]]:
+    """Re-read the logs kept from an earlier run and rebuild their manifest entries.
+
+    The logs themselves are not touched; their entries get the counts of the current script.
+    """
+    refreshed = []
+    for entry in kept:
+        workload = WORKLOADS_BY_NAME.get(entry["workload"])
+        log_path = out / entry["file"]
+        if workload is None or not log_path.exists():
+            problems.append(f"{entry['workload']}: kept entry without workload or log, dropped")
+            continue
+        summary, failed_checks = verify(workload, log_path)
+        if failed_checks:
+            problems.append(f"{workload.name}: failed checks {failed_checks}")
+        refreshed.append(manifest_entry(workload, log_path, summary))
+    return refreshed
 
 
 def print_summary(entries: list[dict[str, Any]]) -> None:
@@ -975,8 +1248,9 @@ def main(argv: list[str]) -> int:
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     selected = select_workloads(args.only)
-    entries = clear_old_logs(out, selected, everything=not args.only)
     problems: list[str] = []
+    kept = clear_old_logs(out, selected, everything=not args.only)
+    entries = refresh_entries(out, kept, problems)
     for workload in selected:
         print(f"{workload.name} ({workload.codec}{', rolling' if workload.rolling else ''})")
         with tempfile.TemporaryDirectory(prefix=f"sea-{workload.name}-") as tmp:
