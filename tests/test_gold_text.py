@@ -112,6 +112,8 @@ def test_templates_use_only_documented_fields() -> None:
     }
     for template in (GOLD.parent.parent / "analyzer" / "templates").glob("*.txt.j2"):
         used = set(
-            re.findall(r"\b(?:app|ex|node|m|t|stage|op)\.([a-z_0-9]+)", template.read_text())
+            re.findall(
+                r"\b(?:app|ex|node|m|t|stage|op|finding)\.([a-z_0-9]+)", template.read_text()
+            )
         )
         assert used <= known | {"aqe"}, f"{template.name} uses undocumented {used - known}"

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.insights import Thresholds
 from analyzer.render.environment import template_env
 from analyzer.report.views import MetricsLevel, build_application_view
 
@@ -74,15 +75,23 @@ def render_text(
     metrics: MetricsLevel = "summary",
     color: bool = False,
     now_ms: int | None = None,
+    thresholds: Thresholds | None = None,
 ) -> str:
     """Render the text report of `analysis`, fitted to 100 columns, coloured only if `color`.
 
-    `executions` keeps only those SQL execution ids, `top` the N slowest; `metrics` is none (plan
-    only), summary (main metrics) or full (every metric, and a line per task); `now_ms` is the
-    clock, printed as the generation time when given. Raises `UsageError` for bad options.
+    The findings come first, then the executions. `executions` keeps only those SQL execution
+    ids, `top` the N slowest (the Findings section keeps theirs and the application's); `metrics`
+    is none (plan only), summary (main metrics) or full (every metric, and a line per task);
+    `now_ms` is the clock, printed as the generation time when given; `thresholds` tunes the
+    finding rules (default `Thresholds()`). Raises `UsageError` for bad options.
     """
     view = build_application_view(
-        analysis, executions=executions, top=top, metrics_level=metrics, now_ms=now_ms
+        analysis,
+        executions=executions,
+        top=top,
+        metrics_level=metrics,
+        now_ms=now_ms,
+        thresholds=thresholds,
     )
     template = template_env().get_template("report.txt.j2")
     text = template.render(app=view, color=color, width=WIDTH, rule="═" * WIDTH)

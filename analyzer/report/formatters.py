@@ -145,10 +145,14 @@ ANSI_STYLES = {
 def ansi(text: str, style: str, enabled: bool) -> str:
     """Wrap `text` in the ANSI escape of `style` (`bold`, `red`, …) when `enabled`, else return it.
 
+    An empty `style` leaves the text plain, so a view model can say "no colour".
+
     >>> ansi("FAILED", "red", False)
     'FAILED'
+    >>> ansi("info", "", True)
+    'info'
     """
-    if not enabled or not text:
+    if not enabled or not text or not style:
         return text
     return f"\x1b[{ANSI_STYLES[style]}m{text}\x1b[0m"
 

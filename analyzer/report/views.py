@@ -17,6 +17,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MaxLocation, MetricStats, NodeStats
 from analyzer.aggregate.task_detail import iter_task_rows
 from analyzer.errors import UsageError
+from analyzer.insights import Finding, Thresholds, detect_all
 from analyzer.model.application import Application, Execution, StageAttempt
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.formatters import (
@@ -65,8 +66,63 @@ TREE_MAX_LEVELS = 12
 """A node this deep starts again at the left margin (`⤷ `, naming its parent): short lines."""
 
 
+SEVERITY_MARKS = {"critical": "✖", "warning": "⚠", "info": "ℹ"}
+"""The mark printed before a finding of each severity."""
+
+SEVERITY_STYLES = {"critical": "red", "warning": "yellow", "info": ""}
+"""The colour of a finding's mark and severity when the report is coloured (info stays plain)."""
+
+FINDINGS_DOC = "docs/findings.md"
+"""Where each rule is explained, under a heading named by its id."""
+
+
 def _help(text: str) -> dict[str, str]:
     return {"help": text}
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """One finding, formatted: listed in the Findings section and referred to where it points."""
+
+    rank: int = field(
+        metadata=_help("Its number in the Findings section (1: the largest estimated time lost).")
+    )
+    rule: str = field(metadata=_help("Rule id, e.g. `data-skew`."))
+    severity: str = field(metadata=_help("`info`, `warning` or `critical`."))
+    mark: str = field(metadata=_help("Severity mark: `✖` critical, `⚠` warning, `ℹ` info."))
+    style: str = field(
+        metadata=_help("Colour of the mark and severity when coloured: red, yellow or empty.")
+    )
+    title: str = field(metadata=_help("One line naming the problem, as the rule wrote it."))
+    execution_id: int | None = field(
+        metadata=_help("SQL execution it points at; None for an application-level finding.")
+    )
+    node_id: int | None = field(metadata=_help("Plan node (final plan) it points at, if any."))
+    where_str: str = field(
+        metadata=_help(
+            "`SQL execution 3 · node #12 SortMergeJoin · stage 5.0 · tasks 9, 10`, parts it has "
+            "left out; `the application` when it points at nothing narrower."
+        )
+    )
+    lost_str: str = field(
+        metadata=_help("`est. 4.2 s lost`, or `no time cost estimated` when the estimate is 0.")
+    )
+    estimate_str: str = field(metadata=_help("How the estimate was made, in one sentence."))
+    evidence_strs: tuple[str, ...] = field(
+        metadata=_help("The evidence, one `label: value` string per item, in reading order.")
+    )
+    suggestion: str = field(metadata=_help("What to change: a Spark setting or a query change."))
+    docs_anchor: str = field(
+        metadata=_help("Where the rule is explained: `docs/findings.md#rule`.")
+    )
+    ref_str: str = field(
+        metadata=_help(
+            "The line under its execution: `data-skew at #12 SortMergeJoin — see Findings 2`."
+        )
+    )
+    node_ref_str: str = field(
+        metadata=_help("The mark line under its plan node: `data-skew — see Findings 2`.")
+    )
 
 
 @dataclass(frozen=True)
@@ -135,6 +191,10 @@ class PlanNodeView:
     )
     metrics: tuple[MetricView, ...] = field(
         metadata=_help("The node's metrics shown at the chosen level, in Spark's order.")
+    )
+    findings: tuple[FindingView, ...] = field(
+        default=(),
+        metadata=_help("Findings pointing at this node (or its codegen cluster), by rank."),
     )
 
 
@@ -233,6 +293,9 @@ class ExecutionView:
         metadata=_help("The most time-consuming operators (empty at `--metrics none`).")
     )
     top_label: str = field(metadata=_help("What the top operators' time is, honestly."))
+    findings: tuple[FindingView, ...] = field(
+        default=(), metadata=_help("Findings pointing at this execution, by rank.")
+    )
 
 
 @dataclass(frozen=True)
@@ -267,6 +330,20 @@ class ApplicationView:
         metadata=_help("When the report was made (injected clock), or empty.")
     )
     executions: tuple[ExecutionView, ...] = field(metadata=_help("Shown executions, by start."))
+    findings: tuple[FindingView, ...] = field(
+        default=(),
+        metadata=_help(
+            "Findings of the shown executions and of the application, largest estimated time "
+            "lost first."
+        ),
+    )
+    findings_str: str = field(
+        default="",
+        metadata=_help(
+            "What the Findings section lists: how many, of how many, in what order, and the "
+            "thresholds changed from their defaults; empty when there is nothing to say."
+        ),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,6 +389,123 @@ def _max_at_str(at: MaxLocation | None) -> str:
     if at.executor_id is not None:
         parts.append(f"exec {at.executor_id} @ {at.host}" if at.host else f"exec {at.executor_id}")
     return " ".join(parts)
+
+
+def _finding_where(finding: Finding, node_name: str) -> tuple[str, str]:
+    """Return where a finding points: the full place and the short place inside its execution."""
+    node = ""
+    if finding.node_id is not None:
+        node = f"#{finding.node_id} {node_name}" if node_name else f"#{finding.node_id}"
+    stage = ""
+    if finding.stage_id is not None:
+        stage = f"stage {finding.stage_id}"
+        if finding.stage_attempt_id is not None:
+            stage += f".{finding.stage_attempt_id}"
+    parts = []
+    if finding.execution_id is not None:
+        parts.append(f"SQL execution {finding.execution_id}")
+    if node:
+        parts.append(f"node {node}")
+    if stage:
+        parts.append(stage)
+    if finding.task_ids:
+        noun = "task" if len(finding.task_ids) == 1 else "tasks"
+        parts.append(f"{noun} {', '.join(map(str, finding.task_ids))}")
+    return (" · ".join(parts) or "the application"), (node or stage)
+
+
+def build_finding_view(finding: Finding, rank: int, node_name: str = "") -> FindingView:
+    """Format `finding`, numbered `rank` in the Findings section; `node_name` names its node.
+
+    >>> from analyzer.insights import Finding
+    >>> view = build_finding_view(
+    ...     Finding(rule="data-skew", severity="warning", title="t", suggestion="s",
+    ...             estimated_lost_ms=4200, estimate_method="m", execution_id=3, node_id=12),
+    ...     2, "SortMergeJoin")
+    >>> view.where_str, view.lost_str
+    ('SQL execution 3 · node #12 SortMergeJoin', 'est. 4.2 s lost')
+    >>> view.ref_str
+    'data-skew at #12 SortMergeJoin — see Findings 2'
+    """
+    where, at = _finding_where(finding, node_name)
+    lost = (
+        f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+        if finding.estimated_lost_ms > 0
+        else "no time cost estimated"
+    )
+    see = f"see Findings {rank}"
+    return FindingView(
+        rank=rank,
+        rule=finding.rule,
+        severity=finding.severity,
+        mark=SEVERITY_MARKS[finding.severity],
+        style=SEVERITY_STYLES[finding.severity],
+        title=finding.title,
+        execution_id=finding.execution_id,
+        node_id=finding.node_id,
+        where_str=where,
+        lost_str=lost,
+        estimate_str=finding.estimate_method,
+        evidence_strs=tuple(f"{label}: {value}" for label, value in finding.evidence),
+        suggestion=finding.suggestion,
+        docs_anchor=f"{FINDINGS_DOC}#{finding.rule}",
+        ref_str=f"{finding.rule}{f' at {at}' if at else ''} — {see}",
+        node_ref_str=f"{finding.rule} — {see}",
+    )
+
+
+def _node_name(app: Application, finding: Finding) -> str:
+    """Name the plan node a finding points at, from its execution's final plan (or empty)."""
+    if finding.execution_id is None or finding.node_id is None:
+        return ""
+    for execution in app.executions:
+        if execution.execution_id == finding.execution_id:
+            graph = execution.final_plan.graph
+            try:
+                return graph.node(finding.node_id).name
+            except KeyError:
+                return ""
+    return ""
+
+
+def _changed_thresholds(thresholds: Thresholds | None) -> str:
+    """List the thresholds that differ from their defaults: `gc_share=0.2, tiny_task_ms=50`."""
+    if thresholds is None:
+        return ""
+    default = Thresholds()
+    return ", ".join(
+        f"{name}={getattr(thresholds, name)}"
+        for name in Thresholds.names()
+        if getattr(thresholds, name) != getattr(default, name)
+    )
+
+
+def build_finding_views(
+    analysis: Analysis, execution_ids: Iterable[int], thresholds: Thresholds | None = None
+) -> tuple[tuple[FindingView, ...], str]:
+    """Return the findings of the given executions and of the application, and the section note.
+
+    Findings are ranked by estimated time lost (as `detect_all` returns them) and numbered in
+    that order; findings of executions not listed are left out, and the note says so.
+    """
+    found = detect_all(analysis, thresholds)
+    shown = set(execution_ids)
+    kept = [f for f in found if f.execution_id is None or f.execution_id in shown]
+    views = tuple(
+        build_finding_view(f, i, _node_name(analysis.application, f))
+        for i, f in enumerate(kept, start=1)
+    )
+    parts = []
+    if len(kept) < len(found):
+        parts.append(f"{len(kept)} of {len(found)} (others belong to executions not shown)")
+    elif kept:
+        parts.append(f"{len(kept)}")
+    if kept:
+        parts[-1] += ", largest estimated time lost first"
+    changed = _changed_thresholds(thresholds)
+    if changed:
+        parts.append(f"thresholds changed: {changed}")
+    return views, "; ".join(parts)
 
 
 def is_skewed(m: MetricStats) -> bool:
@@ -379,9 +573,20 @@ def _guides(levels: list[bool]) -> str:
 
 
 def build_plan_node_views(
-    graph: PlanGraph, stats: dict[int, NodeStats], level: MetricsLevel
+    graph: PlanGraph,
+    stats: dict[int, NodeStats],
+    level: MetricsLevel,
+    findings: Sequence[FindingView] = (),
 ) -> tuple[PlanNodeView, ...]:
-    """Lay out a plan graph as a tree (depth first, children in Spark's order) with metrics."""
+    """Lay out a plan graph as a tree (depth first, children in Spark's order) with metrics.
+
+    Each of `findings` that points at a node is attached to that node's first occurrence; one
+    that points at a codegen cluster goes to the operator that carries the cluster's metrics.
+    """
+    by_node: dict[int, list[FindingView]] = {}
+    for finding in findings:
+        if finding.node_id is not None:
+            by_node.setdefault(finding.node_id, []).append(finding)
     out: list[PlanNodeView] = []
     seen: set[int] = set()
     clusters_shown: set[int] = set()
@@ -412,6 +617,11 @@ def build_plan_node_views(
             cluster_name = graph.node(cid).name
             cluster_metrics = _shown_metrics(stats.get(cid), level)
         stage_ids = node_stats.stage_ids if node_stats else ()
+        node_findings: list[FindingView] = []
+        if not again:
+            node_findings += by_node.get(node.node_id, [])
+            if cluster_name and cid is not None:
+                node_findings += by_node.get(cid, [])
         out.append(
             PlanNodeView(
                 node_id=node.node_id,
@@ -431,6 +641,7 @@ def build_plan_node_views(
                 cluster_name=cluster_name,
                 cluster_metrics=cluster_metrics,
                 metrics=() if again else _shown_metrics(node_stats, level),
+                findings=tuple(sorted(node_findings, key=lambda f: f.rank)),
             )
         )
         for i, child in enumerate(children):
@@ -668,8 +879,10 @@ def build_execution_view(
     execution: Execution,
     level: MetricsLevel,
     task_rows: dict[tuple[int, int], list[TaskRow]],
+    findings: Sequence[FindingView] = (),
 ) -> ExecutionView:
-    """Describe one SQL execution at the given metrics level."""
+    """Describe one SQL execution at the given metrics level, with the findings pointing at it."""
+    mine = tuple(f for f in findings if f.execution_id == execution.execution_id)
     stats = analysis.node_stats.get(execution.execution_id, {})
     graph = execution.final_plan.graph
     stage_set = set(execution.stage_ids)
@@ -697,10 +910,11 @@ def build_execution_view(
         stage_ids_str=", ".join(map(str, sorted(stage_set))) or "–",
         n_tasks=n_tasks,
         aqe=build_aqe_view(execution, stats),
-        nodes=build_plan_node_views(graph, stats, level),
+        nodes=build_plan_node_views(graph, stats, level, mine),
         stages=() if level == "none" else build_stage_views(stages, task_rows, level == "full"),
         top_operators=() if level == "none" else build_top_operators(graph, stats),
         top_label=TOP_LABEL,
+        findings=mine,
     )
 
 
@@ -720,15 +934,20 @@ def build_application_view(
     top: int | None = None,
     metrics_level: MetricsLevel = "summary",
     now_ms: int | None = None,
+    thresholds: Thresholds | None = None,
 ) -> ApplicationView:
-    """Build the report's view model: header, then the chosen executions at `metrics_level`.
+    """Build the report's view model: header, findings, then the chosen executions.
 
-    Raises `UsageError` for an unknown metrics level or execution id.
+    Executions are shown at `metrics_level`; `thresholds` (default `Thresholds()`) tunes the
+    findings. Raises `UsageError` for an unknown metrics level or execution id.
     """
     if metrics_level not in METRICS_LEVELS:
         raise UsageError(f"unknown metrics level {metrics_level!r}; use none, summary or full")
     app = analysis.application
     chosen = select_executions(app, executions, top)
+    findings, findings_str = build_finding_views(
+        analysis, (e.execution_id for e in chosen), thresholds
+    )
     task_rows: dict[tuple[int, int], list[TaskRow]] = {}
     if metrics_level != "none":
         keys = {
@@ -777,6 +996,8 @@ def build_application_view(
         log_notes=tuple(notes),
         generated_str=fmt_timestamp_ms(now_ms) if now_ms is not None else "",
         executions=tuple(
-            build_execution_view(analysis, e, metrics_level, task_rows) for e in chosen
+            build_execution_view(analysis, e, metrics_level, task_rows, findings) for e in chosen
         ),
+        findings=findings,
+        findings_str=findings_str,
     )
