@@ -419,8 +419,12 @@ class HtmlReportView:
 
 @dataclass(frozen=True)
 class _Placed:
+    """Where the layout puts an operator box."""
+
     x: int
+    """Left edge in SVG pixels."""
     y: int
+    """Top edge in SVG pixels."""
 
 
 def layout_plan(graph: PlanGraph) -> dict[int, _Placed]:
@@ -1037,7 +1041,9 @@ class _Budget:
     """What is left of the page-wide caps on per-task rows and timeline bars."""
 
     task_rows: int = MAX_TASK_ROWS_TOTAL
+    """Per-task rows the remaining executions may still list."""
     timeline_bars: int = MAX_TIMELINE_TASKS_TOTAL
+    """Timeline bars the remaining executions may still draw."""
 
 
 def _execution_view(
