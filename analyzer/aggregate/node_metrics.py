@@ -124,7 +124,7 @@ def _first_max_rows(
             pl.col("host"),
             pl.col("index").alias("task_index"),
         )
-        .filter(pl.col("task_id").is_in(winners.get_column("task_id").unique()))
+        .filter(pl.col("task_id").is_in(winners.get_column("task_id").unique().to_list()))
         .unique("task_id", keep="first"),
         on="task_id",
         how="left",
