@@ -18,22 +18,28 @@ RULE = "gc-pressure"
 METHOD = "summed GC time charged to the stage's wall time by its share of the stage's task time"
 
 
-def gc_share(gc_ms: int, run_ms: int) -> float:
-    """Return GC time as a share of executor run time (0 when nothing ran).
+def gc_share(gc_ms: int, task_ms: int) -> float:
+    """Return GC time as a share of task time, at most 1 (0 when nothing ran).
+
+    Task time is launch to finish, which holds every GC pause of the task; executor run time
+    can be far smaller than the task's GC time (deserialization, GPU plugins), so it is not
+    the denominator.
 
     >>> gc_share(250, 1000)
     0.25
+    >>> gc_share(900, 300)
+    1.0
     """
-    return gc_ms / run_ms if run_ms > 0 else 0.0
+    return min(1.0, gc_ms / task_ms) if task_ms > 0 else 0.0
 
 
 def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stage attempts whose GC time is at least `gc_share` of run time and `gc_min_ms`."""
+    """Report stage attempts whose GC time is at least `gc_share` of task time and `gc_min_ms`."""
     findings = []
     exec_of = execution_of_stage(analysis)
     attempts = stage_attempts(analysis)
     for key, s in sorted(stage_stats(analysis).items()):
-        share = gc_share(s.gc_sum_ms, s.run_sum_ms)
+        share = gc_share(s.gc_sum_ms, s.duration_sum_ms)
         if s.gc_sum_ms == 0 or s.gc_sum_ms < thresholds.gc_min_ms or share < thresholds.gc_share:
             continue
         stage = attempts.get(key)
@@ -44,7 +50,7 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             Finding(
                 rule=RULE,
                 severity=severity_for(lost_ms, thresholds),
-                title=f"Stage {s.stage_id}: {fmt_pct(share)} of task run time was GC",
+                title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC",
                 suggestion=(
                     "Reduce memory pressure per task: raise spark.executor.memory or lower "
                     "spark.executor.cores, use more partitions (spark.sql.shuffle.partitions), "
@@ -59,11 +65,13 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
                     ("GC time", fmt_duration_ms(s.gc_sum_ms)),
+                    ("task time", fmt_duration_ms(s.duration_sum_ms)),
                     ("executor run time", fmt_duration_ms(s.run_sum_ms)),
                     ("GC share", fmt_pct(share)),
                 ),
                 numbers=(
                     ("gc_ms", s.gc_sum_ms),
+                    ("task_ms", s.duration_sum_ms),
                     ("run_ms", s.run_sum_ms),
                     ("gc_share", share),
                 ),

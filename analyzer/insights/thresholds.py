@@ -56,7 +56,7 @@ class Thresholds:
     )
     gc_share: float = field(
         default=0.10,
-        metadata=_help("GC time / executor run time of a stage that counts as pressure."),
+        metadata=_help("GC time / task time (launch to finish) that counts as pressure."),
     )
     gc_min_ms: int = field(
         default=10_000, metadata=_help("Summed GC time of the stage must reach this (ms).")
