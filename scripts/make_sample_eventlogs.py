@@ -13,7 +13,7 @@ join strategies, many tiny tasks and a large collected result.
 After the runs the script reads every log back with the analyzer's own reader
 (`analyzer.eventlog`: every codec and layout), prints a summary per application,
 checks what each workload is meant to show (for example a nonzero spill), and writes
-`README.md` and `manifest.json` beside the logs.
+`README.md` and `.manifest.json` (hidden, so log readers skip it) beside the logs.
 
 Usage:
     .venv/bin/python scripts/make_sample_eventlogs.py [--out DIR] [--only NAME[,NAME]]
@@ -41,7 +41,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "sample_eventlogs"
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = ".manifest.json"
 README_NAME = "README.md"
 MANIFEST_FORMAT_VERSION = 1
 CHILD_TIMEOUT_S = 600
@@ -1116,7 +1116,7 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         f"{REGENERATE_COMMAND} --out /tmp/logs                # elsewhere",
         "```",
         "",
-        "`manifest.json` holds the same table in machine-readable form (workload, file, codec, "
+        "`.manifest.json` holds the same table in machine-readable form (workload, file, codec, "
         "layout, sizes, Spark settings and event counts).",
         "",
         f"Total size: {fmt_kib(total)}.",
