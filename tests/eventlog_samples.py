@@ -10,7 +10,9 @@ import pytest
 import zstandard
 
 REPO = Path(__file__).resolve().parent.parent
-PUBLIC = Path(os.environ.get("PUBLIC_EVENTLOGS_DIR", "/work/shared/eventlogs/public"))
+PUBLIC = Path(
+    os.environ.get("PUBLIC_EVENTLOGS_DIR", str(REPO.parent / "shared" / "eventlogs" / "public"))
+)
 SAMPLES = Path(os.environ.get("SAMPLE_EVENTLOGS_DIR", str(REPO / "sample_eventlogs")))
 BAD = REPO / "tests" / "bad_inputs"
 
