@@ -33,8 +33,9 @@ from analyzer.eventlog.source import resolve_log
 
 BENCH_DIR = Path(__file__).resolve().parent
 LOGS_DIR = BENCH_DIR / "logs"
-SCALE_TOOL = Path("/work/shared/tools/scale_eventlog.py")
-SEED_LOG = Path("/work/shared/eventlogs/public/nds_q72_dataproc_2_2.zstd")
+SHARED = BENCH_DIR.parent.parent / "shared"  # ../shared beside the repository
+SCALE_TOOL = SHARED / "tools" / "scale_eventlog.py"
+SEED_LOG = SHARED / "eventlogs" / "public" / "nds_q72_dataproc_2_2.zstd"
 MODES = ("lines", "orjson", "events")
 
 

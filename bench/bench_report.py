@@ -42,8 +42,9 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 LOGS_DIR = BENCH_DIR / "logs"
 OUT_DIR = BENCH_DIR / "out"
-SCALE_TOOL = Path("/work/shared/tools/scale_eventlog.py")
-SEED_LOG = Path("/work/shared/eventlogs/public/nds_q72_dataproc_2_2.zstd")
+SHARED = BENCH_DIR.parent.parent / "shared"  # ../shared beside the repository
+SCALE_TOOL = SHARED / "tools" / "scale_eventlog.py"
+SEED_LOG = SHARED / "eventlogs" / "public" / "nds_q72_dataproc_2_2.zstd"
 SIZES = {"small": 1, "350mb": 7, "3500mb": 72}
 """Size name → number of copies of the seed log (48.3 MB, 13,504 task ends each)."""
 LARGE = "3500mb"
