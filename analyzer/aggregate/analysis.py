@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
-from analyzer.aggregate.tables import slot_frame, task_frame, update_frame
+from analyzer.aggregate.tables import slot_frame, task_frame
 from analyzer.build.application import BuiltApplication
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
@@ -23,8 +23,6 @@ class Analysis:
     application: Application
     tasks: pl.DataFrame
     """One row per task attempt (see `aggregate.tables.task_frame`)."""
-    updates: pl.DataFrame
-    """Every SQL accumulator update of every attempt: row (into tasks), accumulator_id, value."""
     slots: pl.DataFrame
     """The values Spark's SQL tab aggregates (see `aggregate.tables.slot_frame`)."""
     node_stats: dict[int, dict[int, NodeStats]]
@@ -43,7 +41,6 @@ def analyze_built(
         source=source,
         application=built.application,
         tasks=tasks,
-        updates=update_frame(built.tasks),
         slots=slots,
         node_stats=aggregate_node_metrics(built, slots, tasks),
         read_stats=read_stats,

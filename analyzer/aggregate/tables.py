@@ -49,17 +49,6 @@ def task_frame(tasks: TaskColumns) -> pl.DataFrame:
     return frame
 
 
-def update_frame(tasks: TaskColumns) -> pl.DataFrame:
-    """Every SQL accumulator update of every task attempt (failed and speculative included)."""
-    return pl.DataFrame(
-        {
-            "row": pl.Series("row", tasks.upd_row, dtype=pl.Int64),
-            "accumulator_id": pl.Series("accumulator_id", tasks.upd_acc_id, dtype=pl.Int64),
-            "value": pl.Series("value", tasks.upd_value, dtype=pl.Int64),
-        }
-    )
-
-
 def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:
     """The values Spark aggregates: a row per task slot of each counted stage and per driver value.
 

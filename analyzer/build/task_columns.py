@@ -1,4 +1,4 @@
-"""Columnar storage of every task attempt and every SQL accumulator update, as typed arrays.
+"""Columnar storage of every task attempt, as typed arrays.
 
 A large log has a million task events; one Python object per task would cost more memory than
 the log. Each attribute is an `array('q')` column (strings as codes into a small dictionary),
@@ -150,9 +150,6 @@ class TaskColumns:
         self._ints: dict[str, array[int]] = {name: array("q") for name in INT_COLUMNS}
         self._strs: dict[str, StringCodes] = {name: StringCodes() for name in STR_COLUMNS}
         self._failure_reasons: dict[int, str] = {}
-        self._upd_row: array[int] = array("q")
-        self._upd_acc_id: array[int] = array("q")
-        self._upd_value: array[int] = array("q")
         self._stage_sql_ids: dict[tuple[int, int], set[int]] = {}
         self._pending: list[TaskEnd] = []
         self._n_flushed = 0
@@ -176,24 +173,6 @@ class TaskColumns:
         return self._failure_reasons
 
     @property
-    def upd_row(self) -> array[int]:
-        """Row of each SQL accumulator update."""
-        self.flush()
-        return self._upd_row
-
-    @property
-    def upd_acc_id(self) -> array[int]:
-        """Accumulator id of each SQL accumulator update."""
-        self.flush()
-        return self._upd_acc_id
-
-    @property
-    def upd_value(self) -> array[int]:
-        """Value of each SQL accumulator update."""
-        self.flush()
-        return self._upd_value
-
-    @property
     def stage_sql_accumulators(self) -> dict[tuple[int, int], set[int]]:
         """(stage id, attempt) → ids of the SQL accumulators its tasks updated (string updates)."""
         self.flush()
@@ -205,7 +184,7 @@ class TaskColumns:
         return self._n_flushed + len(self._pending)
 
     def append(self, event: TaskEnd) -> int:
-        """Record one task-end event (with Task Info) and its SQL updates; return its row number."""
+        """Record one task-end event (with Task Info); return its row number."""
         assert event.info is not None
         pending = self._pending
         pending.append(event)
@@ -254,7 +233,6 @@ class TaskColumns:
         s["locality"].extend([i.locality for i in infos])
         s["end_reason"].extend([e.reason.reason for e in events])
         s["task_type"].extend([e.task_type for e in events])
-        upd_row, upd_acc_id, upd_value = self._upd_row, self._upd_acc_id, self._upd_value
         stage_ids = self._stage_sql_ids
         for row, (event, info, ok) in enumerate(zip(events, infos, successful, strict=True), base):
             if not ok:
@@ -268,15 +246,5 @@ class TaskColumns:
             ids = stage_ids.get(key)
             if ids is None:
                 ids = stage_ids[key] = set()
-            for acc in accumulables:
-                update = acc.update
-                # Spark writes SQL metric updates as strings, internal metrics as numbers.
-                if type(update) is str:
-                    ids.add(acc.id)
-                    try:
-                        value = int(update)
-                    except ValueError:
-                        continue
-                    upd_row.append(row)
-                    upd_acc_id.append(acc.id)
-                    upd_value.append(value)
+            # Spark writes SQL metric updates as strings, internal metrics as numbers.
+            ids.update([acc.id for acc in accumulables if type(acc.update) is str])
