@@ -9,6 +9,8 @@ import polars as pl
 from analyzer.build.sql_listener import FrozenMetric
 from analyzer.build.task_columns import INT_COLUMNS, STR_COLUMNS, TaskColumns
 
+_FLAG_COLUMNS = frozenset(("successful", "failed", "killed", "speculative"))
+
 SLOT_SCHEMA = {
     "execution_id": pl.Int64,
     "accumulator_id": pl.Int64,
@@ -21,32 +23,31 @@ SLOT_SCHEMA = {
 
 
 def task_frame(tasks: TaskColumns) -> pl.DataFrame:
-    """One row per task attempt: identity, placement, outcome and built-in metrics."""
-    data: dict[str, pl.Series] = {}
+    """One row per task attempt: identity, placement, outcome and built-in metrics.
+
+    Takes the columns out of `tasks` (see `TaskColumns.take`) and drops each array as soon as
+    its series exists, so the task data is held about once, not twice.
+    """
+    data = tasks.take()
+    n = data.n_rows
+    columns = [pl.int_range(0, n, dtype=pl.get_index_type(), eager=True).alias("row")]
     for name in INT_COLUMNS:
-        data[name] = pl.Series(name, tasks.ints[name], dtype=pl.Int64)
+        column = pl.Series(name, data.ints.pop(name), dtype=pl.Int64)
+        columns.append(column.cast(pl.Boolean) if name in _FLAG_COLUMNS else column)
     for name in STR_COLUMNS:
-        col = tasks.strs[name]
-        codes = pl.Series(name, col.codes, dtype=pl.UInt32)
-        data[name] = (
-            pl.Series(name, col.values, dtype=pl.String).gather(codes)
-            if len(codes)
+        strings = data.strs.pop(name)
+        codes = pl.Series(name, strings.codes, dtype=pl.UInt32)
+        columns.append(
+            pl.Series(name, strings.values, dtype=pl.String).gather(codes)
+            if n
             else pl.Series(name, [], dtype=pl.String)
         )
-    frame = pl.DataFrame(data)
-    frame = frame.with_columns(
-        pl.col(c).cast(pl.Boolean) for c in ("successful", "failed", "killed", "speculative")
-    )
-    reasons = tasks.failure_reasons
-    frame = frame.with_row_index("row").with_columns(
-        pl.col("row")
-        .cast(pl.Int64)
-        .replace_strict(
-            list(reasons.keys()), list(reasons.values()), default=None, return_dtype=pl.String
-        )
-        .alias("failure_reason")
-    )
-    return frame
+    # Few attempts fail: scatter their reasons into an all-null column.
+    reasons = pl.repeat(None, n, dtype=pl.String, eager=True).alias("failure_reason")
+    if data.failure_reasons:
+        reasons.scatter(list(data.failure_reasons), list(data.failure_reasons.values()))
+    columns.append(reasons)
+    return pl.DataFrame(columns)
 
 
 def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:

@@ -92,6 +92,19 @@ class StringCodes:
         self.codes.extend(map(index.__getitem__, values))
 
 
+@dataclass
+class TaskData:
+    """The columns of every task attempt, handed over by `TaskColumns.take`."""
+
+    n_rows: int
+    ints: dict[str, array[int]]
+    """Integer columns by name (booleans as 0/1)."""
+    strs: dict[str, StringCodes]
+    """String columns by name, as codes into distinct values."""
+    failure_reasons: dict[int, str]
+    """Row number → one-line reason, for attempts that did not succeed."""
+
+
 _BATCH = 128
 """Task-end events buffered before they are turned into columns, a batch at a time."""
 
@@ -153,24 +166,21 @@ class TaskColumns:
         self._stage_sql_ids: dict[tuple[int, int], set[int]] = {}
         self._pending: list[TaskEnd] = []
         self._n_flushed = 0
+        self._taken = False
 
-    @property
-    def ints(self) -> dict[str, array[int]]:
-        """Integer columns by name (booleans as 0/1)."""
-        self.flush()
-        return self._ints
+    def take(self) -> TaskData:
+        """Hand over the columns, leaving this object empty: the aggregation layer frees each
+        column once polars holds a copy, so the task data is never held twice in full.
 
-    @property
-    def strs(self) -> dict[str, StringCodes]:
-        """String columns by name, as codes into distinct values."""
+        Raises `RuntimeError` if called twice, or on `append` after it.
+        """
+        if self._taken:
+            raise RuntimeError("the task columns were already taken")
         self.flush()
-        return self._strs
-
-    @property
-    def failure_reasons(self) -> dict[int, str]:
-        """Row number → one-line reason, for attempts that did not succeed."""
-        self.flush()
-        return self._failure_reasons
+        self._taken = True
+        data = TaskData(self._n_flushed, self._ints, self._strs, self._failure_reasons)
+        self._ints, self._strs, self._failure_reasons = {}, {}, {}
+        return data
 
     @property
     def stage_sql_accumulators(self) -> dict[tuple[int, int], set[int]]:
@@ -198,6 +208,8 @@ class TaskColumns:
         events = self._pending
         if not events:
             return
+        if self._taken:
+            raise RuntimeError("the task columns were already taken")
         self._pending = []
         base = self._n_flushed
         self._n_flushed += len(events)
