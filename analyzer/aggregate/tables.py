@@ -11,6 +11,7 @@ from analyzer.build.task_columns import INT_COLUMNS, STR_COLUMNS, TaskColumns
 
 _FLAG_COLUMNS = frozenset(("successful", "failed", "killed", "speculative"))
 
+_BLOCK_KEYS = ("execution_id", "accumulator_id", "stage_id", "stage_attempt_id")
 SLOT_SCHEMA = {
     "execution_id": pl.Int64,
     "accumulator_id": pl.Int64,
@@ -56,19 +57,25 @@ def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:
     Slots no task filled have task_id -1 and value 0 (Spark counts them); driver values have
     stage_id, stage_attempt_id and slot null and task_id -1.
     """
-    cols: dict[str, array[int]] = {name: array("q") for name in SLOT_SCHEMA}
+    # One row per stage block with its keys and length; polars repeats the keys over the
+    # block's slots, so only the values and task ids are copied slot by slot in Python.
+    keys: dict[str, list[int]] = {name: [] for name in _BLOCK_KEYS}
+    lengths: list[int] = []
+    values: array[int] = array("q")
+    task_ids: array[int] = array("q")
     driver_rows: dict[str, list[int | None]] = {name: [] for name in SLOT_SCHEMA}
     for execution_id, metrics in frozen.items():
         for acc_id, metric in metrics.items():
             for block in metric.blocks:
-                n = len(block.values)
-                cols["execution_id"].extend(array("q", [execution_id]) * n)
-                cols["accumulator_id"].extend(array("q", [acc_id]) * n)
-                cols["stage_id"].extend(array("q", [block.stage_id]) * n)
-                cols["stage_attempt_id"].extend(array("q", [block.stage_attempt_id]) * n)
-                cols["slot"].extend(array("q", range(n)))
-                cols["task_id"].extend(block.task_ids)
-                cols["value"].extend(block.values)
+                if not block.values:
+                    continue
+                keys["execution_id"].append(execution_id)
+                keys["accumulator_id"].append(acc_id)
+                keys["stage_id"].append(block.stage_id)
+                keys["stage_attempt_id"].append(block.stage_attempt_id)
+                lengths.append(len(block.values))
+                values.extend(block.values)
+                task_ids.extend(block.task_ids)
             for value in metric.driver_values:
                 driver_rows["execution_id"].append(execution_id)
                 driver_rows["accumulator_id"].append(acc_id)
@@ -77,6 +84,18 @@ def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:
                 driver_rows["slot"].append(None)
                 driver_rows["task_id"].append(-1)
                 driver_rows["value"].append(value)
-    tasks = pl.DataFrame({k: pl.Series(k, v, dtype=SLOT_SCHEMA[k]) for k, v in cols.items()})
+    blocks = pl.DataFrame(
+        {name: pl.Series(name, keys[name], dtype=pl.Int64) for name in _BLOCK_KEYS}
+        | {"slot": pl.Series("slot", lengths, dtype=pl.Int64)}
+    )
+    tasks = (
+        blocks.with_columns(pl.int_ranges(0, pl.col("slot"), dtype=pl.Int64).alias("slot"))
+        .explode("slot")
+        .with_columns(
+            pl.Series("task_id", task_ids, dtype=pl.Int64),
+            pl.Series("value", values, dtype=pl.Int64),
+        )
+        .select(list(SLOT_SCHEMA))
+    )
     driver = pl.DataFrame(driver_rows, schema=SLOT_SCHEMA)
     return pl.concat([tasks, driver]) if driver.height else tasks
