@@ -469,6 +469,15 @@ def run_executor_lost(spark: Any, scratch: Path) -> None:
     killer.join(timeout=10)
 
 
+def run_rdd_only(spark: Any, scratch: Path) -> None:
+    """Run plain RDD jobs (a word count and a reduce): jobs and stages, but no SQL execution."""
+    sc = spark.sparkContext
+    words = sc.parallelize([f"w{i % 37}" for i in range(20_000)], 4)
+    counts = words.map(lambda w: (w, 1)).reduceByKey(lambda a, b: a + b, 3).collect()
+    assert len(counts) == 37
+    assert sc.parallelize(range(10_000), 4).map(lambda x: x * 2).sum() == 99_990_000
+
+
 AQE_OFF = {"spark.sql.adaptive.enabled": "false"}
 NO_AUTO_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
 
@@ -645,6 +654,15 @@ WORKLOADS: tuple[Workload, ...] = (
         },
         expects=("executor_lost", "stage_resubmitted"),
         master="local-cluster[2,1,1024]",
+    ),
+    Workload(
+        name="rdd-only",
+        codec="none",
+        rolling=False,
+        exercises="plain RDD jobs (a word count with a shuffle, and a sum) and no SQL at all: "
+        "jobs and stages but no SQL execution",
+        run=run_rdd_only,
+        expects=("no_sql",),
     ),
 )
 WORKLOADS_BY_NAME = {w.name: w for w in WORKLOADS}
@@ -932,6 +950,7 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     ),
     "rolling_parts": lambda _, p: len(log_parts(p)) >= 2,
     "several_executions": lambda s, _: s.n_sql_executions >= 5,
+    "no_sql": lambda s, _: s.n_sql_executions == 0,
     "hash_aggregate": lambda s, _: has_node(s, "HashAggregate"),
     "speculative_task": lambda s, _: s.n_speculative_tasks > 0,
     "unpruned_scan": lambda s, _: "[]" in s.partition_filters,

@@ -201,4 +201,6 @@ def test_gold_files_hold_a_findings_section() -> None:
     gold = Path(__file__).resolve().parent / "gold"
     for path in gold.glob("*.txt"):
         text = path.read_text(encoding="utf-8")
-        assert text.index("\nFindings") < text.index("\nSQL execution "), path.name
+        assert "\nFindings" in text, path.name
+        if "\nSQL execution " in text:
+            assert text.index("\nFindings") < text.index("\nSQL execution "), path.name

@@ -344,6 +344,17 @@ class ApplicationView:
             "thresholds changed from their defaults; empty when there is nothing to say."
         ),
     )
+    other_work_str: str = field(
+        default="",
+        metadata=_help(
+            "Jobs that belong to no SQL execution (RDD or streaming work), e.g. `3 jobs "
+            "outside SQL executions: 0, 1, 2`; empty when none, or when executions are filtered."
+        ),
+    )
+    other_stages: tuple[StageView, ...] = field(
+        default=(),
+        metadata=_help("The stage attempts of those jobs, with their tasks at `full`."),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -948,6 +959,10 @@ def build_application_view(
     findings, findings_str = build_finding_views(
         analysis, (e.execution_id for e in chosen), thresholds
     )
+    # Work outside SQL (RDD jobs, or a log with no SQL at all) is listed when nothing is filtered.
+    other_jobs = [] if executions or top else [j for j in app.jobs if j.execution_id is None]
+    other_stage_ids = {s for j in other_jobs for s in j.stage_ids}
+    other_stages = [s for s in app.stages if s.stage_id in other_stage_ids and s.n_task_attempts]
     task_rows: dict[tuple[int, int], list[TaskRow]] = {}
     if metrics_level != "none":
         keys = {
@@ -955,7 +970,7 @@ def build_application_view(
             for e in chosen
             for s in app.stages
             if s.stage_id in set(e.stage_ids)
-        }
+        } | {(s.stage_id, s.attempt_id) for s in other_stages}
         task_rows = _task_rows(analysis, keys)
     rs = analysis.read_stats
     notes = []
@@ -1000,4 +1015,13 @@ def build_application_view(
         ),
         findings=findings,
         findings_str=findings_str,
+        other_work_str=(
+            f"{len(other_jobs)} job{'' if len(other_jobs) == 1 else 's'} outside SQL executions: "
+            + ", ".join(str(j.job_id) for j in other_jobs)
+            if other_jobs
+            else ""
+        ),
+        other_stages=build_stage_views(other_stages, task_rows, metrics_level == "full")
+        if metrics_level != "none"
+        else (),
     )
