@@ -273,6 +273,12 @@ class ExecutionView:
     description: str = field(metadata=_help("The execution's description (often SQL), uncut."))
     status: str = field(metadata=_help("COMPLETED, FAILED or RUNNING, as the History Server."))
     is_failed: bool = field(metadata=_help("status is FAILED."))
+    incomplete_str: str = field(
+        metadata=_help(
+            "Said when the log has no end event for the execution (a crashed or running "
+            "application): its values are what arrived before the log ends; else empty."
+        ),
+    )
     error_message: str = field(
         metadata=_help(
             "Spark's error message, else the first failed job's (`(job N) …`), or empty."
@@ -913,6 +919,9 @@ def build_execution_view(
         description=execution.description,
         status=execution.status,
         is_failed=execution.status == "FAILED",
+        incomplete_str=""
+        if execution.ended
+        else "incomplete: the log has no end event for this execution; shown with what arrived",
         error_message=error,
         start_str=fmt_timestamp_ms(execution.start_ms),
         duration_ms=execution.duration_ms,
