@@ -363,7 +363,7 @@ class ExecutionView:
         metadata={"help": "Histograms and task rows for the page's script."}
     )
     notes: tuple[str, ...] = field(
-        metadata={"help": "What was capped or left out for this execution."}
+        metadata={"help": "Whether the execution is incomplete, and what was capped or left out."}
     )
     findings: tuple[FindingRefView, ...] = field(
         metadata={"help": "Links to the findings pointing at this execution, by rank."}
@@ -1078,6 +1078,11 @@ def _execution_view(
     task_rows = _task_rows(analysis, execution, final_metrics, per_node) if per_node > 0 else {}
     budget.task_rows -= sum(len(d["rows"]) for d in task_rows.values())
     notes = []
+    if not execution.ended:
+        notes.append(
+            "Incomplete: the log has no end event for this execution; it is shown with what "
+            "arrived before the log ends."
+        )
     if any(d["n_tasks"] > per_node for d in task_rows.values()) or (final_metrics and not per_node):
         notes.append(
             f"Per-task tables list at most {per_node} tasks per node (those with the largest main "
