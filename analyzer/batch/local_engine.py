@@ -73,9 +73,21 @@ class LocalEngine:
                 broken.extend(self._run_pool([job], 1, on_result))
             return broken
         workers = min(workers, len(jobs))
-        with ProcessPoolExecutor(
-            max_workers=workers, mp_context=_context(), max_tasks_per_child=TASKS_PER_WORKER
-        ) as pool:
+        # A fresh pool per chunk replaces the workers after TASKS_PER_WORKER applications each
+        # (ProcessPoolExecutor's max_tasks_per_child can hang on Python 3.11 and 3.12).
+        chunk = workers * TASKS_PER_WORKER
+        for start in range(0, len(jobs), chunk):
+            broken.extend(self._run_chunk(jobs[start : start + chunk], workers, on_result))
+        return broken
+
+    def _run_chunk(
+        self,
+        jobs: Sequence[dict[str, Any]],
+        workers: int,
+        on_result: Callable[[dict[str, Any]], None],
+    ) -> list[dict[str, Any]]:
+        broken: list[dict[str, Any]] = []
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
             pending: dict[Future[dict[str, Any]], dict[str, Any]] = {
                 pool.submit(process_application, job): job for job in jobs
             }

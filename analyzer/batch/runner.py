@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -33,7 +34,7 @@ from analyzer.batch.manifest import (
 from analyzer.batch.worker import REPORT_FILES
 from analyzer.errors import AnalyzerError, UsageError
 from analyzer.eventlog.discover import AppInfo, app_dir_name, discover_applications
-from analyzer.eventlog.source import resolve_log, storage_for
+from analyzer.eventlog.source import is_url, resolve_log, storage_for
 from analyzer.report.batch_index import IndexEntry, build_index_view, summary_from_dict
 
 ENGINES = ("local", "spark")
@@ -378,10 +379,11 @@ def _run_locked(
     to_analyze.sort(key=lambda c: -c.fingerprint.size_bytes)
     job_list = [
         {
-            "log_path": c.info.path,
+            # Absolute: Spark executors and pool workers may run in another directory.
+            "log_path": c.info.path if is_url(c.info.path) else os.path.abspath(c.info.path),
             "log_name": c.log_name,
             "report_dir": run.report_dirs[c.log_name],
-            "out_dir": str(run.out_dir),
+            "out_dir": str(run.out_dir.resolve()),
         }
         for c in to_analyze
     ]

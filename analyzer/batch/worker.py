@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer import api
-from analyzer.errors import AnalyzerError, Strictness
+from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError, Strictness
 from analyzer.report.batch_index import summarize
 
 REPORT_FILES: dict[str, str] = {"html": "report.html", "text": "report.txt", "json": "report.json"}
@@ -85,7 +85,9 @@ def process_application(job: dict[str, Any]) -> dict[str, Any]:
         result["ok"] = True
     except AnalyzerError as error:
         result["error"] = _one_line(error)
-        result["deterministic"] = True
+        # A log that cannot be reached from here (moved, unmounted, a remote outage) may be fine
+        # next time; anything else is a property of the log's bytes.
+        result["deterministic"] = not isinstance(error, LogNotFoundError | RemoteStorageError)
     except Exception as error:
         result["error"] = f"internal error: {_one_line(error)}"
         result["traceback"] = traceback.format_exc()
