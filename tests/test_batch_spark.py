@@ -1,4 +1,4 @@
-"""The Spark engine on a local cluster writes the same JSON reports and tables as the local engine."""
+"""The Spark engine on a local cluster writes the same JSON reports and tables as local runs."""
 
 from __future__ import annotations
 
