@@ -36,6 +36,13 @@ from analyzer.report.formatters import (
     fmt_pct,
     fmt_timestamp_ms,
 )
+from analyzer.report.views import (
+    FINDINGS_DOC,
+    SEVERITY_MARKS,
+    finding_lost_str,
+    finding_where,
+    is_skewed,
+)
 
 NODE_WIDTH = 196
 NODE_HEIGHT = 46
@@ -59,14 +66,6 @@ MAX_DETAILED_EXECUTIONS = 25
 MAX_TIMELINE_LANES = 60
 TIMELINE_WIDTH = 1000
 SUBLANE_HEIGHT = 4
-SKEW_RATIO = 4.0
-"""A metric is marked skewed when its max is at least this many times its median …"""
-SKEW_MIN_MAX = {"timing": 1_000, "nsTiming": 1_000_000_000, "size": 16 * 1024**2, "sum": 100_000}
-"""… and its max is large enough to matter: 1 s, 16 MiB, 100,000 (rows), per metric type."""
-SEVERITY_MARKS = {"critical": "✖", "warning": "⚠", "info": "ℹ"}
-"""The mark shown before a finding of each severity (and on the plan nodes findings point at)."""
-FINDINGS_DOC = "docs/findings.md"
-"""Where each rule is explained, under a heading named by its id (not part of the page)."""
 
 
 @dataclass(frozen=True)
@@ -503,14 +502,6 @@ def _node_time_ms(stats: NodeStats | None) -> float:
     return total
 
 
-def is_skewed(m: MetricStats) -> bool:
-    """True when a metric's max is SKEW_RATIO × its median or more, and large enough to matter."""
-    floor = SKEW_MIN_MAX.get(m.metric_type)
-    if floor is None or m.count < 4 or m.max_value < floor:
-        return False
-    return m.median == 0 or m.max_value >= SKEW_RATIO * m.median
-
-
 def _fmt_max_at(at: MaxLocation | None) -> str:
     if at is None:
         return "–"
@@ -765,24 +756,6 @@ def _node_dom_id(plan_dom_id: str, node_id: int) -> str:
     return f"{plan_dom_id}-n{node_id}"
 
 
-def _finding_where(finding: Finding, node_name: str) -> str:
-    """Say where a finding points: execution, node, stage attempt and tasks, those it has."""
-    parts = []
-    if finding.execution_id is not None:
-        parts.append(f"SQL execution {finding.execution_id}")
-    if finding.node_id is not None:
-        parts.append(f"node #{finding.node_id}" + (f" {node_name}" if node_name else ""))
-    if finding.stage_id is not None:
-        stage = f"stage {finding.stage_id}"
-        if finding.stage_attempt_id is not None:
-            stage += f".{finding.stage_attempt_id}"
-        parts.append(stage)
-    if finding.task_ids:
-        noun = "task" if len(finding.task_ids) == 1 else "tasks"
-        parts.append(f"{noun} {', '.join(str(t) for t in finding.task_ids)}")
-    return " · ".join(parts) or "the application"
-
-
 def build_finding_views(
     findings: Sequence[Finding], listed: Sequence[Execution], detailed_ids: set[int]
 ) -> list[tuple[FindingView, Finding]]:
@@ -810,11 +783,6 @@ def build_finding_views(
         if execution is not None and node is not None and detailed and not node.is_cluster:
             plan_id = _plan_dom_id(execution.execution_id, execution.final_plan.index)
             node_dom_id = _node_dom_id(plan_id, node.node_id)
-        lost = (
-            f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
-            if finding.estimated_lost_ms > 0
-            else "no time cost estimated"
-        )
         view = FindingView(
             dom_id=f"finding-{rank}",
             rank=rank,
@@ -822,8 +790,8 @@ def build_finding_views(
             severity=finding.severity,
             mark=SEVERITY_MARKS[finding.severity],
             title=finding.title,
-            where_str=_finding_where(finding, node.name if node is not None else ""),
-            lost_str=lost,
+            where_str=finding_where(finding, node.name if node is not None else "")[0],
+            lost_str=finding_lost_str(finding),
             estimate_str=finding.estimate_method,
             evidence=finding.evidence,
             suggestion=finding.suggestion,

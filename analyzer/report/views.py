@@ -408,7 +408,7 @@ def _max_at_str(at: MaxLocation | None) -> str:
     return " ".join(parts)
 
 
-def _finding_where(finding: Finding, node_name: str) -> tuple[str, str]:
+def finding_where(finding: Finding, node_name: str) -> tuple[str, str]:
     """Return where a finding points: the full place and the short place inside its execution."""
     node = ""
     if finding.node_id is not None:
@@ -431,6 +431,13 @@ def _finding_where(finding: Finding, node_name: str) -> tuple[str, str]:
     return (" · ".join(parts) or "the application"), (node or stage)
 
 
+def finding_lost_str(finding: Finding) -> str:
+    """Say the time a finding probably cost: `est. 4.2 s lost`, or that none was estimated."""
+    if finding.estimated_lost_ms > 0:
+        return f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+    return "no time cost estimated"
+
+
 def build_finding_view(finding: Finding, rank: int, node_name: str = "") -> FindingView:
     """Format `finding`, numbered `rank` in the Findings section; `node_name` names its node.
 
@@ -444,12 +451,8 @@ def build_finding_view(finding: Finding, rank: int, node_name: str = "") -> Find
     >>> view.ref_str
     'data-skew at #12 SortMergeJoin — see Findings 2'
     """
-    where, at = _finding_where(finding, node_name)
-    lost = (
-        f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
-        if finding.estimated_lost_ms > 0
-        else "no time cost estimated"
-    )
+    where, at = finding_where(finding, node_name)
+    lost = finding_lost_str(finding)
     see = f"see Findings {rank}"
     return FindingView(
         rank=rank,
