@@ -192,3 +192,17 @@ def test_sniff_codec_recognises_magic_bytes(tmp_path: Path) -> None:
     assert sniff_codec(_multi_frame_zstd()) == "zstd"
     assert sniff_codec(_multi_member_gzip()) == "gz"
     assert sniff_codec(b'{"Event":') is None
+
+
+def test_pure_python_lzf_decoder_matches_the_c_one() -> None:
+    import lzf
+
+    from analyzer.eventlog.codecs import lzf_decompress_block
+
+    text = b'{"Event":"SparkListenerTaskEnd","Stage ID":3}\n' * 200 + bytes(range(256)) * 4
+    for size in (1, 7, 33, 500, len(text)):
+        block = lzf.compress(text[:size])
+        if block is None:  # incompressible input: Spark stores such chunks raw
+            continue
+        assert lzf_decompress_block(block, size) == text[:size]
+        assert lzf_decompress_block(block, size + 1) is None

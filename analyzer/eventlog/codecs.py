@@ -280,9 +280,68 @@ def decode_snappy(stream: BinaryIO, report: DecodeReport) -> Iterator[bytes]:
         yield out
 
 
+def lzf_decompress_block(payload: bytes, out_len: int) -> bytes | None:
+    """Decode one raw LZF (liblzf) block in pure Python; None if it does not give `out_len` bytes.
+
+    The fallback when the C extension python-lzf is not installed (the `fast-lzf` extra): LZF is
+    the rarest of Spark's codecs, so correctness without a compiler matters more than speed.
+
+    >>> lzf_decompress_block(bytes([2]) + b"abc" + bytes([0x20, 2]), 6)
+    b'abcabc'
+    """
+    out = bytearray()
+    i, n = 0, len(payload)
+    while i < n:
+        ctrl = payload[i]
+        i += 1
+        if ctrl < 32:  # a literal run of ctrl + 1 bytes
+            end = i + ctrl + 1
+            if end > n:
+                return None
+            out += payload[i:end]
+            i = end
+            continue
+        length = ctrl >> 5  # a back reference: length - 2 in the top bits, 7 means "read more"
+        if length == 7:
+            if i >= n:
+                return None
+            length += payload[i]
+            i += 1
+        if i >= n:
+            return None
+        ref = len(out) - ((ctrl & 0x1F) << 8) - payload[i] - 1
+        i += 1
+        length += 2
+        if ref < 0:
+            return None
+        if ref + length <= len(out):
+            out += out[ref : ref + length]
+        else:  # the copy overlaps what it writes: byte by byte
+            for k in range(length):
+                out.append(out[ref + k])
+        if len(out) > out_len:
+            return None
+    return bytes(out) if len(out) == out_len else None
+
+
+def _lzf_decoder() -> Callable[[bytes, int], bytes | None]:
+    """The C decoder of python-lzf when installed, else the pure-Python one."""
+    try:
+        import lzf
+    except ImportError:
+        return lzf_decompress_block
+
+    def decode(payload: bytes, out_len: int) -> bytes | None:
+        # python-lzf returns None when the output does not fit in the size given.
+        decoded: bytes | None = lzf.decompress(payload, out_len + 1)
+        return decoded if decoded is not None and len(decoded) == out_len else None
+
+    return decode
+
+
 def decode_lzf(stream: BinaryIO, report: DecodeReport) -> Iterator[bytes]:
     """Yield the chunks of ning compress-lzf's `ZV` framing."""
-    import lzf  # python-lzf; imported here so the other codecs work without it
+    lzf_decompress = _lzf_decoder()
 
     buf = _Buffer(stream, report)
     while True:
@@ -312,9 +371,8 @@ def decode_lzf(stream: BinaryIO, report: DecodeReport) -> Iterator[bytes]:
                 return
             buf.take(7)
             payload = buf.take(compressed_len)
-            # python-lzf returns None when the output does not fit in the size given.
-            decoded = lzf.decompress(payload, decompressed_len + 1)
-            if decoded is None or len(decoded) != decompressed_len:
+            decoded = lzf_decompress(payload, decompressed_len)
+            if decoded is None:
                 raise _corrupt(report, start, "LZF chunk does not decode to its stated length")
             out = decoded
         else:
