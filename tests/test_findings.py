@@ -25,8 +25,10 @@ from analyzer.insights.idle_executors import detect_idle_executors
 from analyzer.insights.large_results import detect_large_results
 from analyzer.insights.lost_executors import detect_lost_executors
 from analyzer.insights.nested_loop_join import detect_nested_loop_join
+from analyzer.insights.partition_pruning import detect_no_partition_pruning
 from analyzer.insights.partition_sizes import detect_partition_sizes
 from analyzer.insights.sort_merge_join import detect_small_side_sort_merge_join
+from analyzer.insights.speculation import detect_speculation
 from analyzer.insights.spill import detect_spill
 from analyzer.insights.stage_retries import detect_stage_retries
 from analyzer.insights.task_failures import detect_task_failures
@@ -222,6 +224,38 @@ def test_lost_executors_and_fetch_failures_on_public_log() -> None:
     # 32, 33 and 37 were cancelled with no failed task; 31 had failed tasks before it was.
     assert sorted(f.stage_id or 0 for f in stages) == [31, 34]
     assert any("failed 4 times" in f.title for f in stages)
+
+
+def test_lost_executor_fetch_failures_and_stage_retry_on_a_real_loss() -> None:
+    analysis = sample("executor-lost")
+    lost = detect_lost_executors(analysis, Thresholds())
+    assert len(lost) == 1
+    assert lost[0].number("n_executors_lost") == 1
+    failures = detect_task_failures(analysis, Thresholds())
+    assert [f.stage_id for f in failures] == [3]
+    assert failures[0].number("n_fetch_failed") == 2
+    assert failures[0].number("n_executor_lost") == 1
+    retries = detect_stage_retries(analysis, Thresholds())
+    assert [f.stage_id for f in retries] == [3]
+    assert "FetchFailed" in retries[0].title
+    assert detect_lost_executors(sample(CLEAN), Thresholds()) == []
+
+
+def test_speculation_counts_the_speculative_copy() -> None:
+    found = detect_speculation(sample("speculation"), Thresholds())
+    assert len(found) == 1
+    assert found[0].stage_id == 3
+    assert found[0].number("n_speculative") == 1
+    assert detect_speculation(sample(CLEAN), Thresholds()) == []
+
+
+def test_no_partition_pruning_names_the_unpruned_scan_only() -> None:
+    analysis = sample("partition-pruning")
+    found = detect_no_partition_pruning(analysis, Thresholds())
+    assert len(found) == 1
+    assert found[0].number("n_partitions") == 120
+    assert "Scan parquet" in found[0].title
+    assert detect_no_partition_pruning(sample(CLEAN), Thresholds()) == []
 
 
 def test_tiny_tasks_on_many_tasks_log() -> None:
