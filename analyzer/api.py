@@ -99,12 +99,23 @@ def _with_thresholds(
     return {**options, "thresholds": thresholds}
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename: never a half-written file."""
+    """Write `text` to `path` through a temporary file and a rename: never a half-written file.
+
+    The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
+    not the owner-only ones of a temporary file: reports are meant to be shared.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, target)

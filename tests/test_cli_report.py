@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,16 @@ def test_output_file_format_by_extension(
     assert _ok(runner, "report", LOG, "-o", str(target)) == ""
     assert marker in target.read_text(encoding="utf-8")
     assert [p.name for p in target.parent.iterdir()] == [name]  # no temporary file left behind
+
+
+def test_report_files_get_ordinary_permissions(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "r.html"
+    mask = os.umask(0o022)
+    try:
+        _ok(runner, "report", LOG, "-o", str(target))
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
 
 
 def test_format_option_beats_extension(runner: CliRunner, tmp_path: Path) -> None:
