@@ -1166,7 +1166,11 @@ def build_html_view(
         user=app.user or "–",
         start_str=fmt_timestamp_ms(app.start_ms),
         duration_str=fmt_duration_ms(app.duration_ms),
-        n_executors_str=f"{len(workers)} ({sum(e.n_cores for e in workers)} cores)",
+        n_executors_str=(
+            f"{len(workers)} ({sum(e.n_cores for e in workers)} cores)"
+            if workers
+            else "driver only (local mode)"
+        ),
         n_tasks_str=fmt_count(counts.n_attempts),
         failed_tasks_str=f"{fmt_count(n_failed)} failed, {fmt_count(n_killed)} killed",
         failed_stages_str=fmt_count(failed_stages),
