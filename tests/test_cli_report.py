@@ -111,7 +111,7 @@ def test_output_file_is_never_coloured(runner: CliRunner, tmp_path: Path) -> Non
 def test_lenient_skips_the_malformed_line(runner: CliRunner) -> None:
     _one_line_error(runner.invoke(app, ["report", MALFORMED]), EXIT_INPUT_ERROR)
     out = _ok(runner, "report", MALFORMED, "--lenient", "--metrics", "none")
-    assert "note: 1 malformed lines skipped (--lenient)" in out
+    assert "note: 1 malformed line skipped (--lenient)" in out
 
 
 def test_missing_file_is_an_input_error(runner: CliRunner, tmp_path: Path) -> None:

@@ -989,7 +989,10 @@ def build_application_view(
     if rs.truncated_tail:
         notes.append("the log ends in a cut line or frame; what came before it was read")
     if rs.n_malformed_skipped:
-        notes.append(f"{fmt_count(rs.n_malformed_skipped)} malformed lines skipped (--lenient)")
+        n_bad = rs.n_malformed_skipped
+        notes.append(
+            f"{fmt_count(n_bad)} malformed line{'' if n_bad == 1 else 's'} skipped (--lenient)"
+        )
     if app.completed:
         status = "completed"
     elif analysis.source.in_progress:
