@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
-from analyzer.build.allocator import return_large_blocks_to_os
 from analyzer.build.application import ApplicationBuilder
 from analyzer.errors import EmptyLogError, Strictness, UsageError
 from analyzer.eventlog.discover import AppInfo, discover_applications
@@ -36,7 +35,6 @@ def analyze(
     `progress`, if given, is called now and then with the number of events read so far.
     Raises an `AnalyzerError` subclass for logs that cannot be read.
     """
-    return_large_blocks_to_os()
     source = resolve_log(path)
     reader = read_events(source, strictness)
     builder = ApplicationBuilder()

@@ -8,6 +8,7 @@ import polars as pl
 
 from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
 from analyzer.aggregate.tables import slot_frame, task_frame
+from analyzer.build.allocator import release_free_memory
 from analyzer.build.application import BuiltApplication
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
@@ -37,6 +38,7 @@ def analyze_built(
     """Turn a built application into an `Analysis` (frames and per-node statistics)."""
     tasks = task_frame(built.tasks)
     slots = slot_frame(built.frozen)
+    release_free_memory()  # the task arrays and the frozen slot arrays, now in polars
     return Analysis(
         source=source,
         application=built.application,
