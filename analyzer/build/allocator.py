@@ -30,7 +30,8 @@ def release_free_memory() -> None:
     is freed, so the growing arrays end up in the heap, and it gives heap pages back only from
     the top: without this call the freed columns stayed resident through the peak (measured:
     231 MB against 191 to 201 MB on a 94.5k-task log, the same time). A fixed mapping threshold
-    did as well for memory but cost 0.4 s of page faults on every 1 MiB read buffer.
+    did as well for memory but cost 0.4 s of page faults on that log: a fresh mapping for
+    every 1 MiB read buffer.
     """
     trim = _malloc_trim()
     if trim is not None:
