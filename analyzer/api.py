@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
-from analyzer.build.application import ApplicationBuilder
 from analyzer.errors import EmptyLogError, Strictness, UsageError
 from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import Finding, Thresholds, detect_all
+from analyzer.replay.application import ApplicationBuilder
 
 ReportFormat = Literal["text", "html", "json"]
 FORMATS: tuple[str, ...] = ("text", "html", "json")

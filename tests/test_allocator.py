@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from analyzer.build.allocator import release_free_memory
+from analyzer.aggregate.allocator import release_free_memory
 
 # Grows arrays the way TaskColumns does, after a large block was freed (which raises glibc's
 # mapping threshold, so the arrays land in the heap), frees every other array (so the freed
@@ -16,7 +16,7 @@ from analyzer.build.allocator import release_free_memory
 # resident MB before and after the call.
 _SCRIPT = """
 from array import array
-from analyzer.build.allocator import release_free_memory
+from analyzer.aggregate.allocator import release_free_memory
 def rss_mb():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
 big = bytearray(30 << 20)

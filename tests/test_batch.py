@@ -16,8 +16,8 @@ import pytest
 from eventlog_samples import PUBLIC, SAMPLES
 from typer.testing import CliRunner
 
-from analyzer.aggregate.fleet import TABLE_NAMES, polars_schema
 from analyzer.batch import run_batch
+from analyzer.batch.fleet import TABLE_NAMES, polars_schema
 from analyzer.batch.manifest import load_manifest
 from analyzer.batch.runner import parse_since, report_dir_name
 from analyzer.cli import app

@@ -12,7 +12,7 @@ from eventlog_samples import PUBLIC, SAMPLES
 from oracle import missing_requirement
 from typer.testing import CliRunner
 
-from analyzer.aggregate.fleet import TABLE_NAMES, sort_columns
+from analyzer.batch.fleet import TABLE_NAMES, sort_columns
 from analyzer.cli import app
 from analyzer.eventlog.discover import discover_applications
 

@@ -13,7 +13,7 @@ ORDER = [
     "errors",
     "eventlog",
     "model",
-    "build",
+    "replay",
     "aggregate",
     "insights",
     "report",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from eventlog_samples import public
 
 from analyzer import api
-from analyzer.build.scala_set import ScalaIntSet
+from analyzer.replay.scala_set import ScalaIntSet
 
 
 def test_scala_set_keeps_insertion_order_up_to_four() -> None:

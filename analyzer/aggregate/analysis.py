@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
 from analyzer.aggregate.tables import slot_frame, task_frame
-from analyzer.build.allocator import release_free_memory
-from analyzer.build.application import BuiltApplication
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
 from analyzer.eventlog.source import LogSource
 from analyzer.model.application import Application
+from analyzer.replay.application import BuiltApplication
 
 
 @dataclass(frozen=True)

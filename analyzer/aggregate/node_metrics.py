@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.aggregate.spark_format import spark_string_from_stats
-from analyzer.build.application import BuiltApplication
 from analyzer.model.application import Execution
+from analyzer.replay.application import BuiltApplication
 
 QUANTILES = (("p25", 0.25), ("median", 0.5), ("p75", 0.75), ("p95", 0.95))
 

@@ -6,8 +6,8 @@ from array import array
 
 import polars as pl
 
-from analyzer.build.sql_listener import FrozenMetric
-from analyzer.build.task_columns import INT_COLUMNS, STR_COLUMNS, TaskColumns
+from analyzer.replay.sql_listener import FrozenMetric
+from analyzer.replay.task_columns import INT_COLUMNS, STR_COLUMNS, TaskColumns
 
 _FLAG_COLUMNS = frozenset(("successful", "failed", "killed", "speculative"))
 

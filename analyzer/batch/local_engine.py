@@ -11,7 +11,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from analyzer.aggregate.fleet import Row, fleet_frame, sort_columns
+from analyzer.batch.fleet import Row, fleet_frame, sort_columns
 from analyzer.batch.worker import process_application
 
 TASKS_PER_WORKER = 8

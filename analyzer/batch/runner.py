@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from analyzer import api
-from analyzer.aggregate.fleet import TABLE_NAMES, Row, fleet_rows
+from analyzer.batch.fleet import TABLE_NAMES, Row, fleet_rows
 from analyzer.batch.manifest import (
     MANIFEST_NAME,
     Fingerprint,

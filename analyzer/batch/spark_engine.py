@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import analyzer
-from analyzer.aggregate.fleet import TABLE_SCHEMAS, Row
 from analyzer.batch import _bootstrap
+from analyzer.batch.fleet import TABLE_SCHEMAS, Row
 from analyzer.errors import UsageError
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer.build.plan_graph import build_plan_graph
-from analyzer.build.sql_listener import FrozenMetric, SqlListener
-from analyzer.build.task_columns import TaskColumns
 from analyzer.eventlog import events as ev
 from analyzer.model.application import (
     Application,
@@ -19,6 +16,9 @@ from analyzer.model.application import (
     StageAttempt,
 )
 from analyzer.model.plan import MetricDef, PlanGraph
+from analyzer.replay.plan_graph import build_plan_graph
+from analyzer.replay.sql_listener import FrozenMetric, SqlListener
+from analyzer.replay.task_columns import TaskColumns
 
 EXECUTION_ID_KEY = "spark.sql.execution.id"
 
@@ -49,6 +49,32 @@ class _Exec:
     metrics: dict[int, MetricDef] = field(default_factory=dict)
     job_ids: list[int] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Job:
+    """A job as the replay knows it so far."""
+
+    job_id: int
+    execution_id: int | None
+    submission_ms: int | None
+    stage_ids: tuple[int, ...]
+    completion_ms: int | None = None
+    status: str = "RUNNING"
+    """`RUNNING` until its end event, then `SUCCEEDED` or `FAILED`."""
+    error: str | None = None
+
+
+@dataclass
+class _Executor:
+    """An executor (or the driver) as the replay knows it so far."""
+
+    executor_id: str
+    host: str
+    n_cores: int
+    added_ms: int | None
+    removed_ms: int | None = None
+    removed_reason: str | None = None
 
 
 @dataclass
@@ -108,8 +134,8 @@ class ApplicationBuilder:
         self.end_ms: int | None = None
         self.completed = False
         self.properties: dict[str, str] = {}
-        self.executors: dict[str, dict[str, Any]] = {}
-        self.jobs: dict[int, dict[str, Any]] = {}
+        self.executors: dict[str, _Executor] = {}
+        self.jobs: dict[int, _Job] = {}
         self.stages: dict[tuple[int, int], _Stage] = {}
         self.executions: dict[int, _Exec] = {}
         self.tasks = TaskColumns()
@@ -158,149 +184,146 @@ class ApplicationBuilder:
         return ex
 
     def feed(self, event: ev.Event) -> None:
-        """Apply one event."""
-        t = type(event)
-        if t is ev.TaskEnd:
-            assert isinstance(event, ev.TaskEnd)
-            info = event.info
-            if info is None:
-                return
-            self.tasks.append(event)
-            stage = self.stages.get((event.stage_id, event.stage_attempt_id))
-            if stage is not None:
-                stage.n_task_attempts += 1
-                stage.n_failed += int(info.failed)
-                stage.n_killed += int(info.killed)
-                stage.n_speculative += int(info.speculative)
-            self.listener.task_end(
-                event.stage_id,
-                event.stage_attempt_id,
-                info.task_id,
-                info.index,
-                info.successful,
-                info.accumulables,
+        """Apply one event (events this replay does not use are ignored)."""
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _on_task_end(self, event: ev.TaskEnd) -> None:
+        info = event.info
+        if info is None:
+            return
+        self.tasks.append(event)
+        stage = self.stages.get((event.stage_id, event.stage_attempt_id))
+        if stage is not None:
+            stage.n_task_attempts += 1
+            stage.n_failed += int(info.failed)
+            stage.n_killed += int(info.killed)
+            stage.n_speculative += int(info.speculative)
+        self.listener.task_end(
+            event.stage_id,
+            event.stage_attempt_id,
+            info.task_id,
+            info.index,
+            info.successful,
+            info.accumulables,
+        )
+        if info.finish_ms:
+            self.last_event_ms = max(self.last_event_ms or 0, info.finish_ms)
+
+    def _on_stage_submitted(self, event: ev.StageSubmitted) -> None:
+        stage = self._stage(event.info)
+        stage.submitted = True
+        self.listener.stage_submitted(event.info.stage_id, event.info.attempt_id)
+
+    def _on_stage_completed(self, event: ev.StageCompleted) -> None:
+        stage = self._stage(event.info)
+        stage.completed = True
+        key = (event.info.stage_id, event.info.attempt_id)
+        ids = self.stage_accumulators.setdefault(key, set())
+        for acc in event.info.accumulables:
+            if acc.metadata == "sql":
+                ids.add(acc.id)
+
+    def _on_job_start(self, event: ev.JobStart) -> None:
+        props = event.properties or {}
+        exec_raw = props.get(EXECUTION_ID_KEY)
+        execution_id = int(exec_raw) if exec_raw not in (None, "") else None
+        self.jobs[event.job_id] = _Job(
+            job_id=event.job_id,
+            execution_id=execution_id,
+            submission_ms=event.submission_ms,
+            stage_ids=tuple(event.stage_ids),
+        )
+        for stage_info in event.stage_infos:
+            stage = self._stage(stage_info)
+            stage.job_ids.append(event.job_id)
+        if execution_id is not None:
+            self._execution(execution_id).job_ids.append(event.job_id)
+            self.listener.job_start(
+                execution_id,
+                event.job_id,
+                list(event.stage_ids),
+                [(s.stage_id, s.n_tasks) for s in event.stage_infos],
             )
-            if info.finish_ms:
-                self.last_event_ms = max(self.last_event_ms or 0, info.finish_ms)
-        elif t is ev.StageSubmitted:
-            assert isinstance(event, ev.StageSubmitted)
-            stage = self._stage(event.info)
-            stage.submitted = True
-            self.listener.stage_submitted(event.info.stage_id, event.info.attempt_id)
-        elif t is ev.StageCompleted:
-            assert isinstance(event, ev.StageCompleted)
-            stage = self._stage(event.info)
-            stage.completed = True
-            key = (event.info.stage_id, event.info.attempt_id)
-            ids = self.stage_accumulators.setdefault(key, set())
-            for acc in event.info.accumulables:
-                if acc.metadata == "sql":
-                    ids.add(acc.id)
-        elif t is ev.JobStart:
-            assert isinstance(event, ev.JobStart)
-            props = event.properties or {}
-            exec_raw = props.get(EXECUTION_ID_KEY)
-            execution_id = int(exec_raw) if exec_raw not in (None, "") else None
-            self.jobs[event.job_id] = {
-                "execution_id": execution_id,
-                "submission_ms": event.submission_ms,
-                "completion_ms": None,
-                "status": "RUNNING",
-                "stage_ids": tuple(event.stage_ids),
-                "error": None,
-            }
-            for stage_info in event.stage_infos:
-                stage = self._stage(stage_info)
-                stage.job_ids.append(event.job_id)
-            if execution_id is not None:
-                self._execution(execution_id).job_ids.append(event.job_id)
-                self.listener.job_start(
-                    execution_id,
-                    event.job_id,
-                    list(event.stage_ids),
-                    [(s.stage_id, s.n_tasks) for s in event.stage_infos],
+
+    def _on_job_end(self, event: ev.JobEnd) -> None:
+        job = self.jobs.get(event.job_id)
+        succeeded = event.result.result == "JobSucceeded"
+        if job is not None:
+            job.completion_ms = event.completion_ms
+            job.status = "SUCCEEDED" if succeeded else "FAILED"
+            job.error = _job_error(event.result)
+        self.listener.job_end(event.job_id, succeeded)
+
+    def _on_execution_start(self, event: ev.SQLExecutionStart) -> None:
+        ex = self._execution(event.execution_id)
+        ex.root_execution_id = (
+            event.root_execution_id if event.root_execution_id is not None else event.execution_id
+        )
+        ex.description = event.description
+        ex.details = event.details
+        ex.start_ms = event.time_ms
+        ex.modified_configs = dict(event.modified_configs or {})
+        self._add_plan(ex, event.physical_plan_description, event.plan)
+
+    def _on_adaptive_update(self, event: ev.SQLAdaptiveExecutionUpdate) -> None:
+        ex = self._execution(event.execution_id)
+        self._add_plan(ex, event.physical_plan_description, event.plan)
+
+    def _on_adaptive_metrics(self, event: ev.SQLAdaptiveSQLMetricUpdates) -> None:
+        ex = self._execution(event.execution_id)
+        pairs = []
+        for m in event.metrics:
+            if m.accumulator_id not in ex.metrics:
+                ex.metrics[m.accumulator_id] = MetricDef(
+                    name=m.name.strip(),
+                    accumulator_id=m.accumulator_id,
+                    metric_type=m.metric_type,
                 )
-        elif t is ev.JobEnd:
-            assert isinstance(event, ev.JobEnd)
-            job = self.jobs.get(event.job_id)
-            succeeded = event.result.result == "JobSucceeded"
-            if job is not None:
-                job["completion_ms"] = event.completion_ms
-                job["status"] = "SUCCEEDED" if succeeded else "FAILED"
-                job["error"] = _job_error(event.result)
-            self.listener.job_end(event.job_id, succeeded)
-        elif t is ev.SQLExecutionStart:
-            assert isinstance(event, ev.SQLExecutionStart)
-            ex = self._execution(event.execution_id)
-            ex.root_execution_id = (
-                event.root_execution_id
-                if event.root_execution_id is not None
-                else event.execution_id
-            )
-            ex.description = event.description
-            ex.details = event.details
-            ex.start_ms = event.time_ms
-            ex.modified_configs = dict(event.modified_configs or {})
-            self._add_plan(ex, event.physical_plan_description, event.plan)
-        elif t is ev.SQLAdaptiveExecutionUpdate:
-            assert isinstance(event, ev.SQLAdaptiveExecutionUpdate)
-            ex = self._execution(event.execution_id)
-            self._add_plan(ex, event.physical_plan_description, event.plan)
-        elif t is ev.SQLAdaptiveSQLMetricUpdates:
-            assert isinstance(event, ev.SQLAdaptiveSQLMetricUpdates)
-            ex = self._execution(event.execution_id)
-            pairs = []
-            for m in event.metrics:
-                if m.accumulator_id not in ex.metrics:
-                    ex.metrics[m.accumulator_id] = MetricDef(
-                        name=m.name.strip(),
-                        accumulator_id=m.accumulator_id,
-                        metric_type=m.metric_type,
-                    )
-                pairs.append((m.accumulator_id, m.metric_type))
-            self.listener.add_metrics(event.execution_id, pairs)
-        elif t is ev.DriverAccumUpdates:
-            assert isinstance(event, ev.DriverAccumUpdates)
-            self.listener.driver_updates(event.execution_id, [(a, v) for a, v in event.updates])
-        elif t is ev.SQLExecutionEnd:
-            assert isinstance(event, ev.SQLExecutionEnd)
-            ex = self._execution(event.execution_id)
-            ex.end_ms = event.time_ms
-            ex.ended = True
-            ex.error_message = event.error_message or None
-            self.listener.execution_end(event.execution_id)
-        elif t is ev.ExecutorAdded:
-            assert isinstance(event, ev.ExecutorAdded)
-            self.executors[event.executor_id] = {
-                "host": event.info.host,
-                "n_cores": event.info.total_cores,
-                "added_ms": event.timestamp_ms,
-                "removed_ms": None,
-                "removed_reason": None,
-            }
-        elif t is ev.ExecutorRemoved:
-            assert isinstance(event, ev.ExecutorRemoved)
-            executor = self.executors.get(event.executor_id)
-            if executor is not None:
-                executor["removed_ms"] = event.timestamp_ms
-                executor["removed_reason"] = event.reason
-        elif t is ev.ApplicationStart:
-            assert isinstance(event, ev.ApplicationStart)
-            self.app_name = event.app_name
-            self.app_id = event.app_id
-            self.attempt_id = event.attempt_id
-            self.start_ms = event.timestamp_ms
-            self.user = event.user
-        elif t is ev.ApplicationEnd:
-            assert isinstance(event, ev.ApplicationEnd)
-            self.end_ms = event.timestamp_ms
-            self.completed = True
-        elif t is ev.LogStart or t is ev.DatabricksMetadata:
-            assert isinstance(event, (ev.LogStart, ev.DatabricksMetadata))
-            self.spark_version = event.spark_version or self.spark_version
-        elif t is ev.EnvironmentUpdate:
-            assert isinstance(event, ev.EnvironmentUpdate)
-            self.properties = event.properties()
+            pairs.append((m.accumulator_id, m.metric_type))
+        self.listener.add_metrics(event.execution_id, pairs)
+
+    def _on_driver_updates(self, event: ev.DriverAccumUpdates) -> None:
+        self.listener.driver_updates(event.execution_id, [(a, v) for a, v in event.updates])
+
+    def _on_execution_end(self, event: ev.SQLExecutionEnd) -> None:
+        ex = self._execution(event.execution_id)
+        ex.end_ms = event.time_ms
+        ex.ended = True
+        ex.error_message = event.error_message or None
+        self.listener.execution_end(event.execution_id)
+
+    def _on_executor_added(self, event: ev.ExecutorAdded) -> None:
+        self.executors[event.executor_id] = _Executor(
+            executor_id=event.executor_id,
+            host=event.info.host,
+            n_cores=event.info.total_cores,
+            added_ms=event.timestamp_ms,
+        )
+
+    def _on_executor_removed(self, event: ev.ExecutorRemoved) -> None:
+        executor = self.executors.get(event.executor_id)
+        if executor is not None:
+            executor.removed_ms = event.timestamp_ms
+            executor.removed_reason = event.reason
+
+    def _on_application_start(self, event: ev.ApplicationStart) -> None:
+        self.app_name = event.app_name
+        self.app_id = event.app_id
+        self.attempt_id = event.attempt_id
+        self.start_ms = event.timestamp_ms
+        self.user = event.user
+
+    def _on_application_end(self, event: ev.ApplicationEnd) -> None:
+        self.end_ms = event.timestamp_ms
+        self.completed = True
+
+    def _on_log_start(self, event: ev.LogStart | ev.DatabricksMetadata) -> None:
+        self.spark_version = event.spark_version or self.spark_version
+
+    def _on_environment(self, event: ev.EnvironmentUpdate) -> None:
+        self.properties = event.properties()
 
     def finish(self) -> BuiltApplication:
         """Close the replay (as Spark does at the end of a log) and build the frozen model."""
@@ -310,12 +333,12 @@ class ApplicationBuilder:
         jobs = tuple(
             Job(
                 job_id=job_id,
-                execution_id=j["execution_id"],
-                submission_ms=j["submission_ms"],
-                completion_ms=j["completion_ms"],
-                status=j["status"],
-                stage_ids=j["stage_ids"],
-                error_message=j["error"],
+                execution_id=j.execution_id,
+                submission_ms=j.submission_ms,
+                completion_ms=j.completion_ms,
+                status=j.status,
+                stage_ids=j.stage_ids,
+                error_message=j.error,
             )
             for job_id, j in sorted(self.jobs.items())
         )
@@ -383,14 +406,14 @@ class ApplicationBuilder:
             )
         executors = tuple(
             Executor(
-                executor_id=eid,
-                host=e["host"],
-                n_cores=e["n_cores"],
-                added_ms=e["added_ms"],
-                removed_ms=e["removed_ms"],
-                removed_reason=e["removed_reason"],
+                executor_id=e.executor_id,
+                host=e.host,
+                n_cores=e.n_cores,
+                added_ms=e.added_ms,
+                removed_ms=e.removed_ms,
+                removed_reason=e.removed_reason,
             )
-            for eid, e in self.executors.items()
+            for e in self.executors.values()
         )
         application = Application(
             app_id=self.app_id,
@@ -421,3 +444,25 @@ def build_application(events: Iterable[ev.Event]) -> BuiltApplication:
     for event in events:
         builder.feed(event)
     return builder.finish()
+
+
+_HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
+    ev.TaskEnd: ApplicationBuilder._on_task_end,
+    ev.StageSubmitted: ApplicationBuilder._on_stage_submitted,
+    ev.StageCompleted: ApplicationBuilder._on_stage_completed,
+    ev.JobStart: ApplicationBuilder._on_job_start,
+    ev.JobEnd: ApplicationBuilder._on_job_end,
+    ev.SQLExecutionStart: ApplicationBuilder._on_execution_start,
+    ev.SQLAdaptiveExecutionUpdate: ApplicationBuilder._on_adaptive_update,
+    ev.SQLAdaptiveSQLMetricUpdates: ApplicationBuilder._on_adaptive_metrics,
+    ev.DriverAccumUpdates: ApplicationBuilder._on_driver_updates,
+    ev.SQLExecutionEnd: ApplicationBuilder._on_execution_end,
+    ev.ExecutorAdded: ApplicationBuilder._on_executor_added,
+    ev.ExecutorRemoved: ApplicationBuilder._on_executor_removed,
+    ev.ApplicationStart: ApplicationBuilder._on_application_start,
+    ev.ApplicationEnd: ApplicationBuilder._on_application_end,
+    ev.LogStart: ApplicationBuilder._on_log_start,
+    ev.DatabricksMetadata: ApplicationBuilder._on_log_start,
+    ev.EnvironmentUpdate: ApplicationBuilder._on_environment,
+}
+"""Event class → the builder method that applies it (TaskEnd first: it is most of a log)."""

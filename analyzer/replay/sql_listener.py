@@ -12,8 +12,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from analyzer.build.scala_set import ScalaIntSet
 from analyzer.eventlog.events import AccumulableUpdate
+from analyzer.replay.scala_set import ScalaIntSet
 
 SUM = "sum"
 
