@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
 from analyzer.errors import EmptyLogError, Strictness, UsageError
@@ -14,10 +15,17 @@ from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import Finding, Thresholds, detect_all
+from analyzer.render.html import render_html
+from analyzer.render.json_render import render_json
+from analyzer.render.text import render_text
 from analyzer.replay.application import ApplicationBuilder
+from analyzer.report import options as report_options
+from analyzer.report.html import build_html_view
+from analyzer.report.json_view import build_json_view
+from analyzer.report.options import ReportFormat, ReportOptions
+from analyzer.report.text import build_text_view
 
-ReportFormat = Literal["text", "html", "json"]
-FORMATS: tuple[str, ...] = ("text", "html", "json")
+FORMATS = report_options.FORMATS
 
 
 def list_applications(log_dir: str) -> list[AppInfo]:
@@ -52,9 +60,10 @@ def analyze(
 def format_for(output: str | None, requested: str | None) -> ReportFormat:
     """Pick the report format: the one asked for, else the output file's extension, else text."""
     if requested is not None:
-        if requested not in FORMATS:
-            raise UsageError(f"unknown format {requested!r}; use one of {', '.join(FORMATS)}")
-        return requested  # type: ignore[return-value]
+        for fmt in FORMATS:
+            if requested == fmt:
+                return fmt
+        raise UsageError(f"unknown format {requested!r}; use one of {', '.join(FORMATS)}")
     if output:
         ext = Path(output).suffix.lower().lstrip(".")
         if ext in ("htm", "html"):
@@ -65,38 +74,51 @@ def format_for(output: str | None, requested: str | None) -> ReportFormat:
 
 
 def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> list[Finding]:
-    """Return the findings of an analysis, largest estimated time lost first (docs/findings.md)."""
+    """Return the findings of an analysis, largest estimated time lost first (docs/findings.md).
+
+    Every report of an analysis shows these same findings: compute them once and pass them to
+    `render_report` for each format.
+    """
     return detect_all(analysis, thresholds)
 
 
-def render_report(analysis: Analysis, fmt: ReportFormat, **options: Any) -> str:
-    """Render an analysis in one format.
+def render_report(
+    analysis: Analysis,
+    options: ReportOptions | None = None,
+    findings: Sequence[Finding] | None = None,
+) -> str:
+    """Render an analysis in the format `options.fmt` (default: the text report).
 
-    Option `thresholds` (a `Thresholds`) tunes the findings; every format accepts it.
+    `findings` are those of `find_issues(analysis, options.thresholds)`; they are computed here
+    when not given. Raises `UsageError` for an execution id the log does not hold.
     """
-    thresholds = options.pop("thresholds", None)
-    if fmt == "json":
-        from analyzer.render.json_render import render_json
+    options = options if options is not None else ReportOptions()
+    if findings is None:
+        findings = find_issues(analysis, options.thresholds)
+    if options.fmt == "json":
+        return render_json(build_json_view(analysis, findings, options))
+    if options.fmt == "html":
+        now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
+        view = build_html_view(analysis, findings, options, now_ms)
 
-        return render_json(analysis, thresholds)
-    if fmt == "html":
-        from analyzer.render.html import render_html
+        def text_of(execution_ids: Sequence[int]) -> str:
+            text_options = dataclasses.replace(
+                options,
+                fmt="text",
+                metrics="summary",
+                executions=tuple(execution_ids),
+                top=None,
+                color=False,
+            )
+            return _render_text(analysis, findings, text_options)
 
-        return render_html(analysis, **_with_thresholds(render_html, thresholds, options))
-    from analyzer.render.text import render_text
-
-    return render_text(analysis, **_with_thresholds(render_text, thresholds, options))
+        return render_html(view, text_of)
+    return _render_text(analysis, findings, options)
 
 
-def _with_thresholds(
-    renderer: Callable[..., str], thresholds: Thresholds | None, options: dict[str, Any]
-) -> dict[str, Any]:
-    """Add `thresholds` to a renderer's options when it takes them and they were given."""
-    import inspect
-
-    if thresholds is None or "thresholds" not in inspect.signature(renderer).parameters:
-        return options
-    return {**options, "thresholds": thresholds}
+def _render_text(analysis: Analysis, findings: Sequence[Finding], options: ReportOptions) -> str:
+    view = build_text_view(analysis, findings, options)
+    return render_text(view, width=options.width, color=options.color)
 
 
 def _umask() -> int:
@@ -125,7 +147,10 @@ def write_atomic(path: str | Path, text: str) -> None:
 
 
 def write_report(
-    analysis: Analysis, output: str | Path, fmt: ReportFormat, **options: object
+    analysis: Analysis,
+    output: str | Path,
+    options: ReportOptions | None = None,
+    findings: Sequence[Finding] | None = None,
 ) -> None:
-    """Render an analysis and write it atomically to `output`."""
-    write_atomic(output, render_report(analysis, fmt, **options))
+    """Render an analysis (see `render_report`) and write it atomically to `output`."""
+    write_atomic(output, render_report(analysis, options, findings))

@@ -11,6 +11,7 @@ import typer
 
 from analyzer import __version__, api
 from analyzer.errors import AnalyzerError, UsageError
+from analyzer.render.terminal import neutralize
 
 EXIT_OK = 0
 EXIT_INPUT_ERROR = 1
@@ -26,7 +27,8 @@ app = typer.Typer(
 
 
 def _fail(error: AnalyzerError) -> typer.Exit:
-    typer.echo(f"error: {error}", err=True)
+    """Print an input error as one line (neutralized: it may quote the log) and exit 1."""
+    typer.echo(f"error: {neutralize(str(error))}", err=True)
     return typer.Exit(EXIT_INPUT_ERROR)
 
 
@@ -61,7 +63,7 @@ def apps_command(
     if as_json:
         typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))
         return
-    from analyzer.report.apps_table import format_apps_table
+    from analyzer.render.apps_table import format_apps_table
 
     sys.stdout.write(format_apps_table(infos))
 
@@ -106,37 +108,31 @@ def report_command(
       spark-explain report eventlog.zstd --format json -o out.json
     """
     from analyzer.errors import Strictness
+    from analyzer.insights import Thresholds
+    from analyzer.report.options import ReportOptions
 
     try:
         chosen = api.format_for(output, fmt)
-        if metrics not in ("none", "summary", "full"):
-            raise UsageErrorValue(f"unknown --metrics {metrics!r}; use none, summary or full")
-        from analyzer.insights import Thresholds
-
-        thresholds = Thresholds().with_overrides(threshold) if threshold else None
+        options = ReportOptions(
+            fmt=chosen,
+            metrics=metrics,  # type: ignore[arg-type]  # validated by ReportOptions
+            executions=tuple(execution or ()),
+            top=top,
+            thresholds=Thresholds().with_overrides(threshold or ()),
+            color=chosen == "text" and output is None and not no_color and sys.stdout.isatty(),
+        )
         with _progress_on_terminal() as progress:
             analysis = api.analyze(
                 log, Strictness.LENIENT if lenient else Strictness.STRICT, progress=progress
             )
-        options: dict[str, object] = {}
-        if chosen != "json":
-            options = {"executions": execution, "top": top}
-        if chosen == "text":
-            color = output is None and not no_color and sys.stdout.isatty()
-            options.update({"metrics": metrics, "color": color})
-        if thresholds is not None:
-            options["thresholds"] = thresholds
         if output is None:
-            sys.stdout.write(api.render_report(analysis, chosen, **options))
+            sys.stdout.write(api.render_report(analysis, options))
         else:
-            api.write_report(analysis, output, chosen, **options)
-    except UsageErrorValue as error:
-        typer.echo(f"error: {error}", err=True)
+            api.write_report(analysis, output, options)
+    except UsageError as error:
+        typer.echo(f"error: {neutralize(str(error))}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except AnalyzerError as error:
-        if isinstance(error, UsageError):
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(EXIT_USAGE) from None
         raise _fail(error) from None
 
 
@@ -200,17 +196,13 @@ def batch_command(
             master=master,
         )
     except UsageError as error:
-        typer.echo(f"error: {error}", err=True)
+        typer.echo(f"error: {neutralize(str(error))}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     except AnalyzerError as error:
         raise _fail(error) from None
-    typer.echo(summary.line())
+    typer.echo(neutralize(summary.line()))
     if summary.n_failed:
         raise typer.Exit(EXIT_INPUT_ERROR)
-
-
-class UsageErrorValue(ValueError):
-    """An option value that is not valid (exit status 2)."""
 
 
 def main() -> None:

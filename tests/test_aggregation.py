@@ -20,9 +20,7 @@ def _logs() -> list[Path]:
     found: list[Path] = []
     for folder in (SAMPLES, PUBLIC):
         if folder.is_dir():
-            found += sorted(
-                p for p in folder.iterdir() if not p.name.endswith((".md", ".json"))
-            )
+            found += sorted(p for p in folder.iterdir() if not p.name.endswith((".md", ".json")))
     return found
 
 

@@ -11,7 +11,7 @@ from eventlog_samples import BAD, PUBLIC, needs_public, public, sample_files
 
 from analyzer.errors import LogNotFoundError
 from analyzer.eventlog.discover import TAIL_DECODE_MAX_BYTES, AppInfo, discover_applications
-from analyzer.report.apps_table import format_apps_table
+from analyzer.render.apps_table import format_apps_table
 
 
 def by_path(infos: list[AppInfo]) -> dict[str, AppInfo]:

@@ -35,6 +35,7 @@ from analyzer.insights.task_failures import detect_task_failures
 from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.tiny_tasks import detect_tiny_tasks
 from analyzer.insights.unsplit_skew import detect_unsplit_skew
+from analyzer.report.findings import evidence_str
 
 MIB = 1024 * 1024
 CLEAN = "join-agg-aqe-on"
@@ -63,8 +64,8 @@ def small(*assignments: str) -> Thresholds:
 
 
 def evidence(finding: Finding) -> dict[str, str]:
-    """Return a finding's evidence as a dict."""
-    return dict(finding.evidence)
+    """Return a finding's labelled evidence as worded in reports, by label."""
+    return {item.label: evidence_str(item) for item in finding.evidence if item.label}
 
 
 # -- Thresholds ----------------------------------------------------------------------------------
@@ -361,8 +362,15 @@ def test_json_report_lists_findings_and_cli_takes_thresholds() -> None:
     rules = [f["rule"] for f in doc["findings"]]
     assert "data-skew" in rules
     first = next(f for f in doc["findings"] if f["rule"] == "data-skew")
-    assert set(first) == {f.name for f in dataclasses.fields(Finding)}
-    assert first["evidence"][0] == {"label": "metric", "value": "number of output rows"}
+    assert set(first) == {f.name for f in dataclasses.fields(Finding)} | {"numbers"}
+    assert first["evidence"][0] == {
+        "label": "metric",
+        "value": "number of output rows",
+        "key": "metric",
+        "raw": "number of output rows",
+        "unit": "text",
+    }
+    assert first["numbers"]["max_value"] == first["evidence"][1]["raw"]
     bad = CliRunner().invoke(app, ["report", path, "-f", "json", "--threshold", "nope=1"])
     assert bad.exit_code == 2
     assert "unknown threshold 'nope'" in bad.output

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from html_reports import html_of, json_of, report_logs
+from reports import html_of, json_of, report_logs
 
-from analyzer.report.formatters import fmt_metric_value
+from analyzer.units import fmt_metric_value
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

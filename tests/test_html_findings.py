@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from html_reports import NOW_MS, SAMPLES, analysis_of, html_of, parse_page, report_logs
+from reports import NOW_MS, SAMPLES, analysis_of, html_of, html_report, parse_page, report_logs
 
 import analyzer.render.html as html_render
 from analyzer import api
 from analyzer.insights import Thresholds, detect_all
-from analyzer.render.html import render_html
+from analyzer.report.options import ReportOptions
 
 LOGS = report_logs()
 LOG_IDS = [p.name for p in LOGS]
@@ -79,11 +79,11 @@ def test_thresholds_reach_the_page_through_the_api() -> None:
     analysis = analysis_of(SPILL_LOG)
     quiet = Thresholds().with_overrides(["spill_min_bytes=1_000_000_000_000"])
     for html in (
-        render_html(analysis, now_ms=NOW_MS, thresholds=quiet),
-        api.render_report(analysis, "html", now_ms=NOW_MS, thresholds=quiet),
+        html_report(analysis, thresholds=quiet),
+        api.render_report(analysis, ReportOptions(fmt="html", now_ms=NOW_MS, thresholds=quiet)),
     ):
         assert _attrs_with_class(html, "li", "finding") == []
-        assert "No findings with these thresholds." in html
+        assert "No findings." in html
         assert _attrs_with_class(html, "g", "has-finding") == []
 
 
@@ -93,10 +93,10 @@ def test_findings_of_unlisted_executions_are_left_out() -> None:
     findings = detect_all(analysis)
     first = findings[0].execution_id
     assert first is not None
-    html = render_html(analysis, executions=[first], now_ms=NOW_MS)
+    html = html_report(analysis, executions=(first,))
     items = _attrs_with_class(html, "li", "finding")
     assert len(items) == sum(1 for f in findings if f.execution_id == first) < len(findings)
-    assert f"1 of {len(findings)} findings" in html
+    assert f"1 of {len(findings)} (others belong to executions not shown)" in html
 
 
 @pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
@@ -104,7 +104,7 @@ def test_links_into_sections_left_out_for_size_are_dropped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(html_render, "MAX_SECTIONS_BYTES", 1)  # keeps only the first section
-    html = render_html(analysis_of(SPILL_LOG), now_ms=NOW_MS)
+    html = html_report(analysis_of(SPILL_LOG))
     ids = _ids(html)
     assert sum(1 for a in ids.values() if "execution" in a.get("class", "").split()) == 1
     assert len(_attrs_with_class(html, "li", "finding")) == 2

@@ -8,9 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from html_reports import ESCAPE_LOG, NOW_MS, analysis_of, html_of, json_of, parse_page, report_logs
-
-from analyzer.render.html import render_html
+from reports import ESCAPE_LOG, analysis_of, html_of, html_report, json_of, parse_page, report_logs
 
 LOGS = report_logs()
 LOG_IDS = [p.name for p in LOGS]
@@ -102,7 +100,7 @@ def test_panels_show_spark_strings_of_every_metric(path: Path) -> None:
 def test_render_is_deterministic_with_a_fixed_clock() -> None:
     path = LOGS[0] if LOGS else ESCAPE_LOG
     analysis = analysis_of(path)
-    assert render_html(analysis, now_ms=NOW_MS) == render_html(analysis, now_ms=NOW_MS)
+    assert html_report(analysis) == html_report(analysis)
 
 
 def test_hostile_names_are_shown_as_text() -> None:
@@ -129,10 +127,10 @@ def test_top_and_execution_filters() -> None:
     slowest = max(
         analysis.application.executions, key=lambda e: (e.duration_ms or 0, -e.execution_id)
     )
-    page = render_html(analysis, top=1, now_ms=NOW_MS)
+    page = html_report(analysis, top=1)
     assert page.count('<section class="card execution"') == 1
     assert f'id="exec-{slowest.execution_id}"' in page
     first = analysis.application.executions[0].execution_id
-    page = render_html(analysis, executions=[first], now_ms=NOW_MS)
+    page = html_report(analysis, executions=(first,))
     assert page.count('<section class="card execution"') == 1
     assert f'id="exec-{first}"' in page

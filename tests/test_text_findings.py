@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 from eventlog_samples import PUBLIC, SAMPLES
+from reports import text_report
 from typer.testing import CliRunner
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
 from analyzer.cli import EXIT_USAGE, app
 from analyzer.insights import Finding, Thresholds, detect_all
-from analyzer.render.text import WIDTH, render_text, visible_len
-from analyzer.report import views
-from analyzer.report.views import build_finding_view
+from analyzer.insights.finding import ev
+from analyzer.render.terminal import visible_len
+from analyzer.report import findings as finding_views
+from analyzer.report.findings import build_finding_view
 
 
 @cache
@@ -53,7 +55,7 @@ def _cli(*args: str) -> str:
 
 
 def test_findings_come_first_ranked_and_referenced() -> None:
-    text = render_text(_analysis(sample_path("failed-query")))
+    text = text_report(_analysis(sample_path("failed-query")))
     lines = text.splitlines()
     start = lines.index("Findings · 3, largest estimated time lost first")
     first_execution = next(i for i, line in enumerate(lines) if line.startswith("SQL execution "))
@@ -69,13 +71,13 @@ def test_findings_come_first_ranked_and_referenced() -> None:
 
 
 def test_no_findings_says_so() -> None:
-    text = render_text(_analysis(sample_path("join-agg-aqe-on")), metrics="none")
+    text = text_report(_analysis(sample_path("join-agg-aqe-on")), metrics="none")
     assert "\nFindings\nNo findings.\n\n═" in text
     assert "see Findings" not in text
 
 
 def test_plan_node_is_marked_and_lines_fit() -> None:
-    text = render_text(
+    text = text_report(
         _analysis(sample_path("skewed-join")),
         metrics="full",
         thresholds=Thresholds().with_overrides(["data_skew_min_rows=100000"]),
@@ -86,7 +88,7 @@ def test_plan_node_is_marked_and_lines_fit() -> None:
     assert lines[join + 2].endswith("│ ℹ smj-small-side — see Findings 2")
     assert "⚠ data-skew at #7 SortMergeJoin — see Findings 1" in lines
     assert "    where:    SQL execution 0 · node #7 SortMergeJoin · stage 4.0 · task 11" in lines
-    assert all(visible_len(line) <= WIDTH for line in lines)
+    assert all(visible_len(line) <= 100 for line in lines)
 
 
 def test_threshold_option_changes_what_is_shown() -> None:
@@ -134,26 +136,26 @@ def test_execution_filter_keeps_shown_and_application_findings() -> None:
 
 
 def test_only_failed_query_findings_of_shown_execution_when_none_left() -> None:
-    text = render_text(_analysis(sample_path("failed-query")), executions=[0])
+    text = text_report(_analysis(sample_path("failed-query")), executions=(0,))
     assert "Findings · 0 of 3 (others belong to executions not shown)\n" in text
     assert "No findings." in text
 
 
 def test_colour_by_severity_only_when_asked() -> None:
     analysis = _analysis(sample_path("failed-query"))
-    plain = render_text(analysis)
-    coloured = render_text(analysis, color=True)
+    plain = text_report(analysis)
+    coloured = text_report(analysis, color=True)
     assert "\x1b[31m✖ critical\x1b[0m" in coloured
     assert "\x1b[33m⚠ warning\x1b[0m" in coloured
     assert "\x1b[31m✖\x1b[0m failed-query — see Findings 1" in coloured
     assert "\x1b[" not in plain
-    info = render_text(_analysis(sample_path("join-agg-aqe-off")), color=True)
+    info = text_report(_analysis(sample_path("join-agg-aqe-off")), color=True)
     assert "ℹ info ·" in info  # info stays plain
 
 
 def test_report_is_deterministic() -> None:
     analysis = _analysis(sample_path("spill-sort-agg-window"))
-    assert render_text(analysis, now_ms=0) == render_text(analysis, now_ms=0)
+    assert text_report(analysis, now_ms=0) == text_report(analysis, now_ms=0)
 
 
 def _finding(**changes: object) -> Finding:
@@ -182,19 +184,19 @@ def test_finding_view_where_and_lost() -> None:
             stage_id=5,
             stage_attempt_id=1,
             task_ids=(7, 9),
-            evidence=(("failed attempts", "2"),),
+            evidence=(ev("n_failed", "failed attempts", 2, "count"),),
         ),
         1,
     )
     assert view.where_str == "SQL execution 2 · stage 5.1 · tasks 7, 9"
     assert view.lost_str == "est. 12m 34s lost"
     assert view.ref_str == "tiny-tasks at stage 5.1 — see Findings 1"
-    assert view.evidence_strs == ("failed attempts: 2",)
+    assert [(e.label, e.value_str) for e in view.evidence] == [("failed attempts", "2")]
     assert (view.mark, view.style) == ("✖", "red")
 
 
 def test_view_doctests() -> None:
-    assert doctest.testmod(views).failed == 0
+    assert doctest.testmod(finding_views).failed == 0
 
 
 def test_gold_files_hold_a_findings_section() -> None:

@@ -15,9 +15,15 @@ from typing import Any
 
 from analyzer import api
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError, Strictness
+from analyzer.insights import Finding
 from analyzer.report.batch_index import summarize
+from analyzer.report.options import ReportFormat, ReportOptions
 
-REPORT_FILES: dict[str, str] = {"html": "report.html", "text": "report.txt", "json": "report.json"}
+REPORT_FILES: dict[ReportFormat, str] = {
+    "html": "report.html",
+    "text": "report.txt",
+    "json": "report.json",
+}
 """Report format → file name inside an application's report directory."""
 
 
@@ -25,15 +31,6 @@ def _one_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     first = lines[0] if lines else ""
     return first if isinstance(error, AnalyzerError) else f"{type(error).__name__}: {first}"
-
-
-def _render_options(fmt: str) -> dict[str, object]:
-    if fmt == "json":
-        return {}
-    options: dict[str, object] = {"executions": None, "top": None}
-    if fmt == "text":
-        options.update({"metrics": "summary", "color": False})
-    return options
 
 
 def process_application(job: dict[str, Any]) -> dict[str, Any]:
@@ -57,18 +54,18 @@ def process_application(job: dict[str, Any]) -> dict[str, Any]:
     }
     try:
         analysis = api.analyze(job["log_path"], Strictness.STRICT)
+        findings: list[Finding] | None
         try:
-            result["summary"] = asdict(summarize(analysis))
+            findings = api.find_issues(analysis)
         except Exception as error:  # a bug in a rule must not cost the application its reports
             result["format_errors"]["insights"] = f"internal error: {_one_line(error)}"
             result["traceback"] = traceback.format_exc()
-            result["summary"] = asdict(summarize(analysis, with_findings=False))
+            findings = None
+        result["summary"] = asdict(summarize(analysis, findings))
         rendered: dict[str, str] = {}
         for fmt, file_name in REPORT_FILES.items():
-            try:
-                rendered[file_name] = api.render_report(analysis, fmt, **_render_options(fmt))  # type: ignore[arg-type]
-            except ImportError as error:
-                result["format_errors"][fmt] = f"renderer not available: {error}"
+            options = ReportOptions(fmt=fmt)
+            rendered[file_name] = api.render_report(analysis, options, findings or [])
         del analysis
         if "report.json" not in rendered:
             raise RuntimeError("the JSON report could not be rendered")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import metric, severity_for
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_bytes
 
 RULE = "large-broadcast"
 METHOD = "the exchange's own time to collect, build and broadcast (driver wall time)"
@@ -41,14 +41,10 @@ def detect_large_broadcast(analysis: Analysis, thresholds: Thresholds) -> list[F
                     execution_id=ex.execution_id,
                     node_id=node.node_id,
                     evidence=(
-                        ("data size", fmt_bytes(size.total)),
-                        ("rows", fmt_count(rows.total if rows else None)),
-                        *((name, fmt_duration_ms(ms)) for name, ms in times.items()),
-                    ),
-                    numbers=(
-                        ("data_size_bytes", size.total),
+                        ev("data_size_bytes", "data size", size.total, "bytes"),
+                        ev("rows", "rows", rows.total if rows else None, "count"),
                         *(
-                            (name.replace(" ", "_") + "_ms", float(ms))
+                            ev(name.replace(" ", "_") + "_ms", name, ms, "ms")
                             for name, ms in times.items()
                         ),
                     ),

@@ -6,9 +6,9 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_stats import task_durations
 from analyzer.insights._common import severity_for, stage_stats
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_factor
 
 RULE = "data-skew"
 METHOD = (
@@ -66,23 +66,33 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             median_ms = s.median_duration_ms if s is not None else 0
             lost_ms = max(0, task_ms - median_ms)
             fmt = fmt_count if m.name in ROW_METRICS else fmt_bytes
-            ratio_str = f"{ratio:.1f}×" if ratio != float("inf") else "∞ (median 0)"
+            unit: Unit = "count" if m.name in ROW_METRICS else "bytes"
+            ratio_str = fmt_factor(ratio) if m.median else "∞ (median 0)"
             others = sorted({f"{graph.node(n).name} ({n})" for _, n, _ in hits[1:] if n != node_id})
             evidence = [
-                ("metric", m.name),
-                (
+                ev("metric", "metric", m.name, "text"),
+                ev(
+                    "max_value",
                     "largest task",
-                    f"{fmt(m.max_value)} in task {m.max_at.task_id} "
-                    f"(partition {m.max_at.partition_id})",
+                    m.max_value,
+                    unit,
+                    f" in task {m.max_at.task_id} (partition {m.max_at.partition_id})",
                 ),
-                ("median task", fmt(m.median)),
-                ("ratio", ratio_str),
-                ("total", fmt(m.total)),
-                ("largest task duration", fmt_duration_ms(task_ms)),
-                ("median task duration", fmt_duration_ms(median_ms)),
+                ev("median_value", "median task", m.median, unit),
+                # An infinite ratio (median 0) has no value: JSON has no infinity.
+                ev(
+                    "ratio",
+                    "ratio",
+                    ratio if m.median else None,
+                    "ratio",
+                    "" if m.median else ratio_str,
+                ),
+                ev("total_value", "total", m.total, unit),
+                ev("max_task_duration_ms", "largest task duration", task_ms, "ms"),
+                ev("median_task_duration_ms", "median task duration", median_ms, "ms"),
             ]
             if others:
-                evidence.append(("also skewed", ", ".join(others)))
+                evidence.append(ev("also_skewed", "also skewed", ", ".join(others), "text"))
             findings.append(
                 Finding(
                     rule=RULE,
@@ -104,15 +114,6 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                     stage_attempt_id=m.max_at.stage_attempt_id,
                     task_ids=(m.max_at.task_id,),
                     evidence=tuple(evidence),
-                    numbers=(
-                        ("max_value", m.max_value),
-                        ("median_value", m.median),
-                        ("total_value", m.total),
-                        # An infinite ratio (median 0) is left out: JSON has no infinity.
-                        *((("ratio", ratio),) if m.median else ()),
-                        ("max_task_duration_ms", task_ms),
-                        ("median_task_duration_ms", median_ms),
-                    ),
                 )
             )
     return findings

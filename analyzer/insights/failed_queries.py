@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_duration_ms
 
 RULE = "failed-query"
 METHOD = "the failed execution's whole wall time: its result was never produced"
@@ -52,11 +51,16 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 estimate_method=METHOD,
                 execution_id=ex.execution_id,
                 evidence=(
-                    ("error", reason),
-                    ("failed jobs", ", ".join(str(j) for j in failed_jobs) or "–"),
-                    ("duration", fmt_duration_ms(ex.duration_ms)),
+                    ev("error", "error", reason, "text"),
+                    ev(
+                        "failed_jobs",
+                        "failed jobs",
+                        ", ".join(map(str, failed_jobs)) or "–",
+                        "text",
+                    ),
+                    ev("duration_ms", "duration", ex.duration_ms, "ms"),
+                    ev("n_failed_jobs", "", len(failed_jobs), "count"),
                 ),
-                numbers=(("duration_ms", lost_ms), ("n_failed_jobs", len(failed_jobs))),
             )
         )
     return findings

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import metric, severity_for, total_cores
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_bytes, fmt_count
 
 RULE = "small-files"
 METHOD = (
@@ -52,15 +52,10 @@ def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                     execution_id=ex.execution_id,
                     node_id=node.node_id,
                     evidence=(
-                        ("files read", fmt_count(files.total)),
-                        ("bytes read", fmt_bytes(size.total)),
-                        ("mean file size", fmt_bytes(mean)),
-                        ("estimated open cost", fmt_duration_ms(lost_ms)),
-                    ),
-                    numbers=(
-                        ("n_files", files.total),
-                        ("size_bytes", size.total),
-                        ("mean_file_bytes", mean),
+                        ev("n_files", "files read", files.total, "count"),
+                        ev("size_bytes", "bytes read", size.total, "bytes"),
+                        ev("mean_file_bytes", "mean file size", mean, "bytes"),
+                        ev("open_cost_ms", "estimated open cost", lost_ms, "ms"),
                     ),
                 )
             )

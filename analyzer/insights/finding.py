@@ -1,13 +1,43 @@
-"""What a rule reports: one problem, where it is, the evidence, and what it probably cost."""
+"""What a rule reports: one problem, where it is, the typed evidence, and what it probably cost."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
+from analyzer.units import Unit
+
 Severity = Literal["info", "warning", "critical"]
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 """From least to most severe."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One fact behind a finding: a raw value with its unit, worded only by the views.
+
+    `key` names the value for programs (JSON `numbers`, tests) with its unit in the name
+    (`max_task_duration_ms`); `label` is the human label, empty for a value kept for programs
+    only; `note` is text printed after the formatted value (`in task 11 (partition 1)`), or
+    instead of it when the value is None.
+    """
+
+    key: str = field(metadata={"help": "Machine name with unit, e.g. `max_task_duration_ms`."})
+    label: str = field(metadata={"help": "Human label; empty: not listed in reports."})
+    value: int | float | str | None = field(metadata={"help": "The raw value, in base units."})
+    unit: Unit = field(metadata={"help": "How views format `value` (see `analyzer.units`)."})
+    note: str = field(default="", metadata={"help": "Text after the formatted value, or empty."})
+
+
+def ev(
+    key: str, label: str, value: int | float | str | None, unit: Unit, note: str = ""
+) -> Evidence:
+    """Return one `Evidence` item (a short spelling for the rules' evidence tuples).
+
+    >>> ev("n_tasks", "tasks", 12, "count").value
+    12
+    """
+    return Evidence(key=key, label=label, value=value, unit=unit, note=note)
 
 
 @dataclass(frozen=True)
@@ -39,17 +69,21 @@ class Finding:
     task_ids: tuple[int, ...] = field(
         default=(), metadata={"help": "Task attempts the finding points at (at most a few)."}
     )
-    evidence: tuple[tuple[str, str], ...] = field(
-        default=(), metadata={"help": "(label, formatted value) pairs, in reading order."}
-    )
-    numbers: tuple[tuple[str, float], ...] = field(
-        default=(),
-        metadata={"help": "The raw numbers behind the evidence: (name with unit, value)."},
+    evidence: tuple[Evidence, ...] = field(
+        default=(), metadata={"help": "Typed facts behind the finding, in reading order."}
     )
 
-    def number(self, name: str) -> float:
-        """Return the raw number called `name` (KeyError if the finding has none)."""
-        for key, value in self.numbers:
-            if key == name:
-                return value
-        raise KeyError(name)
+    def number(self, key: str) -> float:
+        """Return the raw numeric value of evidence `key` (KeyError if there is none)."""
+        for item in self.evidence:
+            if item.key == key and isinstance(item.value, int | float):
+                return item.value
+        raise KeyError(key)
+
+    def numbers(self) -> dict[str, int | float]:
+        """Return every numeric evidence value by key, in evidence order."""
+        return {
+            item.key: item.value
+            for item in self.evidence
+            if isinstance(item.value, int | float) and not isinstance(item.value, bool)
+        }

@@ -10,9 +10,9 @@ from analyzer.insights._common import (
     stage_stats,
     wall_share_ms,
 )
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_duration_ms, fmt_pct
+from analyzer.units import fmt_pct
 
 RULE = "gc-pressure"
 METHOD = "summed GC time charged to the stage's wall time by its share of the stage's task time"
@@ -64,16 +64,10 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
-                    ("GC time", fmt_duration_ms(s.gc_sum_ms)),
-                    ("task time", fmt_duration_ms(s.duration_sum_ms)),
-                    ("executor run time", fmt_duration_ms(s.run_sum_ms)),
-                    ("GC share", fmt_pct(share)),
-                ),
-                numbers=(
-                    ("gc_ms", s.gc_sum_ms),
-                    ("task_ms", s.duration_sum_ms),
-                    ("run_ms", s.run_sum_ms),
-                    ("gc_share", share),
+                    ev("gc_ms", "GC time", s.gc_sum_ms, "ms"),
+                    ev("task_ms", "task time", s.duration_sum_ms, "ms"),
+                    ev("run_ms", "executor run time", s.run_sum_ms, "ms"),
+                    ev("gc_share", "GC share", share, "share"),
                 ),
             )
         )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_stats import executor_busy_ms
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_count, fmt_duration_ms, fmt_pct
+from analyzer.units import fmt_pct
 
 RULE = "idle-executors"
 METHOD = (
@@ -65,17 +65,11 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             estimated_lost_ms=0,
             estimate_method=METHOD,
             evidence=(
-                ("executors", fmt_count(n_executors)),
-                ("core time held", fmt_duration_ms(held_ms)),
-                ("task time", fmt_duration_ms(busy_ms)),
-                ("idle core time", fmt_duration_ms(idle)),
-                ("idle share", fmt_pct(share)),
-            ),
-            numbers=(
-                ("held_core_ms", held_ms),
-                ("busy_ms", busy_ms),
-                ("idle_core_ms", idle),
-                ("idle_share", share),
+                ev("n_executors", "executors", n_executors, "count"),
+                ev("held_core_ms", "core time held", held_ms, "ms"),
+                ev("busy_ms", "task time", busy_ms, "ms"),
+                ev("idle_core_ms", "idle core time", idle, "ms"),
+                ev("idle_share", "idle share", share, "share"),
             ),
         )
     ]

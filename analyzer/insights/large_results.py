@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import execution_of_stage, severity_for, stage_stats
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_bytes
 
 RULE = "large-result"
 METHOD = (
@@ -42,16 +42,15 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
-                    ("result bytes", fmt_bytes(s.result_size_bytes)),
-                    ("result tasks", fmt_count(s.n_result_tasks)),
-                    ("getting result time", fmt_duration_ms(s.getting_result_sum_ms)),
-                    ("result serialization time", fmt_duration_ms(s.result_serialization_sum_ms)),
-                ),
-                numbers=(
-                    ("result_size_bytes", s.result_size_bytes),
-                    ("n_result_tasks", s.n_result_tasks),
-                    ("getting_result_ms", s.getting_result_sum_ms),
-                    ("result_serialization_ms", s.result_serialization_sum_ms),
+                    ev("result_size_bytes", "result bytes", s.result_size_bytes, "bytes"),
+                    ev("n_result_tasks", "result tasks", s.n_result_tasks, "count"),
+                    ev("getting_result_ms", "getting result time", s.getting_result_sum_ms, "ms"),
+                    ev(
+                        "result_serialization_ms",
+                        "result serialization time",
+                        s.result_serialization_sum_ms,
+                        "ms",
+                    ),
                 ),
             )
         )

@@ -5,9 +5,8 @@ from __future__ import annotations
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import stage_stats
 from analyzer.insights.failed_queries import first_line
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_count, fmt_duration_ms
 
 RULE = "lost-executors"
 METHOD = (
@@ -42,13 +41,25 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     lost_task_ms = sum(
         s.failed_duration_sum_ms for s in stage_stats(analysis).values() if s.n_executor_lost
     )
-    evidence = [("executors lost", fmt_count(len(lost)))]
+    evidence = [ev("n_executors_lost", "executors lost", len(lost), "count")]
     for e in lost[:5]:
         evidence.append(
-            (f"executor {e.executor_id} ({e.host})", first_line(e.removed_reason or ""))
+            ev(
+                f"executor_{e.executor_id}_removed_reason",
+                f"executor {e.executor_id} ({e.host})",
+                first_line(e.removed_reason or ""),
+                "text",
+            )
         )
-    evidence.append(("task attempts failed with ExecutorLostFailure", fmt_count(n_task_losses)))
-    evidence.append(("time in those stages' failed attempts", fmt_duration_ms(lost_task_ms)))
+    evidence.append(
+        ev(
+            "n_task_attempts_lost",
+            "task attempts failed with ExecutorLostFailure",
+            n_task_losses,
+            "count",
+        )
+    )
+    evidence.append(ev("lost_task_ms", "time in those stages' failed attempts", lost_task_ms, "ms"))
     return [
         Finding(
             rule=RULE,
@@ -62,10 +73,5 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             estimated_lost_ms=lost_task_ms,
             estimate_method=METHOD,
             evidence=tuple(evidence),
-            numbers=(
-                ("n_executors_lost", len(lost)),
-                ("n_task_attempts_lost", n_task_losses),
-                ("lost_task_ms", lost_task_ms),
-            ),
         )
     ]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import rows_out, severity_for, stage_wall_ms
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_count, fmt_duration_ms
+from analyzer.units import fmt_count
 
 RULE = "nested-loop-join"
 METHOD = "wall time of the stages the join ran in (an upper bound: they did other work too)"
@@ -56,13 +56,12 @@ def detect_nested_loop_join(analysis: Analysis, thresholds: Thresholds) -> list[
                     node_id=node.node_id,
                     stage_id=stage_ids[0] if stage_ids else None,
                     evidence=(
-                        ("left rows", fmt_count(left)),
-                        ("right rows", fmt_count(right)),
-                        ("pairs", fmt_count(pairs)),
-                        ("stages", ", ".join(str(s) for s in stage_ids) or "–"),
-                        ("their wall time", fmt_duration_ms(lost_ms)),
+                        ev("left_rows", "left rows", left, "count"),
+                        ev("right_rows", "right rows", right, "count"),
+                        ev("pairs", "pairs", pairs, "count"),
+                        ev("stages", "stages", ", ".join(map(str, stage_ids)) or "–", "text"),
+                        ev("stages_wall_ms", "their wall time", lost_ms, "ms"),
                     ),
-                    numbers=(("left_rows", left), ("right_rows", right), ("pairs", pairs)),
                 )
             )
     return findings

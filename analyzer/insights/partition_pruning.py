@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import metric
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count
+from analyzer.units import fmt_count
 
 RULE = "no-partition-pruning"
 METHOD = "not estimated: the cost depends on how many partitions a filter would have skipped"
@@ -56,11 +56,20 @@ def detect_no_partition_pruning(analysis: Analysis, thresholds: Thresholds) -> l
                     execution_id=ex.execution_id,
                     node_id=node.node_id,
                     evidence=(
-                        ("partitions read", fmt_count(parts.total)),
-                        ("size of files read", fmt_bytes(size.total if size else None)),
-                        ("PartitionFilters", dict(node.metadata).get("PartitionFilters", "–")),
+                        ev("n_partitions", "partitions read", parts.total, "count"),
+                        ev(
+                            "size_bytes",
+                            "size of files read",
+                            size.total if size else None,
+                            "bytes",
+                        ),
+                        ev(
+                            "partition_filters",
+                            "PartitionFilters",
+                            dict(node.metadata).get("PartitionFilters", "–"),
+                            "text",
+                        ),
                     ),
-                    numbers=(("n_partitions", parts.total),),
                 )
             )
     return findings

@@ -10,9 +10,9 @@ from analyzer.insights._common import (
     stage_stats,
     total_cores,
 )
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_bytes
 
 RULE = "partition-size"
 METHOD_FEW = (
@@ -67,16 +67,16 @@ def detect_partition_sizes(analysis: Analysis, thresholds: Thresholds) -> list[F
                     estimated_lost_ms=lost_ms,
                     estimate_method=METHOD_FEW,
                     evidence=(
-                        ("tasks", fmt_count(s.n_successful)),
-                        ("executor cores", fmt_count(cores)),
-                        ("median bytes read per task", fmt_bytes(s.read_median_bytes)),
-                        ("stage duration", fmt_duration_ms(wall_ms)),
-                    ),
-                    numbers=(
-                        ("n_tasks", s.n_successful),
-                        ("n_cores", cores),
-                        ("median_read_bytes", s.read_median_bytes),
-                        ("idle_core_share", idle),
+                        ev("n_tasks", "tasks", s.n_successful, "count"),
+                        ev("n_cores", "executor cores", cores, "count"),
+                        ev(
+                            "median_read_bytes",
+                            "median bytes read per task",
+                            s.read_median_bytes,
+                            "bytes",
+                        ),
+                        ev("stage_wall_ms", "stage duration", wall_ms, "ms"),
+                        ev("idle_core_share", "", idle, "share"),
                     ),
                     execution_id=execution_id,
                     stage_id=s.stage_id,
@@ -101,13 +101,14 @@ def detect_partition_sizes(analysis: Analysis, thresholds: Thresholds) -> list[F
                     estimate_method=METHOD_HUGE,
                     task_ids=(s.read_max_task_id,),
                     evidence=(
-                        ("largest partition read", fmt_bytes(s.read_max_bytes)),
-                        ("median partition read", fmt_bytes(s.read_median_bytes)),
-                        ("tasks", fmt_count(s.n_successful)),
-                    ),
-                    numbers=(
-                        ("max_read_bytes", s.read_max_bytes),
-                        ("median_read_bytes", s.read_median_bytes),
+                        ev("max_read_bytes", "largest partition read", s.read_max_bytes, "bytes"),
+                        ev(
+                            "median_read_bytes",
+                            "median partition read",
+                            s.read_median_bytes,
+                            "bytes",
+                        ),
+                        ev("n_tasks", "tasks", s.n_successful, "count"),
                     ),
                     execution_id=execution_id,
                     stage_id=s.stage_id,

@@ -9,9 +9,9 @@ from analyzer.insights._common import (
     severity_for,
     total_cores,
 )
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_bytes, fmt_count
 
 RULE = "smj-small-side"
 METHOD = (
@@ -77,24 +77,22 @@ def detect_small_side_sort_merge_join(analysis: Analysis, thresholds: Thresholds
                     if join.node_id in stats
                     else None,
                     evidence=(
-                        (
+                        ev(
+                            "small_side_bytes",
                             "small side",
-                            f"{fmt_bytes(small[0])}, {fmt_count(small[1])} rows "
-                            f"(Exchange {small[2]})",
+                            small[0],
+                            "bytes",
+                            f", {fmt_count(small[1])} rows (Exchange {small[2]})",
                         ),
-                        (
+                        ev(
+                            "large_side_bytes",
                             "large side",
-                            f"{fmt_bytes(large[0])}, {fmt_count(large[1])} rows "
-                            f"(Exchange {large[2]})",
+                            large[0],
+                            "bytes",
+                            f", {fmt_count(large[1])} rows (Exchange {large[2]})",
                         ),
-                        ("sort time of both sides", fmt_duration_ms(sort_ms)),
-                        ("large side shuffle write time", fmt_duration_ms(write_ms)),
-                    ),
-                    numbers=(
-                        ("small_side_bytes", small[0]),
-                        ("large_side_bytes", large[0]),
-                        ("sort_ms", sort_ms),
-                        ("large_side_write_ms", write_ms),
+                        ev("sort_ms", "sort time of both sides", sort_ms, "ms"),
+                        ev("large_side_write_ms", "large side shuffle write time", write_ms, "ms"),
                     ),
                 )
             )

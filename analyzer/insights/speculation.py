@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import execution_of_stage, stage_stats
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_count
 
 RULE = "speculation"
 METHOD = (
@@ -38,14 +37,9 @@ def detect_speculation(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
-                    ("speculative attempts", fmt_count(s.n_speculative)),
-                    ("killed attempts", fmt_count(s.n_killed)),
-                    ("all attempts", fmt_count(s.n_attempts)),
-                ),
-                numbers=(
-                    ("n_speculative", s.n_speculative),
-                    ("n_killed", s.n_killed),
-                    ("n_attempts", s.n_attempts),
+                    ev("n_speculative", "speculative attempts", s.n_speculative, "count"),
+                    ev("n_killed", "killed attempts", s.n_killed, "count"),
+                    ev("n_attempts", "all attempts", s.n_attempts, "count"),
                 ),
             )
         )

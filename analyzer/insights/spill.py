@@ -11,9 +11,9 @@ from analyzer.insights._common import (
     stage_stats,
     wall_share_ms,
 )
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_duration_ms
+from analyzer.units import fmt_bytes
 
 RULE = "spill"
 METHOD = (
@@ -58,13 +58,22 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         lost_ms = wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [
-            ("memory bytes spilled", fmt_bytes(s.memory_bytes_spilled)),
-            ("disk bytes spilled", fmt_bytes(s.disk_bytes_spilled)),
-            ("largest task spill (disk)", fmt_bytes(s.max_task_disk_bytes_spilled)),
-            ("estimated spill I/O task time", fmt_duration_ms(task_ms)),
+            ev("memory_bytes_spilled", "memory bytes spilled", s.memory_bytes_spilled, "bytes"),
+            ev("disk_bytes_spilled", "disk bytes spilled", s.disk_bytes_spilled, "bytes"),
+            ev(
+                "max_task_disk_bytes_spilled",
+                "largest task spill (disk)",
+                s.max_task_disk_bytes_spilled,
+                "bytes",
+            ),
+            ev("spill_task_ms", "estimated spill I/O task time", task_ms, "ms"),
+            ev(
+                "node_spill_size_bytes",
+                f"spill size of {node_name} ({node_id})" if node_id is not None else "",
+                node_spill,
+                "bytes",
+            ),
         ]
-        if node_id is not None:
-            evidence.append((f"spill size of {node_name} ({node_id})", fmt_bytes(node_spill)))
         findings.append(
             Finding(
                 rule=RULE,
@@ -82,13 +91,6 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=tuple(evidence),
-                numbers=(
-                    ("memory_bytes_spilled", s.memory_bytes_spilled),
-                    ("disk_bytes_spilled", s.disk_bytes_spilled),
-                    ("max_task_disk_bytes_spilled", s.max_task_disk_bytes_spilled),
-                    ("node_spill_size_bytes", node_spill),
-                    ("spill_task_ms", task_ms),
-                ),
             )
         )
     return findings

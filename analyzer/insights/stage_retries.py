@@ -5,9 +5,8 @@ from __future__ import annotations
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import execution_of_stage, severity_for
 from analyzer.insights.failed_queries import first_line
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_duration_ms
 
 RULE = "stage-retry"
 METHOD = "wall time of the failed stage attempt: its work was thrown away and done again"
@@ -54,15 +53,17 @@ def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 stage_id=st.stage_id,
                 stage_attempt_id=st.attempt_id,
                 evidence=(
-                    ("failure reason", reason),
-                    ("attempt duration", fmt_duration_ms(st.duration_ms)),
-                    ("attempts of this stage", str(n_attempts[st.stage_id])),
-                    ("tasks (failed)", f"{st.n_task_attempts} ({st.n_failed_attempts})"),
-                ),
-                numbers=(
-                    ("attempt_duration_ms", lost_ms),
-                    ("n_stage_attempts", n_attempts[st.stage_id]),
-                    ("n_failed_task_attempts", st.n_failed_attempts),
+                    ev("failure_reason", "failure reason", reason, "text"),
+                    ev("attempt_duration_ms", "attempt duration", st.duration_ms, "ms"),
+                    ev("n_stage_attempts", "attempts of this stage", n_attempts[st.stage_id], "id"),
+                    ev(
+                        "n_task_attempts",
+                        "tasks (failed)",
+                        st.n_task_attempts,
+                        "id",
+                        f" ({st.n_failed_attempts})",
+                    ),
+                    ev("n_failed_task_attempts", "", st.n_failed_attempts, "count"),
                 ),
             )
         )

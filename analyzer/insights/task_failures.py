@@ -11,9 +11,8 @@ from analyzer.insights._common import (
     wall_share_ms,
 )
 from analyzer.insights.failed_queries import first_line
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_count, fmt_duration_ms
 
 RULE = "task-failures"
 METHOD = (
@@ -44,15 +43,17 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         if s.n_executor_lost:
             kinds.append(f"{s.n_executor_lost} lost executors")
         evidence = [
-            ("failed attempts", fmt_count(s.n_failed)),
-            ("successful attempts", fmt_count(s.n_successful)),
-            ("first failure", reason),
-            ("time in failed attempts", fmt_duration_ms(s.failed_duration_sum_ms)),
+            ev("n_failed", "failed attempts", s.n_failed, "count"),
+            ev("n_successful", "successful attempts", s.n_successful, "count"),
+            ev("first_failure", "first failure", reason, "text"),
+            ev("failed_duration_ms", "time in failed attempts", s.failed_duration_sum_ms, "ms"),
         ]
         if kinds:
-            evidence.append(("of which", ", ".join(kinds)))
+            evidence.append(ev("failure_kinds", "of which", ", ".join(kinds), "text"))
         if stage is not None:
-            evidence.append(("stage status", stage.status))
+            evidence.append(ev("stage_status", "stage status", stage.status, "text"))
+        evidence.append(ev("n_fetch_failed", "", s.n_fetch_failed, "count"))
+        evidence.append(ev("n_executor_lost", "", s.n_executor_lost, "count"))
         findings.append(
             Finding(
                 rule=RULE,
@@ -71,13 +72,6 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 stage_attempt_id=s.stage_attempt_id,
                 task_ids=s.failed_task_ids,
                 evidence=tuple(evidence),
-                numbers=(
-                    ("n_failed", s.n_failed),
-                    ("n_successful", s.n_successful),
-                    ("n_fetch_failed", s.n_fetch_failed),
-                    ("n_executor_lost", s.n_executor_lost),
-                    ("failed_duration_ms", s.failed_duration_sum_ms),
-                ),
             )
         )
     return findings

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import execution_of_stage, severity_for, stage_stats
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_count, fmt_duration_ms
+from analyzer.units import fmt_duration_ms
 
 RULE = "task-skew"
 METHOD = (
@@ -58,21 +58,17 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 stage_attempt_id=s.stage_attempt_id,
                 task_ids=(s.slowest_task_id,),
                 evidence=(
-                    (
+                    ev(
+                        "slowest_task",
                         "slowest task",
-                        f"task {s.slowest_task_id} (partition "
-                        f"{s.slowest_partition_id}) on executor {s.slowest_executor_id}",
+                        f"task {s.slowest_task_id} (partition {s.slowest_partition_id}) "
+                        f"on executor {s.slowest_executor_id}",
+                        "text",
                     ),
-                    ("slowest task duration", fmt_duration_ms(s.max_duration_ms)),
-                    ("median task duration", fmt_duration_ms(s.median_duration_ms)),
-                    ("ratio", f"{ratio:.1f}×"),
-                    ("successful tasks", fmt_count(s.n_successful)),
-                ),
-                numbers=(
-                    ("max_duration_ms", s.max_duration_ms),
-                    ("median_duration_ms", s.median_duration_ms),
-                    ("ratio", ratio),
-                    ("n_successful", s.n_successful),
+                    ev("max_duration_ms", "slowest task duration", s.max_duration_ms, "ms"),
+                    ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
+                    ev("ratio", "ratio", ratio, "ratio"),
+                    ev("n_successful", "successful tasks", s.n_successful, "count"),
                 ),
             )
         )

@@ -10,9 +10,9 @@ from analyzer.insights._common import (
     stage_stats,
     wall_share_ms,
 )
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_count, fmt_duration_ms
 
 RULE = "tiny-tasks"
 METHOD = (
@@ -57,16 +57,10 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
-                    ("tasks", fmt_count(s.n_successful)),
-                    ("median task duration", fmt_duration_ms(s.median_duration_ms)),
-                    ("task overhead (all tasks)", fmt_duration_ms(s.overhead_sum_ms)),
-                    ("bytes read per task (mean)", fmt_bytes(per_task)),
-                ),
-                numbers=(
-                    ("n_tasks", s.n_successful),
-                    ("median_duration_ms", s.median_duration_ms),
-                    ("overhead_ms", s.overhead_sum_ms),
-                    ("mean_read_bytes", per_task),
+                    ev("n_tasks", "tasks", s.n_successful, "count"),
+                    ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
+                    ev("overhead_ms", "task overhead (all tasks)", s.overhead_sum_ms, "ms"),
+                    ev("mean_read_bytes", "bytes read per task (mean)", per_task, "bytes"),
                 ),
             )
         )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import adaptive_enabled, severity_for, stage_stats
-from analyzer.insights.finding import Finding
+from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.report.formatters import fmt_bytes, fmt_duration_ms
+from analyzer.units import fmt_bytes, fmt_duration_ms
 
 RULE = "aqe-skew-not-split"
 METHOD = (
@@ -71,21 +71,29 @@ def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Find
                         if s.shuffle_read_max_task_id is not None
                         else (),
                         evidence=(
-                            ("largest shuffle read", fmt_bytes(largest)),
-                            ("median shuffle read", fmt_bytes(median)),
-                            ("ratio", f"{ratio:.1f}×" if ratio else "∞ (median 0)"),
-                            ("spark.sql.adaptive.skewJoin.enabled", skew_conf),
-                            (
-                                "slowest / median task",
-                                f"{fmt_duration_ms(s.max_duration_ms)} / "
-                                f"{fmt_duration_ms(s.median_duration_ms)}",
+                            ev("max_shuffle_read_bytes", "largest shuffle read", largest, "bytes"),
+                            ev("median_shuffle_read_bytes", "median shuffle read", median, "bytes"),
+                            ev(
+                                "ratio",
+                                "ratio",
+                                ratio or None,
+                                "ratio",
+                                "" if ratio else "∞ (median 0)",
                             ),
-                        ),
-                        numbers=(
-                            ("max_shuffle_read_bytes", largest),
-                            ("median_shuffle_read_bytes", median),
-                            ("max_duration_ms", s.max_duration_ms),
-                            ("median_duration_ms", s.median_duration_ms),
+                            ev(
+                                "skew_join_enabled",
+                                "spark.sql.adaptive.skewJoin.enabled",
+                                skew_conf,
+                                "text",
+                            ),
+                            ev(
+                                "max_duration_ms",
+                                "slowest / median task",
+                                s.max_duration_ms,
+                                "ms",
+                                f" / {fmt_duration_ms(s.median_duration_ms)}",
+                            ),
+                            ev("median_duration_ms", "", s.median_duration_ms, "ms"),
                         ),
                     )
                 )

@@ -1,8 +1,10 @@
-"""The one jinja Environment every template renderer uses (HTML and text reports share it).
+"""The jinja environments of the reports: one factory, an HTML flavour and a text flavour.
 
-Autoescape is on for `.html` and `.html.j2` templates and undefined names raise (StrictUndefined),
-so a typo in a template fails the render instead of printing nothing. Filters are registered here,
-in one place, from pure functions in `analyzer.report.formatters`.
+Both use StrictUndefined (a typo in a template fails the render instead of printing nothing),
+the same loader and the same filters, registered here in one place from pure functions of
+`analyzer.units` and `analyzer.render.terminal`. The HTML flavour autoescapes every value; the
+text flavour passes every printed value through `terminal.neutralize`, its autoescape for a
+terminal: control characters from a log are shown, never acted on.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from pathlib import Path
 
 import jinja2
 
-from analyzer.report import formatters
+from analyzer import units
+from analyzer.render import terminal
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATE_DIRS: tuple[Path, ...] = (
@@ -22,37 +25,41 @@ TEMPLATE_DIRS: tuple[Path, ...] = (
 """Where templates are looked up, in order: inside the package (installed), then the repository."""
 
 
-def _autoescape(template_name: str | None) -> bool:
-    """Escape HTML templates only; text templates render plain text."""
-    if template_name is None:
-        return True
-    return template_name.endswith((".html", ".html.j2", ".htm", ".xml"))
-
-
-@cache
-def template_env() -> jinja2.Environment:
-    """Return the shared, cached Environment (StrictUndefined, autoescape for HTML templates)."""
+def _environment(html: bool) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(d) for d in TEMPLATE_DIRS]),
         undefined=jinja2.StrictUndefined,
-        autoescape=_autoescape,
+        autoescape=html,
+        finalize=None if html else terminal.finalize_terminal,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
     env.filters.update(
-        bytes=formatters.fmt_bytes,
-        duration_ms=formatters.fmt_duration_ms,
-        count=formatters.fmt_count,
-        pct=formatters.fmt_pct,
-        timestamp_ms=formatters.fmt_timestamp_ms,
-        # Text report: width fitting and optional ANSI colour.
-        ansi=formatters.ansi,
-        clip=formatters.clip_text,
-        clip_after=formatters.clip_after,
-        wrap_prefixed=formatters.wrap_prefixed,
+        bytes=units.fmt_bytes,
+        duration_ms=units.fmt_duration_ms,
+        count=units.fmt_count,
+        pct=units.fmt_pct,
+        timestamp_ms=units.fmt_timestamp_ms,
+        # Text report: width fitting and colour marks.
+        ansi=terminal.ansi,
+        clip=terminal.clip_text,
+        clip_after=terminal.clip_after,
+        wrap_prefixed=terminal.wrap_prefixed,
     )
     return env
+
+
+@cache
+def html_env() -> jinja2.Environment:
+    """Return the cached environment of HTML templates (autoescape on)."""
+    return _environment(html=True)
+
+
+@cache
+def text_env() -> jinja2.Environment:
+    """Return the cached environment of text templates (every printed value neutralized)."""
+    return _environment(html=False)
 
 
 def read_asset(name: str) -> str:

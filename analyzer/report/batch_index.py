@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.report.formatters import fmt_count, fmt_duration_ms, fmt_timestamp_ms
+from analyzer.insights import Finding
+from analyzer.report.findings import worst_of
+from analyzer.report.header import STATUS_WORDS, app_status
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
@@ -23,44 +26,21 @@ class AppSummary:
     end_ms: int | None
     duration_ms: int | None
     status: str
-    """`completed`, `in progress` or `incomplete` (ended without an ApplicationEnd event)."""
+    """`completed`, `in-progress` or `incomplete` (ended without an ApplicationEnd event)."""
     n_executions: int
     n_failed_executions: int
     n_failed_tasks: int
     """Failed task attempts over all stage attempts."""
     worst_finding: str | None
-    """Title of the most severe finding (ties: the costliest), when the insights rules exist."""
+    """Title of the most severe finding (ties: the costliest), None without findings."""
     worst_severity: str | None
     """`info`, `warning` or `critical`."""
 
 
-def worst_finding(analysis: Analysis) -> tuple[str | None, str | None]:
-    """Return the title and severity of the most severe finding, or Nones if there is none."""
-    try:
-        from analyzer.insights import detect_all  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:  # the insights rules are optional for the index
-        return None, None
-    findings = list(detect_all(analysis))
-    if not findings:
-        return None, None
-    worst = max(
-        findings,
-        key=lambda f: (
-            _SEVERITY_RANK.get(str(getattr(f, "severity", "info")), 0),
-            getattr(f, "estimated_lost_ms", 0),
-        ),
-    )
-    return str(worst.title).splitlines()[0], str(worst.severity)
-
-
-def summarize(analysis: Analysis, with_findings: bool = True) -> AppSummary:
-    """Return the index facts of one analysis (without running the insights rules if told so)."""
+def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSummary:
+    """Return the index facts of one analysis; `findings` None when they could not be computed."""
     app = analysis.application
-    title, severity = worst_finding(analysis) if with_findings else (None, None)
-    if app.completed:
-        status = "completed"
-    else:
-        status = "in progress" if analysis.source.in_progress else "incomplete"
+    worst = worst_of(findings) if findings else None
     return AppSummary(
         app_id=app.app_id,
         attempt_id=app.attempt_id,
@@ -68,12 +48,12 @@ def summarize(analysis: Analysis, with_findings: bool = True) -> AppSummary:
         start_ms=app.start_ms,
         end_ms=app.end_ms,
         duration_ms=app.duration_ms,
-        status=status,
+        status=app_status(analysis),
         n_executions=len(app.executions),
         n_failed_executions=sum(1 for e in app.executions if e.status == "FAILED"),
         n_failed_tasks=sum(s.n_failed_attempts for s in app.stages),
-        worst_finding=title,
-        worst_severity=severity,
+        worst_finding=worst.title.splitlines()[0] if worst is not None else None,
+        worst_severity=worst.severity if worst is not None else None,
     )
 
 
@@ -108,7 +88,8 @@ class IndexRowView:
     start_sort: int = field(metadata={"help": "Start time in epoch ms for sorting (-1 unknown)."})
     duration_str: str = field(metadata={"help": "Wall-clock duration."})
     duration_sort: int = field(metadata={"help": "Duration in ms for sorting (-1 unknown)."})
-    status: str = field(metadata={"help": "`completed`, `in progress` or `incomplete`."})
+    status: str = field(metadata={"help": "`completed`, `in-progress` or `incomplete` (CSS)."})
+    status_str: str = field(metadata={"help": "The status in words: `in progress`, …"})
     n_executions: int = field(metadata={"help": "SQL executions."})
     n_executions_str: str = field(metadata={"help": "SQL executions, formatted."})
     n_failed_tasks: int = field(metadata={"help": "Failed task attempts."})
@@ -156,7 +137,8 @@ def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
         start_sort=-1 if summary.start_ms is None else summary.start_ms,
         duration_str=fmt_duration_ms(summary.duration_ms),
         duration_sort=-1 if summary.duration_ms is None else summary.duration_ms,
-        status=summary.status,
+        status=summary.status.replace(" ", "-"),
+        status_str=STATUS_WORDS.get(summary.status, summary.status),  # type: ignore[call-overload]
         n_executions=summary.n_executions,
         n_executions_str=fmt_count(summary.n_executions),
         n_failed_tasks=summary.n_failed_tasks,

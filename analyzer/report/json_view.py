@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
-from analyzer.insights import Finding, Thresholds, detect_all
+from analyzer.insights import Finding
+from analyzer.report.findings import evidence_str, kept_findings
+from analyzer.report.options import ReportOptions
+from analyzer.report.selection import select_executions
 
 FORMAT_VERSION = 1
 
@@ -44,22 +47,48 @@ def _metric(m: MetricStats) -> dict[str, Any]:
 
 
 def _finding(f: Finding) -> dict[str, Any]:
-    """Return every field of a finding: evidence as {label, value}, numbers as name → value."""
-    out = dataclasses.asdict(f)
-    out["task_ids"] = list(f.task_ids)
-    out["evidence"] = [{"label": label, "value": value} for label, value in f.evidence]
-    out["numbers"] = dict(f.numbers)
-    return out
+    """Return every field of a finding: its labelled evidence worded and raw, and every number."""
+    return {
+        "rule": f.rule,
+        "severity": f.severity,
+        "title": f.title,
+        "suggestion": f.suggestion,
+        "estimated_lost_ms": f.estimated_lost_ms,
+        "estimate_method": f.estimate_method,
+        "execution_id": f.execution_id,
+        "node_id": f.node_id,
+        "stage_id": f.stage_id,
+        "stage_attempt_id": f.stage_attempt_id,
+        "task_ids": list(f.task_ids),
+        "evidence": [
+            {
+                "label": item.label,
+                "value": evidence_str(item),
+                "key": item.key,
+                "raw": item.value,
+                "unit": item.unit,
+            }
+            for item in f.evidence
+            if item.label
+        ],
+        "numbers": f.numbers(),
+    }
 
 
-def build_json_view(analysis: Analysis, thresholds: Thresholds | None = None) -> dict[str, Any]:
+def build_json_view(
+    analysis: Analysis, findings: Sequence[Finding], options: ReportOptions | None = None
+) -> dict[str, Any]:
     """Return the JSON-ready document of an analysis: raw numbers in base units.
 
-    `findings` are `insights.detect_all(analysis, thresholds)`, largest estimated time lost first.
+    `findings` are the analysis' findings, ranked; with `options.executions` or `options.top`
+    only the chosen executions and their findings (and the application's) are kept. Raises
+    `UsageError` for an execution id the log does not hold.
     """
     app = analysis.application
+    options = options if options is not None else ReportOptions(fmt="json")
+    selection = select_executions(app, options)
     executions = []
-    for ex in sorted(app.executions, key=lambda e: e.execution_id):
+    for ex in sorted(selection.executions, key=lambda e: e.execution_id):
         graph = ex.final_plan.graph
         stats = analysis.node_stats.get(ex.execution_id, {})
         nodes = []
@@ -134,6 +163,10 @@ def build_json_view(analysis: Analysis, thresholds: Thresholds | None = None) ->
             }
             for s in app.stages
         ],
+        "selection": {
+            "execution_ids": sorted(options.executions) if options.executions else None,
+            "top": options.top,
+        },
         "executions": executions,
-        "findings": [_finding(f) for f in detect_all(analysis, thresholds)],
+        "findings": [_finding(f) for f in kept_findings(findings, selection.ids)],
     }

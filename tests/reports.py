@@ -1,4 +1,4 @@
-"""Real event logs for the HTML report tests, and a small parser of the rendered pages."""
+"""Reports of real event logs for the tests (each analyzed once per run), and a page parser."""
 
 from __future__ import annotations
 
@@ -8,49 +8,72 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from analyzer.aggregate.analysis import Analysis
-from analyzer.api import analyze
-from analyzer.render.html import render_html
-from analyzer.render.json_render import render_json
+from eventlog_samples import PUBLIC, REPO, SAMPLES
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLES = REPO / "sample_eventlogs"
-PUBLIC = REPO.parent / "shared" / "eventlogs" / "public"
+from analyzer import api
+from analyzer.aggregate.analysis import Analysis
+from analyzer.report.options import ReportOptions
+
 Q72 = PUBLIC / "nds_q72_dataproc_2_2.zstd"
 ESCAPE_LOG = REPO / "tests" / "data" / "escape_eventlog"
 NOW_MS = 1_700_000_000_000
+"""The injected clock: reports print it as their generation time."""
+
+
+def sample_logs() -> list[Path]:
+    """Every sample log at the top of sample_eventlogs/ (files and rolling directories)."""
+    if not SAMPLES.is_dir():
+        return []
+    return sorted(
+        p
+        for p in SAMPLES.iterdir()
+        if not p.name.startswith(".")
+        and p.suffix not in (".md", ".txt", ".json", ".py")
+        and (p.is_file() or p.name.startswith("eventlog_v2_"))
+    )
 
 
 def report_logs() -> list[Path]:
-    """Every sample log (files and rolling directories), then the public NDS q72 log."""
-    logs = []
-    if SAMPLES.is_dir():
-        logs = sorted(
-            p
-            for p in SAMPLES.iterdir()
-            if not p.name.startswith(".") and p.suffix not in (".md", ".txt", ".json", ".py")
-        )
-    if Q72.exists():
-        logs.append(Q72)
-    return logs
+    """Every sample log, then the public NDS q72 log when it is present."""
+    return sample_logs() + ([Q72] if Q72.exists() else [])
 
 
 @cache
 def analysis_of(path: Path) -> Analysis:
     """Analyze a log once per test session."""
-    return analyze(str(path))
+    return api.analyze(str(path))
+
+
+def render(analysis: Analysis, fmt: str, **options: Any) -> str:
+    """Render a report with the given `ReportOptions` fields (findings computed by the API)."""
+    return api.render_report(analysis, ReportOptions(fmt=fmt, **options))  # type: ignore[arg-type]
+
+
+def text_report(analysis: Analysis, **options: Any) -> str:
+    """Render the text report with the given `ReportOptions` fields."""
+    return render(analysis, "text", **options)
+
+
+def json_report(analysis: Analysis, **options: Any) -> str:
+    """Render the JSON report with the given `ReportOptions` fields."""
+    return render(analysis, "json", **options)
+
+
+def html_report(analysis: Analysis, **options: Any) -> str:
+    """Render the HTML report at the fixed clock, with the given `ReportOptions` fields."""
+    return render(analysis, "html", **{"now_ms": NOW_MS, **options})
 
 
 @cache
 def html_of(path: Path) -> str:
     """Render a log's HTML report once per test session, at a fixed clock."""
-    return render_html(analysis_of(path), now_ms=NOW_MS)
+    return html_report(analysis_of(path))
 
 
 @cache
 def json_of(path: Path) -> dict[str, Any]:
     """Render a log's JSON report once per test session."""
-    doc: dict[str, Any] = json.loads(render_json(analysis_of(path)))
+    doc: dict[str, Any] = json.loads(json_report(analysis_of(path)))
     return doc
 
 

@@ -1,0 +1,193 @@
+"""One SQL execution as every format shows it: status, error, timing, AQE changes, stages."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.node_metrics import NodeStats
+from analyzer.model.application import Application, Execution, StageAttempt
+from analyzer.model.plan import PlanGraph, PlanNode
+from analyzer.report.findings import FindingView
+from analyzer.report.stages import StageView
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms
+
+JOIN_SUFFIX = "Join"
+INCOMPLETE_STR = "incomplete: the log has no end event for this execution; shown with what arrived"
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True)
+class AqeView:
+    """What adaptive query execution changed in an execution's plan."""
+
+    n_replans: int = field(metadata=_help("AQE plan updates logged (0: the plan never changed)."))
+    changed: bool = field(metadata=_help("True when the final plan's operators differ."))
+    changes: tuple[str, ...] = field(
+        metadata=_help("`SortMergeJoin → BroadcastHashJoin`, `+2 AQEShuffleRead`, `−1 Sort`, …")
+    )
+    shuffle_reads: tuple[str, ...] = field(
+        metadata=_help("One line per AQEShuffleRead: coalesced / skewed and partition counts.")
+    )
+
+
+@dataclass(frozen=True)
+class ExecutionView:
+    """One SQL execution: what every format says about it before its plan."""
+
+    execution_id: int = field(metadata=_help("Spark's SQL execution id."))
+    anchor: str = field(metadata=_help("Element id of its section in the HTML page: `exec-3`."))
+    description: str = field(metadata=_help("The execution's description (often SQL), uncut."))
+    status: str = field(metadata=_help("COMPLETED, FAILED or RUNNING, as the History Server."))
+    is_failed: bool = field(metadata=_help("status is FAILED."))
+    incomplete_str: str = field(
+        metadata=_help(
+            "Said when the log has no end event for the execution (a crashed or running "
+            "application): its values are what arrived before the log ends; else empty."
+        ),
+    )
+    error_message: str = field(
+        metadata=_help(
+            "Spark's error message, else the first failed job's (`(job N) …`), or empty."
+        )
+    )
+    start_str: str = field(metadata=_help("Start time (UTC)."))
+    duration_ms: int | None = field(metadata=_help("Start to end in ms; None while running."))
+    duration_str: str = field(metadata=_help("The duration, formatted; `–` without an end."))
+    job_ids_str: str = field(metadata=_help("`0, 1, 2` or `–`."))
+    n_jobs: int = field(metadata=_help("Jobs run for the execution."))
+    stage_ids_str: str = field(metadata=_help("`0, 1, 2` or `–`."))
+    n_tasks: int = field(metadata=_help("Task attempts that ended in the execution's stages."))
+    aqe: AqeView = field(metadata=_help("What AQE changed."))
+    stages: tuple[StageView, ...] = field(metadata=_help("Stage attempts, by id."))
+    findings: tuple[FindingView, ...] = field(
+        metadata=_help("Findings pointing at this execution, by rank.")
+    )
+
+
+def execution_error(app: Application, execution: Execution) -> str:
+    """Return Spark's error message of an execution, else its first failed job's, or empty.
+
+    Logs before Spark 3.4 carry no execution error; the first failed job's reason stands in,
+    marked `(job N)`.
+    """
+    error = execution.error_message or ""
+    if error or execution.status != "FAILED":
+        return error
+    jobs = {j.job_id: j for j in app.jobs}
+    for job_id in sorted(execution.job_ids):
+        job = jobs.get(job_id)
+        if job is not None and job.error_message:
+            return f"(job {job_id}) {job.error_message}"
+    return ""
+
+
+def execution_stages(app: Application, execution: Execution) -> list[StageAttempt]:
+    """Return the stage attempts of an execution's stages."""
+    stage_set = set(execution.stage_ids)
+    return [s for s in app.stages if s.stage_id in stage_set]
+
+
+def _operator_counts(graph: PlanGraph) -> Counter[str]:
+    return Counter(n.name for n in graph.nodes if not n.is_cluster)
+
+
+def _metric_total(stats: NodeStats | None, name: str) -> int | None:
+    if stats is None:
+        return None
+    for m in stats.metrics:
+        if m.name == name:
+            return m.total
+    return None
+
+
+def node_detail(node: PlanNode) -> str:
+    """Return a node's one-line description without its leading name."""
+    desc = node.desc
+    if desc.startswith(node.name):
+        desc = desc[len(node.name) :]
+    return desc.strip()
+
+
+def build_aqe_view(execution: Execution, stats: dict[int, NodeStats]) -> AqeView:
+    """Compare the initial and final plans by operator names and describe each AQEShuffleRead."""
+    initial = _operator_counts(execution.plans[0].graph)
+    final = _operator_counts(execution.final_plan.graph)
+    removed = initial - final
+    added = final - initial
+    changes: list[str] = []
+    gone_joins = sorted(n for n in removed if JOIN_SUFFIX in n)
+    new_joins = sorted(n for n in added if JOIN_SUFFIX in n)
+    for old, new in zip(gone_joins, new_joins, strict=False):
+        n = min(removed[old], added[new])
+        changes.append(f"{old} → {new}" + (f" (×{n})" if n > 1 else ""))
+        removed[old] -= n
+        added[new] -= n
+    for name in sorted(added):
+        if added[name] > 0:
+            changes.append(f"+{added[name]} {name}")
+    for name in sorted(removed):
+        if removed[name] > 0:
+            changes.append(f"−{removed[name]} {name}")
+    graph = execution.final_plan.graph
+    reads: list[str] = []
+    for node in graph.nodes:
+        if node.name not in ("AQEShuffleRead", "CustomShuffleReader"):
+            continue
+        kind = node_detail(node) or "local"
+        parts = [f"node {node.node_id} {node.name} {kind}"]
+        after = _metric_total(stats.get(node.node_id), "number of partitions")
+        before = None
+        for child in graph.children_of(node.node_id):
+            before = _metric_total(stats.get(child.node_id), "number of partitions")
+        if before is not None and after is not None:
+            parts.append(f"{fmt_count(before)} → {fmt_count(after)} partitions")
+        elif after is not None:
+            parts.append(f"{fmt_count(after)} partitions")
+        skewed = _metric_total(stats.get(node.node_id), "number of skewed partitions")
+        if skewed:
+            splits = _metric_total(stats.get(node.node_id), "number of skewed partition splits")
+            text = f"{fmt_count(skewed)} skewed partitions"
+            parts.append(text + (f" split into {fmt_count(splits)}" if splits else ""))
+        reads.append(": ".join(parts[:2]) + "".join(f", {p}" for p in parts[2:]))
+    return AqeView(
+        n_replans=len(execution.plans) - 1,
+        changed=bool(changes),
+        changes=tuple(changes),
+        shuffle_reads=tuple(reads),
+    )
+
+
+def build_execution_view(
+    analysis: Analysis,
+    execution: Execution,
+    findings: Sequence[FindingView],
+    stages: tuple[StageView, ...],
+) -> ExecutionView:
+    """Describe one SQL execution with its (already built) stage views and the findings at it."""
+    app = analysis.application
+    stage_attempts = execution_stages(app, execution)
+    return ExecutionView(
+        execution_id=execution.execution_id,
+        anchor=f"exec-{execution.execution_id}",
+        description=execution.description,
+        status=execution.status,
+        is_failed=execution.status == "FAILED",
+        incomplete_str="" if execution.ended else INCOMPLETE_STR,
+        error_message=execution_error(app, execution),
+        start_str=fmt_timestamp_ms(execution.start_ms),
+        duration_ms=execution.duration_ms,
+        duration_str=fmt_duration_ms(execution.duration_ms),
+        job_ids_str=", ".join(map(str, sorted(execution.job_ids))) or "–",
+        n_jobs=len(execution.job_ids),
+        stage_ids_str=", ".join(map(str, sorted(set(execution.stage_ids)))) or "–",
+        n_tasks=sum(s.n_task_attempts for s in stage_attempts),
+        aqe=build_aqe_view(execution, analysis.node_stats.get(execution.execution_id, {})),
+        stages=stages,
+        findings=tuple(f for f in findings if f.execution_id == execution.execution_id),
+    )

@@ -1,0 +1,134 @@
+"""The executor timeline of an execution: task attempts per executor over time, laid out for SVG."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.task_detail import TimelineTask, timeline_tasks
+from analyzer.model.application import Execution
+from analyzer.units import fmt_count, fmt_duration_ms
+
+MAX_TIMELINE_TASKS = 1500
+"""Per execution, the timeline draws at most this many task attempts (the longest ones)."""
+MAX_TIMELINE_TASKS_TOTAL = 6_000
+"""Over the whole page, at most this many timeline bars."""
+MAX_TIMELINE_LANES = 60
+TIMELINE_WIDTH = 1000
+SUBLANE_HEIGHT = 4
+
+
+@dataclass(frozen=True)
+class TimelineLaneView:
+    """One executor's lane in the task timeline."""
+
+    label: str = field(metadata={"help": "Executor id and host."})
+    y: int = field(metadata={"help": "Top of the lane in pixels."})
+    height: int = field(metadata={"help": "Height of the lane in pixels."})
+
+
+@dataclass(frozen=True)
+class TimelineBarView:
+    """One task attempt in the timeline."""
+
+    x: float = field(metadata={"help": "Left edge in pixels."})
+    y: int = field(metadata={"help": "Top edge in pixels."})
+    width: float = field(metadata={"help": "Width in pixels (at least 1)."})
+    css_class: str = field(metadata={"help": "`stage-color-N`, plus `failed` for failed attempts."})
+    title: str = field(metadata={"help": "Tooltip: task, stage, partition, duration."})
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """Task attempts of an execution per executor over time."""
+
+    width: int = field(metadata={"help": "SVG width in pixels, lane labels included."})
+    height: int = field(metadata={"help": "SVG height in pixels."})
+    label_width: int = field(metadata={"help": "Width of the lane-label column."})
+    lanes: tuple[TimelineLaneView, ...] = field(metadata={"help": "One lane per executor."})
+    bars: tuple[TimelineBarView, ...] = field(metadata={"help": "The drawn task attempts."})
+    ticks: tuple[tuple[float, str], ...] = field(
+        metadata={"help": "Axis ticks: x position and elapsed time."}
+    )
+    note: str = field(metadata={"help": "Says what was left out, or empty."})
+
+
+def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> TimelineView | None:
+    """Lay task attempts out per executor (at most `max_bars`, the longest); overlapping tasks
+    stack in sub-lanes."""
+    rows, n_all = timeline_tasks(analysis, execution.stage_ids, max_bars)
+    if not rows:
+        return None
+    note = ""
+    if n_all > max_bars:
+        note = (
+            f"The timeline shows the {fmt_count(max_bars)} longest of "
+            f"{fmt_count(n_all)} task attempts."
+        )
+    t0 = min(r.launch_ms for r in rows)
+    t1 = max(r.finish_ms for r in rows)
+    span = max(t1 - t0, 1)
+    label_width = 150
+    scale = TIMELINE_WIDTH / span
+    by_exec: dict[str, list[TimelineTask]] = defaultdict(list)
+    hosts: dict[str, str] = {}
+    for r in rows:
+        by_exec[r.executor_id].append(r)
+        hosts[r.executor_id] = r.host
+
+    def exec_key(executor_id: str) -> tuple[int, str]:
+        return (int(executor_id), "") if executor_id.isdigit() else (-1, executor_id)
+
+    executors = sorted(by_exec, key=exec_key)
+    if len(executors) > MAX_TIMELINE_LANES:
+        busiest = sorted(executors, key=lambda e: -len(by_exec[e]))[:MAX_TIMELINE_LANES]
+        note = (note + " " if note else "") + (
+            f"The timeline shows the {MAX_TIMELINE_LANES} busiest of {len(executors)} executors."
+        )
+        executors = sorted(busiest, key=exec_key)
+    lanes, bars = [], []
+    y = 4
+    for executor_id in executors:
+        ends: list[int] = []  # sub-lane → finish time of its last task
+        placed = []
+        for r in by_exec[executor_id]:
+            for i, end in enumerate(ends):
+                if end <= r.launch_ms:
+                    ends[i] = r.finish_ms
+                    break
+            else:
+                i = len(ends)
+                ends.append(r.finish_ms)
+            placed.append((i, r))
+        height = max(len(ends) * SUBLANE_HEIGHT, 14) + 4
+        lanes.append(
+            TimelineLaneView(label=f"{executor_id} · {hosts[executor_id]}", y=y, height=height)
+        )
+        for i, r in placed:
+            status = " failed" if r.failed or r.killed else ""
+            bars.append(
+                TimelineBarView(
+                    x=round(label_width + (r.launch_ms - t0) * scale, 1),
+                    y=y + 2 + i * SUBLANE_HEIGHT,
+                    width=round(max((r.finish_ms - r.launch_ms) * scale, 1.0), 1),
+                    css_class=f"stage-color-{r.stage_id % 8}{status}",
+                    title=f"task {r.task_id}, stage {r.stage_id}.{r.stage_attempt_id}, "
+                    f"partition {r.partition_id}, "
+                    f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
+                )
+            )
+        y += height
+    ticks = tuple(
+        (round(label_width + TIMELINE_WIDTH * k / 5, 1), fmt_duration_ms(span * k / 5))
+        for k in range(6)
+    )
+    return TimelineView(
+        width=label_width + TIMELINE_WIDTH + 40,
+        height=y + 22,
+        label_width=label_width,
+        lanes=tuple(lanes),
+        bars=tuple(bars),
+        ticks=ticks,
+        note=note,
+    )

@@ -1,0 +1,211 @@
+"""Units and number formatting for humans: a leaf module every layer may import.
+
+These word our own reports (`1.5 KiB`, `3m 05s`, `42.0 %`); Spark's exact metric strings live in
+`analyzer.aggregate.spark_format`. Every function takes raw values in base units (bytes, ms, ns,
+counts, fractions) and returns `–` for a missing one; none raises on a value a log can hold.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Literal
+
+MISSING = "–"
+"""What a missing value prints as."""
+
+Unit = Literal["bytes", "ms", "ns", "count", "share", "ratio", "text", "id"]
+"""The unit of a raw value: `share` is a fraction 0..1, `ratio` a factor (`×4.2`), `id` a plain
+identifier (task 12, stage 3), `text` a string shown as it is."""
+
+UNITS: tuple[Unit, ...] = ("bytes", "ms", "ns", "count", "share", "ratio", "text", "id")
+
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def _finite(value: float) -> bool:
+    return not (math.isnan(value) or math.isinf(value))
+
+
+def fmt_bytes(n_bytes: int | float | None) -> str:
+    """Format a byte count with binary units: `0 B`, `512 B`, `1.5 KiB`, `3.2 GiB`.
+
+    >>> [fmt_bytes(v) for v in (0, 512, 1536, 3 << 30, None)]
+    ['0 B', '512 B', '1.5 KiB', '3.0 GiB', '–']
+    """
+    if n_bytes is None:
+        return MISSING
+    value = float(n_bytes)
+    if not _finite(value):
+        return MISSING
+    for unit in _BYTE_UNITS:
+        if abs(value) < 1024 or unit == _BYTE_UNITS[-1]:
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def fmt_duration_ms(ms: int | float | None) -> str:
+    """Format milliseconds: `850 ms`, `1.2 s`, `3m 05s`, `2h 03m`.
+
+    >>> [fmt_duration_ms(v) for v in (850, 1234, 185_000, 7_380_000, None)]
+    ['850 ms', '1.2 s', '3m 05s', '2h 03m', '–']
+    """
+    if ms is None:
+        return MISSING
+    ms = float(ms)
+    if not _finite(ms):
+        return MISSING
+    if abs(ms) < 1000:
+        return f"{round(ms)} ms"
+    seconds = ms / 1000
+    if abs(seconds) < 60:
+        return f"{seconds:.1f} s"
+    minutes, sec = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {sec:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def fmt_duration_ns(ns: int | float | None) -> str:
+    """Format nanoseconds as a duration (see `fmt_duration_ms`).
+
+    >>> fmt_duration_ns(2_500_000_000)
+    '2.5 s'
+    """
+    return MISSING if ns is None else fmt_duration_ms(ns / 1_000_000)
+
+
+def fmt_count(n: int | float | None) -> str:
+    """Format a count with thousands separators: `1,234,567`.
+
+    >>> fmt_count(1234567)
+    '1,234,567'
+    """
+    if n is None or (isinstance(n, float) and not _finite(n)):
+        return MISSING
+    return f"{int(n):,}"
+
+
+def fmt_pct(fraction: float | None) -> str:
+    """Format a fraction 0..1 as a percentage: `42.0 %`.
+
+    >>> fmt_pct(0.42)
+    '42.0 %'
+    """
+    if fraction is None or not _finite(float(fraction)):
+        return MISSING
+    return f"{100 * fraction:.1f} %"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    """Format a ratio such as max / median: `×4.2`, `×120`.
+
+    >>> [fmt_ratio(v) for v in (4.25, 1234.0, None)]
+    ['×4.2', '×1,234', '–']
+    """
+    if ratio is None or not _finite(float(ratio)):
+        return MISSING
+    return f"×{ratio:.1f}" if ratio < 100 else f"×{ratio:,.0f}"
+
+
+def fmt_factor(ratio: float | None) -> str:
+    """Format a factor as the findings word it: `33.9×` (`–` when unknown).
+
+    >>> fmt_factor(33.94)
+    '33.9×'
+    """
+    if ratio is None or not _finite(float(ratio)):
+        return MISSING
+    return f"{ratio:.1f}×"
+
+
+def fmt_timestamp_ms(epoch_ms: int | float | None) -> str:
+    """Format an epoch-millisecond timestamp as UTC: `2024-01-31 23:59:01 UTC`.
+
+    A timestamp no calendar can show (a log can hold any number) prints as the raw number.
+
+    >>> fmt_timestamp_ms(1_700_000_000_000)
+    '2023-11-14 22:13:20 UTC'
+    >>> fmt_timestamp_ms(-10**18)
+    'epoch ms -1000000000000000000'
+    """
+    if epoch_ms is None:
+        return MISSING
+    try:
+        moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, tz=_dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return f"epoch ms {int(epoch_ms)}" if _finite(float(epoch_ms)) else MISSING
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def fmt_timestamp_iso(epoch_ms: int | float | None, missing: str = MISSING) -> str:
+    """Format an epoch-millisecond timestamp as compact ISO 8601 UTC: `2021-06-16T20:41:23Z`.
+
+    >>> fmt_timestamp_iso(1623876083370)
+    '2021-06-16T20:41:23Z'
+    """
+    if epoch_ms is None:
+        return missing
+    try:
+        moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, tz=_dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return f"epoch ms {int(epoch_ms)}" if _finite(float(epoch_ms)) else missing
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fmt_metric_value(metric_type: str, value: int | float | None) -> str:
+    """Format a raw SQL metric value by its Spark metric type (size, timing, nsTiming, …).
+
+    Averages are stored by Spark as tenths (`average` metrics print one decimal).
+
+    >>> [fmt_metric_value(t, v) for t, v in (("size", 2048), ("timing", 1500), ("average", 25))]
+    ['2.0 KiB', '1.5 s', '2.5']
+    """
+    if value is None:
+        return MISSING
+    if metric_type == "size":
+        return fmt_bytes(value)
+    if metric_type == "timing":
+        return fmt_duration_ms(value)
+    if metric_type == "nsTiming":
+        return fmt_duration_ns(value)
+    if metric_type == "average":
+        return f"{value / 10:.1f}"
+    return fmt_count(value)
+
+
+def fmt_value(unit: Unit, value: int | float | str | None) -> str:
+    """Format a raw value by its unit (see `Unit`).
+
+    >>> [fmt_value(u, v) for u, v in (("bytes", 1536), ("ms", 2500), ("share", 0.5), ("id", 7))]
+    ['1.5 KiB', '2.5 s', '50.0 %', '7']
+    """
+    if value is None:
+        return MISSING
+    if isinstance(value, str):
+        return value
+    if unit == "bytes":
+        return fmt_bytes(value)
+    if unit == "ms":
+        return fmt_duration_ms(value)
+    if unit == "ns":
+        return fmt_duration_ns(value)
+    if unit == "count":
+        return fmt_count(value)
+    if unit == "share":
+        return fmt_pct(value)
+    if unit == "ratio":
+        return fmt_factor(value)
+    return str(value)
+
+
+def plural(n: int, noun: str, plural_noun: str | None = None) -> str:
+    """Return `1 task`, `3 tasks` (with `plural_noun` for irregular plurals).
+
+    >>> plural(1, "task"), plural(2, "entry", "entries")
+    ('1 task', '2 entries')
+    """
+    word = noun if n == 1 else (plural_noun or noun + "s")
+    return f"{fmt_count(n)} {word}"

@@ -1,0 +1,117 @@
+"""Gold files of the text and JSON reports: every sample log and a few public ones.
+
+Text reports are kept at every metrics level, JSON reports once per log (the versioned JSON is a
+contract). Refresh: `SEA_UPDATE_GOLD=1 .venv/bin/pytest tests/test_gold.py` (tests/gold/README.md).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+import pytest
+from eventlog_samples import PUBLIC, public
+from reports import NOW_MS, analysis_of, json_report, sample_logs, text_report
+
+from analyzer.errors import UsageError
+from analyzer.render.terminal import visible_len
+
+GOLD = Path(__file__).resolve().parent / "gold"
+UPDATE = os.environ.get("SEA_UPDATE_GOLD") == "1"
+LEVELS = ("none", "summary", "full")
+PUBLIC_LOGS = ("local-1642039451826", "nds_q72_dataproc_2_2.zstd", "gpu_oom_eventlog.zstd")
+# The two large public logs have ten thousand tasks or more: their `full` reports (a line per
+# task) are megabytes, so only their plan and summary levels are kept as gold.
+PLAN_AND_SUMMARY_ONLY = {"nds_q72_dataproc_2_2.zstd", "gpu_oom_eventlog.zstd"}
+JSON_GOLD_PUBLIC = {"local-1642039451826", "nds_q72_dataproc_2_2.zstd"}
+"""Public logs whose JSON report is kept as gold too (every sample log's is)."""
+
+
+def _public(name: str) -> object:
+    """A public log as a parameter, skipped with a reason when ../shared is not beside us."""
+    path = PUBLIC / name
+    return pytest.param(
+        path,
+        id=name,
+        marks=pytest.mark.skipif(not path.exists(), reason=f"public event log {path} not present"),
+    )
+
+
+SAMPLES = sample_logs()
+LOGS = [pytest.param(p, id=p.name) for p in SAMPLES] + [_public(n) for n in PUBLIC_LOGS]
+TEXT_CASES = [
+    pytest.param(p.values[0], level, id=f"{p.id}-{level}", marks=p.marks)
+    for p in LOGS
+    for level in LEVELS
+    if not (level == "full" and p.id in PLAN_AND_SUMMARY_ONLY)
+]
+JSON_CASES = [p for p in LOGS if p.id in JSON_GOLD_PUBLIC or p.id in {s.name for s in SAMPLES}]
+
+
+def expected_gold_files() -> set[str]:
+    """Every gold file the cases above compare against."""
+    names = {f"{p.values[0].name}.{level}.txt" for p in TEXT_CASES for level in [p.values[1]]}
+    names |= {f"{p.values[0].name}.json" for p in JSON_CASES}
+    return names
+
+
+def _check(name: str, actual: str) -> None:
+    gold = GOLD / name
+    if UPDATE:
+        gold.write_text(actual, encoding="utf-8")
+        return
+    if not gold.exists():
+        pytest.fail(f"no gold file {gold}; write it with SEA_UPDATE_GOLD=1 and review it")
+    expected = gold.read_text(encoding="utf-8")
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            actual.splitlines(keepends=True),
+            fromfile=f"gold/{name}",
+            tofile="actual",
+            n=2,
+        )
+        pytest.fail("report differs from its gold file:\n" + "".join(list(diff)[:200]))
+
+
+@pytest.mark.parametrize(("log", "level"), TEXT_CASES)
+def test_text_report_matches_gold(log: Path, level: str) -> None:
+    text = text_report(analysis_of(log), metrics=level, now_ms=NOW_MS)
+    assert all(visible_len(line) <= 100 for line in text.splitlines())
+    assert "\x1b" not in text
+    _check(f"{log.name}.{level}.txt", text)
+
+
+@pytest.mark.parametrize("log", JSON_CASES)
+def test_json_report_matches_gold(log: Path) -> None:
+    _check(f"{log.name}.json", json_report(analysis_of(log)))
+
+
+def test_no_orphaned_gold_files() -> None:
+    """A gold file that no case compares against is left over from a removed or renamed log."""
+    present = {p.name for p in GOLD.iterdir() if p.suffix in (".txt", ".json")}
+    expected = expected_gold_files()
+    if not PUBLIC.is_dir():
+        expected |= {n for n in present if n.startswith(PUBLIC_LOGS)}
+    assert sorted(present - expected) == []
+
+
+@pytest.mark.parametrize("log", [SAMPLES[0], SAMPLES[-1]], ids=lambda p: p.name)
+def test_colour_only_when_asked_and_same_text(log: Path) -> None:
+    plain = text_report(analysis_of(log), now_ms=NOW_MS)
+    coloured = text_report(analysis_of(log), color=True, now_ms=NOW_MS)
+    assert "\x1b[1m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
+def test_filters_and_clock() -> None:
+    analysis = analysis_of(public("local-1642039451826"))
+    text = text_report(analysis, executions=(1,), metrics="none")
+    assert "SQL execution 1 " in text and "SQL execution 0 " not in text
+    assert "Report generated" not in text
+    top = text_report(analysis, top=1, metrics="none")
+    assert "SQL execution 0 " in top and "SQL execution 1 " not in top  # 1.7 s beats 191 ms
+    with pytest.raises(UsageError):
+        text_report(analysis, executions=(99,))
