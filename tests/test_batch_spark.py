@@ -16,7 +16,7 @@ from analyzer.batch.fleet import TABLE_NAMES, sort_columns
 from analyzer.cli import app
 from analyzer.eventlog.discover import discover_applications
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def _frozen_copy(dest: Path) -> Path:

@@ -120,17 +120,32 @@ def test_missing_file_is_an_input_error(runner: CliRunner, tmp_path: Path) -> No
     assert "[not-found]" in result.stderr
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--metrics", "all"],
-        ["--format", "pdf"],
-        ["--execution", "99"],
-        ["--top", "0"],
-    ],
-)
-def test_bad_option_values_are_usage_errors(runner: CliRunner, args: list[str]) -> None:
-    _one_line_error(runner.invoke(app, ["report", LOG, *args]), EXIT_USAGE)
+BAD_OPTIONS = [
+    ["--metrics", "all"],
+    ["--execution", "99"],
+    ["--top", "0"],
+    ["--top", "-3"],
+    ["--threshold", "nope=1"],
+    ["--threshold", "gc_share=lots"],
+    ["--threshold", "gc_share"],
+]
+
+
+@pytest.mark.parametrize("fmt", ["text", "html", "json"])
+@pytest.mark.parametrize("args", BAD_OPTIONS, ids=lambda a: " ".join(a))
+def test_bad_option_values_are_usage_errors_in_every_format(
+    runner: CliRunner, args: list[str], fmt: str, tmp_path: Path
+) -> None:
+    for output in ([], ["-o", str(tmp_path / f"report.{fmt}")]):
+        result = runner.invoke(app, ["report", LOG, "-f", fmt, *args, *output])
+        _one_line_error(result, EXIT_USAGE)
+        assert result.stderr.rstrip().endswith("[usage]"), result.stderr
+        assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even an empty page
+
+
+def test_unknown_format_is_a_usage_error(runner: CliRunner) -> None:
+    _one_line_error(runner.invoke(app, ["report", LOG, "--format", "pdf"]), EXIT_USAGE)
 
 
 def test_unknown_option_is_a_usage_error(runner: CliRunner) -> None:

@@ -16,7 +16,7 @@ from analyzer import api
 from analyzer.errors import Strictness
 from analyzer.report.json_view import build_json_view
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def test_every_sample_log_is_replayed_by_the_history_server(history_server: HistoryServer) -> None:

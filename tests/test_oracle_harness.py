@@ -40,6 +40,7 @@ def present_public_apps() -> dict[Path, str]:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @needs_public
 def test_lists_every_readable_public_log(history_server: HistoryServer) -> None:
     listed = {app["id"] for app in history_server.applications()}
@@ -49,6 +50,7 @@ def test_lists_every_readable_public_log(history_server: HistoryServer) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @needs_public
 def test_unreadable_public_logs_are_unavailable(history_server: HistoryServer) -> None:
     unavailable = {entry.source for entry in history_server.unavailable}
@@ -60,12 +62,14 @@ def test_unreadable_public_logs_are_unavailable(history_server: HistoryServer) -
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_history_server_is_the_pinned_spark(history_server: HistoryServer) -> None:
     assert history_server.spark_version.startswith(("3.", "4."))
     assert history_server.base_url.startswith("http://127.0.0.1:")
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @needs_public
 def test_sql_returns_plan_graph_and_metric_strings(history_server: HistoryServer) -> None:
     if not (PUBLIC_EVENTLOGS / "local-1642039451826").exists():
@@ -89,6 +93,7 @@ def test_sql_returns_plan_graph_and_metric_strings(history_server: HistoryServer
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @needs_public
 def test_stage_tasks_lists_the_tasks_of_a_stage(history_server: HistoryServer) -> None:
     if not (PUBLIC_EVENTLOGS / "local-1642039451826").exists():
@@ -99,6 +104,7 @@ def test_stage_tasks_lists_the_tasks_of_a_stage(history_server: HistoryServer) -
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_unknown_app_is_a_value_error(history_server: HistoryServer) -> None:
     with pytest.raises(ValueError, match="not listed"):
         history_server.sql("local-0")

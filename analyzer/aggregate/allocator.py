@@ -22,8 +22,11 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return trim
 
 
-def release_free_memory() -> None:
+def release_free_memory() -> bool:
     """Return the whole free pages of the C heap to the system (glibc only; a no-op elsewhere).
+
+    Returns True when glibc gave memory back, False when there was none to give or the C
+    library has no `malloc_trim`.
 
     The task columns are arrays of up to several MB that grow while a log is read and are
     freed as they move into polars. glibc raises its mapping threshold each time a large block
@@ -34,5 +37,4 @@ def release_free_memory() -> None:
     every 1 MiB read buffer.
     """
     trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    return trim is not None and trim(0) == 1

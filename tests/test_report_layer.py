@@ -1,0 +1,86 @@
+"""The report layer's contracts: findings computed once per report, output independent of hash seeds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from eventlog_samples import REPO
+from reports import NOW_MS, analysis_of, report_logs
+
+import analyzer.insights as insights
+from analyzer import api
+from analyzer.aggregate.analysis import Analysis
+from analyzer.report.options import FORMATS, ReportOptions
+
+LOGS = report_logs()
+
+
+def _count_rule_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make every run of the rules count itself (the first rule runs once per `detect_all`)."""
+    runs = [0]
+    first, *rest = insights.RULES
+
+    def counted(analysis: Analysis, thresholds: insights.Thresholds) -> list[insights.Finding]:
+        runs[0] += 1
+        return first(analysis, thresholds)
+
+    monkeypatch.setattr(insights, "RULES", (counted, *rest))
+    return runs
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rules_run_once_per_report(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    analysis = analysis_of(LOGS[0])
+    runs = _count_rule_runs(monkeypatch)
+    api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=NOW_MS))
+    assert runs[0] == 1  # the HTML page and the text report embedded in it share one run
+
+
+def test_rules_do_not_run_when_findings_are_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    analysis = analysis_of(LOGS[0])
+    findings = api.find_issues(analysis)
+    runs = _count_rule_runs(monkeypatch)
+    for fmt in FORMATS:
+        api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=NOW_MS), findings)
+    assert runs[0] == 0
+
+
+_DIGESTS = """
+import hashlib, json, sys
+from analyzer import api
+from analyzer.report.options import ReportOptions
+out = {}
+for path in sys.argv[1:]:
+    analysis = api.analyze(path)
+    findings = api.find_issues(analysis)
+    for fmt in ("text", "html", "json"):
+        for level in (("none", "full") if fmt == "text" else ("summary",)):
+            options = ReportOptions(fmt=fmt, metrics=level, now_ms=1_700_000_000_000)
+            text = api.render_report(analysis, options, findings)
+            out[f"{path} {fmt} {level}"] = hashlib.sha256(text.encode()).hexdigest()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_reports_do_not_depend_on_hash_seeds() -> None:
+    """Every format of every log renders the same under two PYTHONHASHSEED values."""
+    digests = []
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", _DIGESTS, *map(str, LOGS)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=REPO,
+        ).stdout
+        digests.append(json.loads(out))
+    assert len(digests[0]) == 4 * len(LOGS)
+    assert digests[0] == digests[1]
+
