@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pytest
 from eventlog_samples import PUBLIC, REPO, SAMPLES
 
 from analyzer import api
@@ -36,6 +37,13 @@ def sample_logs() -> list[Path]:
 def report_logs() -> list[Path]:
     """Every sample log, then the public NDS q72 log when it is present."""
     return sample_logs() + ([Q72] if Q72.exists() else [])
+
+
+def report_log_params() -> list[Any]:
+    """`report_logs` as pytest parameters: q72 is always a case, skipped with a reason if absent."""
+    params = [pytest.param(p, id=p.name) for p in sample_logs()]
+    absent = pytest.mark.skipif(not Q72.exists(), reason=f"public event log {Q72} not present")
+    return [*params, pytest.param(Q72, id=Q72.name, marks=absent)]
 
 
 @cache

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reports import html_of, json_of, report_logs
+from reports import html_of, json_of, report_log_params
 
 from analyzer.units import fmt_metric_value
 
@@ -21,7 +21,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-LOGS = report_logs()
+LOGS = report_log_params()
 
 pytestmark = [
     pytest.mark.browser,
@@ -55,8 +55,7 @@ def _node_to_click(doc: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
-@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+@pytest.mark.parametrize("path", LOGS)
 def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
     report = tmp_path / "report.html"
     report.write_text(html_of(path), encoding="utf-8")

@@ -5,15 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reports import NOW_MS, SAMPLES, analysis_of, html_of, html_report, parse_page, report_logs
+from reports import (
+    NOW_MS,
+    SAMPLES,
+    analysis_of,
+    html_of,
+    html_report,
+    parse_page,
+    report_log_params,
+)
 
 import analyzer.render.html as html_render
 from analyzer import api
 from analyzer.insights import Thresholds, detect_all
 from analyzer.report.options import ReportOptions
 
-LOGS = report_logs()
-LOG_IDS = [p.name for p in LOGS]
+LOGS = report_log_params()
 SPILL_LOG = SAMPLES / "local-1795320332402.lz4"
 """The sample whose two findings (spill) point at plan nodes of two executions."""
 
@@ -30,8 +37,7 @@ def _ids(html: str) -> dict[str, dict[str, str]]:
     return {attrs["id"]: attrs for _, attrs in parse_page(html).tags if "id" in attrs}
 
 
-@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
-@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+@pytest.mark.parametrize("path", LOGS)
 def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
     html = html_of(path)
     analysis = analysis_of(path)

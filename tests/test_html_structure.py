@@ -8,10 +8,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from reports import ESCAPE_LOG, analysis_of, html_of, html_report, json_of, parse_page, report_logs
+from reports import (
+    ESCAPE_LOG,
+    analysis_of,
+    html_of,
+    html_report,
+    json_of,
+    parse_page,
+    report_log_params,
+    report_logs,
+)
 
-LOGS = report_logs()
-LOG_IDS = [p.name for p in LOGS]
+LOGS = report_log_params()
 ATTACK = "</script><img src=x onerror=alert(1)>"
 URL_IN_CSS = re.compile(r"url\(\s*['\"]?([^'\")]*)", re.IGNORECASE)
 
@@ -26,8 +34,7 @@ def _node_ids(path: Path) -> Counter[str]:
     return counts
 
 
-@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
-@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+@pytest.mark.parametrize("path", LOGS)
 def test_final_plan_node_counts_match_json(path: Path) -> None:
     counts = _node_ids(path)
     doc = json_of(path)
@@ -46,8 +53,7 @@ def _has_members(cluster: dict[str, object], execution: dict[str, object]) -> bo
     return any(n["cluster_id"] == cluster["node_id"] for n in nodes)
 
 
-@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
-@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+@pytest.mark.parametrize("path", LOGS)
 def test_no_external_requests(path: Path) -> None:
     page = parse_page(html_of(path))
     for tag, attrs in page.tags:
@@ -68,8 +74,7 @@ def test_no_external_requests(path: Path) -> None:
             assert "fetch(" not in body and "XMLHttpRequest" not in body and "import(" not in body
 
 
-@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
-@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+@pytest.mark.parametrize("path", LOGS)
 def test_data_scripts_are_json_covering_every_histogram(path: Path) -> None:
     page = parse_page(html_of(path))
     data = {
@@ -84,8 +89,7 @@ def test_data_scripts_are_json_covering_every_histogram(path: Path) -> None:
     assert hist_keys <= all_hists
 
 
-@pytest.mark.skipif(not LOGS, reason="no sample logs and no public NDS q72 log")
-@pytest.mark.parametrize("path", LOGS, ids=LOG_IDS)
+@pytest.mark.parametrize("path", LOGS)
 def test_panels_show_spark_strings_of_every_metric(path: Path) -> None:
     page = html_of(path)
     text = "".join(parse_page(page).text)
@@ -98,7 +102,7 @@ def test_panels_show_spark_strings_of_every_metric(path: Path) -> None:
 
 
 def test_render_is_deterministic_with_a_fixed_clock() -> None:
-    path = LOGS[0] if LOGS else ESCAPE_LOG
+    path = report_logs()[0] if report_logs() else ESCAPE_LOG
     analysis = analysis_of(path)
     assert html_report(analysis) == html_report(analysis)
 
@@ -122,7 +126,7 @@ def test_hostile_names_are_shown_as_text() -> None:
 
 
 def test_top_and_execution_filters() -> None:
-    path = LOGS[-1] if LOGS else ESCAPE_LOG
+    path = report_logs()[-1] if report_logs() else ESCAPE_LOG
     analysis = analysis_of(path)
     slowest = max(
         analysis.application.executions, key=lambda e: (e.duration_ms or 0, -e.execution_id)

@@ -1,4 +1,4 @@
-"""The report layer's contracts: findings computed once per report, output independent of hash seeds."""
+"""Report-layer contracts: findings computed once per report, output independent of hash seeds."""
 
 from __future__ import annotations
 
@@ -83,4 +83,3 @@ def test_reports_do_not_depend_on_hash_seeds() -> None:
         digests.append(json.loads(out))
     assert len(digests[0]) == 4 * len(LOGS)
     assert digests[0] == digests[1]
-
