@@ -54,6 +54,12 @@ class MetricView:
     total_str: str = field(
         metadata=_help("The sum over all values; empty for averages, whose sum means nothing.")
     )
+    headline_str: str = field(
+        metadata=_help(
+            "The one figure to print first: the total; for averages the median task's value; "
+            "for peaks (`peak memory`) `max …`, since a sum of per-task peaks means nothing."
+        )
+    )
     min_str: str = field(metadata=_help("Smallest value (task slots that reported nothing are 0)."))
     median_str: str = field(metadata=_help("Spark's upper median."))
     p95_str: str = field(metadata=_help("95th percentile (the higher value, no interpolation)."))
@@ -86,7 +92,7 @@ def max_at_str(at: MaxLocation | None) -> str:
     if at.task_id is None:
         return at.executor_id or ""
     parts = [f"stage {at.stage_id}.{at.stage_attempt_id}", f"task {at.task_id}"]
-    if at.partition_id is not None:
+    if at.partition_id is not None and at.partition_id >= 0:  # logs before Spark 3.3: -1
         parts.append(f"partition {at.partition_id}")
     if at.executor_id is not None:
         parts.append(f"exec {at.executor_id} @ {at.host}" if at.host else f"exec {at.executor_id}")
@@ -116,6 +122,24 @@ def is_skewed(m: MetricStats) -> bool:
     )
 
 
+def is_peak(name: str) -> bool:
+    """Return True for a metric that records a per-task peak (`peak memory`), not an amount."""
+    return name.startswith("peak ")
+
+
+def headline_str(m: MetricStats) -> str:
+    """Return the figure a metric is read by: total, median (averages) or max (peaks).
+
+    Spark's average metrics hold each task's own average (in tenths); their sum means nothing,
+    and a sum of per-task peaks is not a peak.
+    """
+    if m.metric_type == "average":
+        return fmt_metric_value(m.metric_type, m.median)
+    if is_peak(m.name):
+        return f"max {fmt_metric_value(m.metric_type, m.max_value)}"
+    return fmt_metric_value(m.metric_type, m.total)
+
+
 def build_metric_view(m: MetricStats) -> MetricView:
     """Format one metric's statistics."""
     t = m.metric_type
@@ -124,6 +148,7 @@ def build_metric_view(m: MetricStats) -> MetricView:
         metric_type=t,
         accumulator_id=m.accumulator_id,
         total_str="" if t == "average" else fmt_metric_value(t, m.total),
+        headline_str=headline_str(m),
         min_str=fmt_metric_value(t, m.min_value),
         median_str=fmt_metric_value(t, m.median),
         p95_str=fmt_metric_value(t, m.p95),

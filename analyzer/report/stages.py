@@ -23,7 +23,9 @@ class TaskRowView:
     prefix_str: str = field(metadata=_help("Tree guide before the row: `├─ ` or `└─ `."))
     task_id: int = field(metadata=_help("Spark's task id (unique in the application)."))
     attempt: int = field(metadata=_help("Attempt number of this task index (0 for the first)."))
-    partition_str: str = field(metadata=_help("`partition 4` (the RDD partition it computed)."))
+    partition_str: str = field(
+        metadata=_help("`partition 4` (the RDD partition it computed); empty before Spark 3.3.")
+    )
     executor_str: str = field(metadata=_help("`exec 1 @ host-a`."))
     duration_ms: int = field(metadata=_help("Launch to finish, in ms."))
     duration_str: str = field(metadata=_help("The duration, formatted."))
@@ -143,7 +145,7 @@ def _task_view(row: TaskRow, prefix: str) -> TaskRowView:
         prefix_str=prefix,
         task_id=int(row["task_id"]),
         attempt=int(row["attempt"]),
-        partition_str=f"partition {row['partition_id']}",
+        partition_str=f"partition {row['partition_id']}" if row["partition_id"] >= 0 else "",
         executor_str=f"exec {row['executor_id']} @ {row['host']}",
         duration_ms=duration,
         duration_str=fmt_duration_ms(duration),

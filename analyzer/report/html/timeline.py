@@ -114,8 +114,8 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
                     width=round(max((r.finish_ms - r.launch_ms) * scale, 1.0), 1),
                     css_class=f"stage-color-{r.stage_id % 8}{status}",
                     title=f"task {r.task_id}, stage {r.stage_id}.{r.stage_attempt_id}, "
-                    f"partition {r.partition_id}, "
-                    f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
+                    + (f"partition {r.partition_id}, " if r.partition_id >= 0 else "")
+                    + f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
                 )
             )
         y += height
