@@ -217,3 +217,34 @@ def test_secrets_never_reach_the_model(tmp_path: Path) -> None:
     }
     assert app.jobs[0].description == "load users"
     assert app.environment.java_version == "17.0.9"
+
+
+def test_rdd_jobs_and_their_stages_are_in_the_model() -> None:
+    log = SAMPLES / "local-1795322404204"
+    if not log.exists():
+        pytest.skip(f"{log} not present")
+    app = api.analyze(str(log)).application
+    assert app.executions == ()
+    script = "/work/main/scripts/make_sample_eventlogs.py"
+    assert [(j.job_id, j.execution_id, j.name, j.stage_ids) for j in app.jobs] == [
+        (0, None, f"collect at {script}:476", (0, 1)),
+        (1, None, f"sum at {script}:478", (2,)),
+    ]
+    assert [(s.stage_id, s.name, s.job_ids, s.n_task_attempts) for s in app.stages] == [
+        (0, f"reduceByKey at {script}:476", (0,), 4),
+        (1, f"collect at {script}:476", (0,), 3),
+        (2, f"sum at {script}:478", (1,), 4),
+    ]
+    summaries = stage_task_summaries(api.analyze(str(log)), (0.5,))
+    assert sorted(summaries) == [(0, 0), (1, 0), (2, 0)]
+
+
+def test_tasks_still_running_at_the_end_of_a_cut_log() -> None:
+    app = api.analyze(str(public("truncated_eventlog"))).application
+    assert not app.completed
+    unfinished = {(s.stage_id, s.attempt_id): s.n_unfinished_tasks for s in app.stages}
+    assert {k: n for k, n in unfinished.items() if n} == {(1, 0): 2, (2, 0): 1}
+    (driver,) = executor_summaries(app)
+    assert (driver.n_total_tasks, driver.n_completed_tasks, driver.n_active_tasks) == (24, 21, 3)
+    # Spark would take "now" as the end of an unfinished application; the last event here.
+    assert driver.total_duration_ms == app.duration_ms

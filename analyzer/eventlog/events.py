@@ -318,6 +318,16 @@ def _as_dict(section: PropertyMap) -> dict[str, str]:
     return {p[0]: p[1] for p in section if len(p) == 2}
 
 
+class JvmInfo(msgspec.Struct, frozen=True, gc=False):
+    """The driver JVM's versions, from the environment's `JVM Information`."""
+
+    java_version: str | None = None
+    """E.g. `17.0.15 (Debian)`."""
+    java_home: str | None = None
+    scala_version: str | None = None
+    """E.g. `version 2.13.18`."""
+
+
 class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
     """The JVM, Spark and system properties of the driver (redacted by Spark where secret).
 
@@ -332,9 +342,14 @@ class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
         """The Spark properties as a dict."""
         return _as_dict(self.spark_properties)
 
-    def jvm(self) -> dict[str, str]:
-        """The JVM information (`Java Version`, `Java Home`, `Scala Version`) as a dict."""
-        return _as_dict(self.jvm_information)
+    def jvm(self) -> JvmInfo:
+        """The JVM information: Java version and home, Scala version."""
+        info = _as_dict(self.jvm_information)
+        return JvmInfo(
+            java_version=info.get("Java Version"),
+            java_home=info.get("Java Home"),
+            scala_version=info.get("Scala Version"),
+        )
 
     def system(self) -> dict[str, str]:
         """The Java system properties as a dict."""
@@ -348,6 +363,12 @@ class ResourceProfileAdded(msgspec.Struct, frozen=True, gc=False):
     task_requests: dict[str, TaskResourceRequest] = msgspec.field(
         name="Task Resource Requests", default_factory=dict
     )
+
+    @property
+    def cpus_per_task(self) -> float | None:
+        """Cores each task of the profile asks for (its `cpus` request), None if not given."""
+        request = self.task_requests.get("cpus")
+        return request.amount if request is not None else None
 
 
 class BlockManagerAdded(msgspec.Struct, frozen=True, gc=False):

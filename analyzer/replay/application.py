@@ -241,7 +241,7 @@ class ApplicationBuilder:
         self.listener = SqlListener()
         self.stage_accumulators: dict[tuple[int, int], set[int]] = {}
         self.last_event_ms: int | None = None
-        self.jvm: dict[str, str] = {}
+        self.jvm = ev.JvmInfo()
         self.system_properties: dict[str, str] = {}
         self.live_tasks: dict[int, ev.TaskStart] = {}
         """Task id → start event of the tasks started and not ended yet."""
@@ -460,10 +460,9 @@ class ApplicationBuilder:
             executor.removed_reason = event.reason
 
     def _on_resource_profile(self, event: ev.ResourceProfileAdded) -> None:
-        request = event.task_requests.get("cpus")
+        cpus = event.cpus_per_task
         # Spark reads the amount through Double.toString; repr gives the same decimal value.
-        amount = _cpu_amount(repr(request.amount)) if request is not None else None
-        self.cpus_per_profile[event.profile_id] = amount
+        self.cpus_per_profile[event.profile_id] = None if cpus is None else _cpu_amount(repr(cpus))
 
     def _on_stage_executor_metrics(self, event: ev.StageExecutorMetrics) -> None:
         executor = self._registered(event.executor_id)
@@ -628,9 +627,9 @@ class ApplicationBuilder:
             executions=tuple(executions),
             spark_properties=spark_properties,
             environment=SparkEnvironment(
-                java_version=self.jvm.get("Java Version"),
-                java_home=self.jvm.get("Java Home"),
-                scala_version=self.jvm.get("Scala Version"),
+                java_version=self.jvm.java_version,
+                java_home=self.jvm.java_home,
+                scala_version=self.jvm.scala_version,
                 spark_properties=spark_properties,
                 system_properties=tuple(sorted(self.system_properties.items())),
             ),
