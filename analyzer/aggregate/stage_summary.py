@@ -9,9 +9,9 @@ tasks its `AppStatusListener` recorded. `stage_task_summaries` reproduces it, qu
   (`in_task_store`).
 * Spark stores the metrics of a task that did not succeed as `-value - 1`, so that they sort
   below 0, and reads each metric from an index starting at 0: a failed or killed task drops out
-  of every metric it stores that way. Four derived values are computed from the true values and
-  so keep such tasks in: the duration, the scheduler delay, the getting-result time (and a
-  task's shuffle totals, the sums of two stored values, stay out).
+  of every metric it stores that way. Three derived values are computed from the true values
+  and so keep such tasks in: the duration, the scheduler delay and the getting-result time (a
+  task's shuffle totals, sums of two stored values, stay out).
 * The number of tasks `n` is the count of tasks with an executor run time ≥ 0 (in practice the
   successful ones), and the quantile `q` is the value at rank `min(floor(q·n), n − 1)` of each
   metric's sorted values ≥ 0, without interpolation. A metric with fewer values than the rank
