@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
-from analyzer.aggregate.tables import slot_frame, task_frame
+from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
 from analyzer.eventlog.source import LogSource
@@ -30,13 +30,19 @@ class Analysis:
     """Per execution id, per plan node id: metric statistics and stages."""
     read_stats: ReadStats
     decode_stats: DecodeStats
+    push_shuffle_tasks: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema=PUSH_SHUFFLE_SCHEMA)
+    )
+    """Push-based shuffle read metrics of the task rows that have any (see
+    `aggregate.tables.TaskFrames`); empty for most logs."""
 
 
 def analyze_built(
     source: LogSource, built: BuiltApplication, read_stats: ReadStats, decode_stats: DecodeStats
 ) -> Analysis:
     """Turn a built application into an `Analysis` (frames and per-node statistics)."""
-    tasks = task_frame(built.tasks)
+    frames = task_frames(built.tasks)
+    tasks = frames.tasks
     slots = slot_frame(built.frozen)
     release_free_memory()  # the task arrays and the frozen slot arrays, now in polars
     return Analysis(
@@ -47,4 +53,5 @@ def analyze_built(
         node_stats=aggregate_node_metrics(built, slots, tasks),
         read_stats=read_stats,
         decode_stats=decode_stats,
+        push_shuffle_tasks=frames.push_shuffle,
     )

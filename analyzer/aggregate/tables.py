@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from array import array
+from dataclasses import dataclass
 
 import polars as pl
 
 from analyzer.replay.sql_listener import FrozenMetric
-from analyzer.replay.task_columns import INT_COLUMNS, STR_COLUMNS, TaskColumns
+from analyzer.replay.task_columns import INT_COLUMNS, PUSH_COLUMNS, STR_COLUMNS, TaskColumns
 
 _FLAG_COLUMNS = frozenset(("successful", "failed", "killed", "speculative"))
 
@@ -23,11 +24,34 @@ SLOT_SCHEMA = {
 }
 
 
+PUSH_SHUFFLE_SCHEMA = {"row": pl.get_index_type()} | {name: pl.Int64 for name, _ in PUSH_COLUMNS}
+"""The push-based shuffle read metrics of the task rows that have one non-zero."""
+
+
+@dataclass(frozen=True)
+class TaskFrames:
+    """The task table and its sparse companion."""
+
+    tasks: pl.DataFrame
+    """One row per task attempt (see `task_frame`)."""
+    push_shuffle: pl.DataFrame
+    """`PUSH_SHUFFLE_SCHEMA`: push-based shuffle metrics by task row; rows not here are 0."""
+
+
 def task_frame(tasks: TaskColumns) -> pl.DataFrame:
-    """One row per task attempt: identity, placement, outcome and built-in metrics.
+    """One row per task attempt: identity, placement, outcome and built-in metrics."""
+    return task_frames(tasks).tasks
+
+
+def task_frames(tasks: TaskColumns) -> TaskFrames:
+    """Build the task table (one row per task attempt: identity, placement, outcome, built-in
+    metrics) and the push-based shuffle metrics of the few rows that have them.
 
     Takes the columns out of `tasks` (see `TaskColumns.take`) and drops each array as soon as
-    its series exists, so the task data is held about once, not twice.
+    its series exists, so the task data is held about once, not twice. Besides the
+    `INT_COLUMNS` and `STR_COLUMNS`: `row` (the task-end event's rank), `failure_reason`, and
+    `in_task_store` (False for the task ends Spark's History Server does not record as a task,
+    see `TaskColumns.exclude_row`).
     """
     data = tasks.take()
     n = data.n_rows
@@ -48,7 +72,20 @@ def task_frame(tasks: TaskColumns) -> pl.DataFrame:
     if data.failure_reasons:
         reasons.scatter(list(data.failure_reasons), list(data.failure_reasons.values()))
     columns.append(reasons)
-    return pl.DataFrame(columns)
+    # Rare too: a bit per row, False where the History Server keeps no task.
+    in_store = pl.repeat(True, n, dtype=pl.Boolean, eager=True).alias("in_task_store")
+    if data.not_in_task_store:
+        in_store.scatter(sorted(data.not_in_task_store), False)
+    columns.append(in_store)
+    push_rows = sorted(data.push_metrics)
+    push = pl.DataFrame(
+        [pl.Series("row", push_rows, dtype=PUSH_SHUFFLE_SCHEMA["row"])]
+        + [
+            pl.Series(name, [data.push_metrics[r][i] for r in push_rows], dtype=pl.Int64)
+            for i, (name, _) in enumerate(PUSH_COLUMNS)
+        ]
+    )
+    return TaskFrames(pl.DataFrame(columns), push)
 
 
 def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:

@@ -86,7 +86,9 @@ class TaskInfo(msgspec.Struct, frozen=True, gc=False):
     host: str = msgspec.field(name="Host", default="")
     locality: str = msgspec.field(name="Locality", default="")
     speculative: bool = msgspec.field(name="Speculative", default=False)
-    getting_result_ms: int = msgspec.field(name="Getting Result Time", default=0)
+    getting_result_start_ms: int = msgspec.field(name="Getting Result Time", default=0)
+    """When the driver began fetching the task's result (epoch ms), 0 if it never did: despite
+    its JSON name a timestamp, not a duration."""
     finish_ms: int = msgspec.field(name="Finish Time", default=0)
     failed: bool = msgspec.field(name="Failed", default=False)
     killed: bool = msgspec.field(name="Killed", default=False)
@@ -96,6 +98,26 @@ class TaskInfo(msgspec.Struct, frozen=True, gc=False):
     def successful(self) -> bool:
         """Finished and neither failed nor killed, as Spark's `TaskInfo.successful`."""
         return self.finish_ms != 0 and not self.failed and not self.killed
+
+
+class PushShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
+    """Push-based shuffle read metrics (Spark 3.2+, non-zero only with push-based shuffle)."""
+
+    corrupt_merged_block_chunks: int = msgspec.field(name="Corrupt Merged Block Chunks", default=0)
+    merged_fetch_fallback_count: int = msgspec.field(name="Merged Fetch Fallback Count", default=0)
+    remote_merged_blocks_fetched: int = msgspec.field(
+        name="Merged Remote Blocks Fetched", default=0
+    )
+    local_merged_blocks_fetched: int = msgspec.field(name="Merged Local Blocks Fetched", default=0)
+    remote_merged_chunks_fetched: int = msgspec.field(
+        name="Merged Remote Chunks Fetched", default=0
+    )
+    local_merged_chunks_fetched: int = msgspec.field(name="Merged Local Chunks Fetched", default=0)
+    remote_merged_bytes_read: int = msgspec.field(name="Merged Remote Bytes Read", default=0)
+    local_merged_bytes_read: int = msgspec.field(name="Merged Local Bytes Read", default=0)
+    remote_merged_reqs_duration_ms: int = msgspec.field(
+        name="Merged Remote Requests Duration", default=0
+    )
 
 
 class ShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
@@ -108,6 +130,9 @@ class ShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
     remote_bytes_read_to_disk: int = msgspec.field(name="Remote Bytes Read To Disk", default=0)
     local_bytes_read: int = msgspec.field(name="Local Bytes Read", default=0)
     records_read: int = msgspec.field(name="Total Records Read", default=0)
+    remote_reqs_duration_ms: int = msgspec.field(name="Remote Requests Duration", default=0)
+    """Time spent in remote fetch requests (Spark 3.4+)."""
+    push: PushShuffleReadMetrics | None = msgspec.field(name="Push Based Shuffle", default=None)
 
 
 class ShuffleWriteMetrics(msgspec.Struct, frozen=True, gc=False):
@@ -153,6 +178,17 @@ class TaskMetrics(msgspec.Struct, frozen=True, gc=False):
     )
     input: InputMetrics | None = msgspec.field(name="Input Metrics", default=None)
     output: OutputMetrics | None = msgspec.field(name="Output Metrics", default=None)
+
+
+class ExecutorMetricsPeaks(msgspec.Struct, frozen=True, gc=False):
+    """The executor-level metrics the analysis uses from an `ExecutorMetrics` object.
+
+    Spark fills a metric missing from the JSON with 0 (`JsonProtocol.executorMetricsFromJson`),
+    so a present object always counts as "set" for Spark's peak tracking.
+    """
+
+    total_gc_ms: int = msgspec.field(name="TotalGCTime", default=0)
+    """JVM garbage-collection time since the executor started (cumulative, Spark 3.0+)."""
 
 
 class TaskEndReason(msgspec.Struct, frozen=True, gc=False):
@@ -212,6 +248,31 @@ class ExecutorInfo(msgspec.Struct, frozen=True, gc=False):
 
     host: str = msgspec.field(name="Host", default="")
     total_cores: int = msgspec.field(name="Total Cores", default=0)
+    resource_profile_id: int = msgspec.field(name="Resource Profile Id", default=0)
+
+
+class BlockManagerId(msgspec.Struct, frozen=True, gc=False):
+    """Which executor a block manager belongs to, and where it listens."""
+
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+    host: str = msgspec.field(name="Host", default="")
+    port: int = msgspec.field(name="Port", default=0)
+
+
+class TaskResourceRequest(msgspec.Struct, frozen=True, gc=False):
+    """One resource a task of a resource profile asks for (`cpus`: how many cores)."""
+
+    amount: float = msgspec.field(name="Amount", default=1.0)
+
+
+class StageExecutorMetricsUpdate(msgspec.Struct, frozen=True, gc=False):
+    """An executor's metric peaks within one stage attempt, in an executor heartbeat."""
+
+    stage_id: int = msgspec.field(name="Stage ID", default=0)
+    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    metrics: ExecutorMetricsPeaks = msgspec.field(
+        name="Executor Metrics", default_factory=ExecutorMetricsPeaks
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,18 +308,78 @@ class ApplicationEnd(msgspec.Struct, frozen=True, gc=False):
     exit_code: int | None = msgspec.field(name="ExitCode", default=None)
 
 
-class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
-    """Spark properties (redacted by Spark where secret)."""
+PropertyMap = dict[str, str] | list[list[str]]
+"""Spark writes each environment section as a JSON object; very old logs write pairs."""
 
-    spark_properties: dict[str, str] | list[list[str]] = msgspec.field(
-        name="Spark Properties", default_factory=dict
-    )
+
+def _as_dict(section: PropertyMap) -> dict[str, str]:
+    if isinstance(section, dict):
+        return section
+    return {p[0]: p[1] for p in section if len(p) == 2}
+
+
+class JvmInfo(msgspec.Struct, frozen=True, gc=False):
+    """The driver JVM's versions, from the environment's `JVM Information`."""
+
+    java_version: str | None = None
+    """E.g. `17.0.15 (Debian)`."""
+    java_home: str | None = None
+    scala_version: str | None = None
+    """E.g. `version 2.13.18`."""
+
+
+class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
+    """The JVM, Spark and system properties of the driver (redacted by Spark where secret).
+
+    Raw values: the replay redacts them again before they reach the model (`model.redaction`).
+    """
+
+    jvm_information: PropertyMap = msgspec.field(name="JVM Information", default_factory=dict)
+    spark_properties: PropertyMap = msgspec.field(name="Spark Properties", default_factory=dict)
+    system_properties: PropertyMap = msgspec.field(name="System Properties", default_factory=dict)
 
     def properties(self) -> dict[str, str]:
-        """The Spark properties as a dict (very old logs write pairs)."""
-        if isinstance(self.spark_properties, dict):
-            return self.spark_properties
-        return {p[0]: p[1] for p in self.spark_properties if len(p) == 2}
+        """The Spark properties as a dict."""
+        return _as_dict(self.spark_properties)
+
+    def jvm(self) -> JvmInfo:
+        """The JVM information: Java version and home, Scala version."""
+        info = _as_dict(self.jvm_information)
+        return JvmInfo(
+            java_version=info.get("Java Version"),
+            java_home=info.get("Java Home"),
+            scala_version=info.get("Scala Version"),
+        )
+
+    def system(self) -> dict[str, str]:
+        """The Java system properties as a dict."""
+        return _as_dict(self.system_properties)
+
+
+class ResourceProfileAdded(msgspec.Struct, frozen=True, gc=False):
+    """A resource profile: how many cores (`cpus`) each of its tasks needs (Spark 3.1+)."""
+
+    profile_id: int = msgspec.field(name="Resource Profile Id", default=0)
+    task_requests: dict[str, TaskResourceRequest] = msgspec.field(
+        name="Task Resource Requests", default_factory=dict
+    )
+
+    @property
+    def cpus_per_task(self) -> float | None:
+        """Cores each task of the profile asks for (its `cpus` request), None if not given."""
+        request = self.task_requests.get("cpus")
+        return request.amount if request is not None else None
+
+
+class BlockManagerAdded(msgspec.Struct, frozen=True, gc=False):
+    """A block manager registered: the executor's storage memory and its host:port."""
+
+    block_manager: BlockManagerId = msgspec.field(
+        name="Block Manager ID", default_factory=BlockManagerId
+    )
+    max_memory_bytes: int = msgspec.field(name="Maximum Memory", default=0)
+    """Storage memory (on-heap plus off-heap) the block manager may use."""
+    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
 
 
 class ExecutorAdded(msgspec.Struct, frozen=True, gc=False):
@@ -275,6 +396,28 @@ class ExecutorRemoved(msgspec.Struct, frozen=True, gc=False):
     timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
     executor_id: str = msgspec.field(name="Executor ID", default="")
     reason: str = msgspec.field(name="Removed Reason", default="")
+
+
+class StageExecutorMetrics(msgspec.Struct, frozen=True, gc=False):
+    """An executor's metric peaks over a stage attempt (logged with
+    `spark.eventLog.logStageExecutorMetrics`)."""
+
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+    stage_id: int = msgspec.field(name="Stage ID", default=0)
+    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    metrics: ExecutorMetricsPeaks = msgspec.field(
+        name="Executor Metrics", default_factory=ExecutorMetricsPeaks
+    )
+
+
+class ExecutorMetricsUpdate(msgspec.Struct, frozen=True, gc=False):
+    """A heartbeat's executor metric peaks (logged for the driver only, with
+    `spark.eventLog.logStageExecutorMetrics`)."""
+
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+    stage_updates: list[StageExecutorMetricsUpdate] = msgspec.field(
+        name="Executor Metrics Updated", default_factory=list
+    )
 
 
 class JobStart(msgspec.Struct, frozen=True, gc=False):
@@ -307,6 +450,21 @@ class StageCompleted(msgspec.Struct, frozen=True, gc=False):
     info: StageInfo = msgspec.field(name="Stage Info")
 
 
+class TaskStartInfo(msgspec.Struct, frozen=True, gc=False):
+    """The part of a starting task's `TaskInfo` the replay uses."""
+
+    task_id: int = msgspec.field(name="Task ID")
+    executor_id: str = msgspec.field(name="Executor ID", default="")
+
+
+class TaskStart(msgspec.Struct, frozen=True, gc=False):
+    """A task attempt was launched (Spark's History Server records a task only from here)."""
+
+    stage_id: int = msgspec.field(name="Stage ID")
+    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    info: TaskStartInfo | None = msgspec.field(name="Task Info", default=None)
+
+
 class TaskEnd(msgspec.Struct, frozen=True, gc=False):
     """A task attempt ended, with its metrics and accumulator updates."""
 
@@ -316,6 +474,10 @@ class TaskEnd(msgspec.Struct, frozen=True, gc=False):
     reason: TaskEndReason = msgspec.field(name="Task End Reason", default_factory=TaskEndReason)
     info: TaskInfo | None = msgspec.field(name="Task Info", default=None)
     metrics: TaskMetrics | None = msgspec.field(name="Task Metrics", default=None)
+    executor_metrics: ExecutorMetricsPeaks | None = msgspec.field(
+        name="Task Executor Metrics", default=None
+    )
+    """The executor's metric peaks when the task ended (Spark 3.0+)."""
 
 
 class SQLExecutionStart(msgspec.Struct, frozen=True, gc=False):
@@ -369,10 +531,15 @@ Event = (
     | EnvironmentUpdate
     | ExecutorAdded
     | ExecutorRemoved
+    | BlockManagerAdded
+    | ResourceProfileAdded
+    | StageExecutorMetrics
+    | ExecutorMetricsUpdate
     | JobStart
     | JobEnd
     | StageSubmitted
     | StageCompleted
+    | TaskStart
     | TaskEnd
     | SQLExecutionStart
     | SQLAdaptiveExecutionUpdate
@@ -389,10 +556,15 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "SparkListenerEnvironmentUpdate": EnvironmentUpdate,
     "SparkListenerExecutorAdded": ExecutorAdded,
     "SparkListenerExecutorRemoved": ExecutorRemoved,
+    "SparkListenerBlockManagerAdded": BlockManagerAdded,
+    "SparkListenerResourceProfileAdded": ResourceProfileAdded,
+    "SparkListenerStageExecutorMetrics": StageExecutorMetrics,
+    "SparkListenerExecutorMetricsUpdate": ExecutorMetricsUpdate,
     "SparkListenerJobStart": JobStart,
     "SparkListenerJobEnd": JobEnd,
     "SparkListenerStageSubmitted": StageSubmitted,
     "SparkListenerStageCompleted": StageCompleted,
+    "SparkListenerTaskStart": TaskStart,
     "SparkListenerTaskEnd": TaskEnd,
     "SparkListenerSQLExecutionStart": SQLExecutionStart,
     "SparkListenerSQLAdaptiveExecutionUpdate": SQLAdaptiveExecutionUpdate,
@@ -470,8 +642,8 @@ class EventReader:
             first = False
             decoder = _DECODERS.get(name)
             if decoder is None:
-                # Counted by raw name and decoded once per name: a log has a skipped
-                # TaskStart for every task.
+                # Counted by raw name and decoded once per name: a log can have a skipped
+                # event per task (TaskGettingResult, BlockUpdated).
                 skipped = self._skipped_names.get(name)
                 if skipped is None:
                     skipped = self._skipped_names[name] = name.decode(errors="replace")

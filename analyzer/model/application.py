@@ -2,22 +2,64 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from analyzer.model.plan import MetricDef, PlanGraph
+from analyzer.model.redaction import redact_pairs
+
+DRIVER_ID = "driver"
+"""The executor id Spark gives the driver."""
 
 
 class Executor(BaseModel):
-    """An executor (or the driver) and its lifetime."""
+    """An executor (or the driver): its lifetime, capacity and task totals.
+
+    The totals follow Spark's `AppStatusListener`: a task counts for the executor it ran on only
+    while that executor is registered (tasks ending after its removal are not added). When an
+    executor id registers again after its removal, this is the new registration, as in Spark's
+    History Server. `aggregate.executor_summary` turns it into what `/allexecutors` shows.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     executor_id: str
     host: str
+    """The executor's host (its block manager's host when no ExecutorAdded was logged)."""
     n_cores: int
+    """Cores the executor offered (`Total Cores`; 0 when only its block manager was logged)."""
     added_ms: int | None = None
+    """When it registered: its first ExecutorAdded or BlockManagerAdded (epoch ms)."""
     removed_ms: int | None = None
     removed_reason: str | None = None
+    host_port: str | None = None
+    """`host:port` of its block manager; None when no BlockManagerAdded was logged."""
+    max_memory_bytes: int = 0
+    """Storage memory of its block manager (`Maximum Memory`, on-heap plus off-heap)."""
+    max_tasks: int = 0
+    """Tasks it can run at once: cores divided by the cores per task, rounded down."""
+    is_active: bool = True
+    """False once an ExecutorRemoved was logged for it."""
+    n_tasks_started: int = 0
+    """Task attempts launched on it while registered (Spark's `totalTasks`)."""
+    n_tasks_active: int = 0
+    """Task attempts still running at the end of the log."""
+    n_tasks_completed: int = 0
+    """Successful task attempts (`completedTasks`)."""
+    n_tasks_failed: int = 0
+    """Failed attempts, resubmissions included (`failedTasks`); killed ones are not counted."""
+    task_time_ms: int = 0
+    """Summed launch-to-finish time of its ended task attempts (`totalDuration`); resubmission
+    events are not added."""
+    gc_time_ms: int = 0
+    """Summed JVM GC time of its tasks (`totalGCTime` for executors)."""
+    input_bytes: int = 0
+    shuffle_read_bytes: int = 0
+    """Local plus remote shuffle bytes read by its tasks."""
+    shuffle_write_bytes: int = 0
+    peak_total_gc_ms: int | None = None
+    """Largest cumulative JVM GC time it reported in executor metrics (task ends, stage
+    executor metrics, heartbeats); None if it never reported any."""
+    resource_profile_id: int = 0
 
 
 class Job(BaseModel):
@@ -33,6 +75,16 @@ class Job(BaseModel):
     """`SUCCEEDED`, `FAILED` or `RUNNING` (no end event)."""
     stage_ids: tuple[int, ...]
     error_message: str | None = None
+    name: str = ""
+    """What Spark's Jobs page shows as the job's name: the name of its stage with the highest id,
+    i.e. the call site of the action (`collect at MyJob.scala:42`); "" without stages."""
+    description: str | None = None
+    """`spark.job.description` (set with `SparkContext.setJobDescription`; SQL sets it to the
+    query text for some commands)."""
+    job_group: str | None = None
+    """`spark.jobGroup.id` (`SparkContext.setJobGroup`)."""
+    job_tags: tuple[str, ...] = ()
+    """`spark.job.tags` split on commas, sorted (Spark 3.5+)."""
 
 
 class StageAttempt(BaseModel):
@@ -58,6 +110,8 @@ class StageAttempt(BaseModel):
     n_failed_attempts: int = 0
     n_killed_attempts: int = 0
     n_speculative_attempts: int = 0
+    n_unfinished_tasks: int = 0
+    """Task attempts launched (TaskStart) without a TaskEnd in the log."""
 
     @property
     def duration_ms(self) -> int | None:
@@ -100,8 +154,14 @@ class Execution(BaseModel):
     metric_catalog: tuple[MetricDef, ...]
     """Every metric tracked for the execution, over all plan versions, by accumulator id."""
     modified_configs: tuple[tuple[str, str], ...] = ()
+    """SQL configurations the session changed, secrets redacted (`model.redaction`)."""
     ended: bool = False
     """True when the log holds the execution's end event."""
+
+    @field_validator("modified_configs")
+    @classmethod
+    def _redact_configs(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return redact_pairs(value)
 
     @property
     def final_plan(self) -> PlanVersion:
@@ -114,6 +174,46 @@ class Execution(BaseModel):
         if self.start_ms is None or self.end_ms is None:
             return None
         return self.end_ms - self.start_ms
+
+
+SYSTEM_PROPERTY_KEYS = (
+    "java.version",
+    "java.vendor",
+    "java.vm.name",
+    "java.vm.version",
+    "os.name",
+    "os.arch",
+    "os.version",
+    "user.timezone",
+    "file.encoding",
+)
+"""The Java system properties kept: what a responder needs to know about the driver's JVM and
+platform. The rest (class path, command line, user and home directories) is left out."""
+
+
+class SparkEnvironment(BaseModel):
+    """The driver's JVM and configuration, from `SparkListenerEnvironmentUpdate`.
+
+    Every property value matching Spark's redaction pattern is redacted here, whatever the log
+    holds (`model.redaction`).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    java_version: str | None = None
+    """`Java Version` of the JVM information, e.g. `17.0.15 (Debian)`."""
+    java_home: str | None = None
+    scala_version: str | None = None
+    """`Scala Version`, e.g. `version 2.13.18`."""
+    spark_properties: tuple[tuple[str, str], ...] = ()
+    """Every Spark property, sorted by key."""
+    system_properties: tuple[tuple[str, str], ...] = ()
+    """The Java system properties named in `SYSTEM_PROPERTY_KEYS` that the log has, sorted."""
+
+    @field_validator("spark_properties", "system_properties")
+    @classmethod
+    def _redact(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return redact_pairs(value)
 
 
 class Application(BaseModel):
@@ -135,6 +235,14 @@ class Application(BaseModel):
     stages: tuple[StageAttempt, ...]
     executions: tuple[Execution, ...]
     spark_properties: tuple[tuple[str, str], ...] = ()
+    """Every Spark property, sorted by key, secrets redacted (the same as
+    `environment.spark_properties`)."""
+    environment: SparkEnvironment = SparkEnvironment()
+
+    @field_validator("spark_properties")
+    @classmethod
+    def _redact_properties(cls, value: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return redact_pairs(value)
 
     @property
     def duration_ms(self) -> int | None:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from analyzer.eventlog import events as ev
 from analyzer.model.application import (
+    SYSTEM_PROPERTY_KEYS,
     Application,
     Execution,
     Executor,
     Job,
     PlanVersion,
+    SparkEnvironment,
     StageAttempt,
 )
 from analyzer.model.plan import MetricDef, PlanGraph
@@ -21,6 +25,33 @@ from analyzer.replay.sql_listener import FrozenMetric, SqlListener
 from analyzer.replay.task_columns import TaskColumns
 
 EXECUTION_ID_KEY = "spark.sql.execution.id"
+JOB_DESCRIPTION_KEY = "spark.job.description"
+JOB_GROUP_KEY = "spark.jobGroup.id"
+JOB_TAGS_KEY = "spark.job.tags"
+CPUS_PER_TASK_KEY = "spark.task.cpus"
+
+# Spark's CpuAmount: a cores-per-task amount has 9 decimal places and lies in [1e-9, 2^31 - 1].
+_CPU_SCALE = Decimal("1e-9")
+_CPU_MAX = Decimal(2**31 - 1)
+_INT_MAX = 2**31 - 1
+
+
+def _cpu_amount(text: str) -> Decimal | None:
+    """Parse a cores-per-task amount as Spark's `CpuAmount.parseUntrusted` does, or None."""
+    if len(text) > 64 or text != text.strip():
+        return None
+    try:
+        amount = Decimal(text)
+        if not (_CPU_SCALE <= amount <= _CPU_MAX):
+            return None
+    except (InvalidOperation, ValueError):
+        return None
+    return amount.quantize(_CPU_SCALE, rounding=ROUND_HALF_UP)
+
+
+def _max_tasks(cores: int, cpus_per_task: Decimal) -> int:
+    """Tasks `cores` cores run at once (`ResourceProfile.numTasksBasedOnCores`)."""
+    return max(0, min(int(Decimal(cores) // cpus_per_task), _INT_MAX))
 
 
 @dataclass
@@ -63,11 +94,15 @@ class _Job:
     status: str = "RUNNING"
     """`RUNNING` until its end event, then `SUCCEEDED` or `FAILED`."""
     error: str | None = None
+    name: str = ""
+    description: str | None = None
+    job_group: str | None = None
+    job_tags: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Executor:
-    """An executor (or the driver) as the replay knows it so far."""
+    """An executor (or the driver) as the replay knows it so far (Spark's `LiveExecutor`)."""
 
     executor_id: str
     host: str
@@ -75,6 +110,69 @@ class _Executor:
     added_ms: int | None
     removed_ms: int | None = None
     removed_reason: str | None = None
+    live: bool = True
+    """Registered and not removed: only then do its tasks count (Spark's `liveExecutors`)."""
+    host_port: str | None = None
+    max_memory_bytes: int = 0
+    max_tasks: int = 0
+    resource_profile_id: int = 0
+    n_started: int = 0
+    n_active: int = 0
+    n_completed: int = 0
+    n_failed: int = 0
+    task_time_ms: int = 0
+    gc_time_ms: int = 0
+    input_bytes: int = 0
+    shuffle_read_bytes: int = 0
+    shuffle_write_bytes: int = 0
+    peak_total_gc_ms: int | None = None
+
+    def note_peak(self, metrics: ev.ExecutorMetricsPeaks | None) -> None:
+        """Update the peak GC time (Spark's `compareAndUpdatePeakValues`; absent = zeros)."""
+        value = metrics.total_gc_ms if metrics is not None else 0
+        if self.peak_total_gc_ms is None or value > self.peak_total_gc_ms:
+            self.peak_total_gc_ms = value
+
+    def count_task_end(self, event: ev.TaskEnd, info: ev.TaskInfo) -> None:
+        """Add an ending task to the totals, as `AppStatusListener.onTaskEnd` does."""
+        reason = event.reason.reason
+        completed, failed, ended = _END_COUNTS.get(reason, _OTHER_END)
+        self.n_completed += completed
+        self.n_failed += failed
+        self.n_active -= ended
+        peaks = event.executor_metrics
+        peak_gc = peaks.total_gc_ms if peaks is not None else 0
+        if self.peak_total_gc_ms is None or peak_gc > self.peak_total_gc_ms:
+            self.peak_total_gc_ms = peak_gc
+        if reason == "Resubmitted":
+            return
+        if info.finish_ms:
+            self.task_time_ms += info.finish_ms - info.launch_ms
+        metrics = event.metrics
+        if metrics is None:
+            return
+        self.gc_time_ms += metrics.gc_ms
+        part: Any = metrics.input
+        if part is not None:
+            self.input_bytes += part.bytes_read
+        part = metrics.shuffle_read
+        if part is not None:
+            self.shuffle_read_bytes += part.local_bytes_read + part.remote_bytes_read
+        part = metrics.shuffle_write
+        if part is not None:
+            self.shuffle_write_bytes += part.bytes_written
+
+
+# How a task end counts for its executor: (completed, failed, still-active decrement), from
+# AppStatusListener.onTaskEnd. Killed and commit-denied attempts are neither; a resubmission
+# event marks a finished map task lost with its executor: failed, but it was not active.
+_END_COUNTS: dict[str, tuple[int, int, int]] = {
+    "Success": (1, 0, 1),
+    "TaskKilled": (0, 0, 1),
+    "TaskCommitDenied": (0, 0, 1),
+    "Resubmitted": (0, 1, 0),
+}
+_OTHER_END = (0, 1, 1)
 
 
 @dataclass
@@ -95,6 +193,7 @@ class _Stage:
     n_failed: int = 0
     n_killed: int = 0
     n_speculative: int = 0
+    n_unfinished: int = 0
 
 
 def _scope_names(info: ev.StageInfo) -> tuple[str, ...]:
@@ -142,6 +241,26 @@ class ApplicationBuilder:
         self.listener = SqlListener()
         self.stage_accumulators: dict[tuple[int, int], set[int]] = {}
         self.last_event_ms: int | None = None
+        self.jvm = ev.JvmInfo()
+        self.system_properties: dict[str, str] = {}
+        self.live_tasks: dict[int, ev.TaskStart] = {}
+        """Task id → start event of the tasks started and not ended yet."""
+        self.cpus_per_profile: dict[int, Decimal | None] = {}
+        """Resource profile id → cores per task it asks for (None: not given or invalid)."""
+        self.default_cpus_per_task = Decimal(1)
+
+    def _live_executor(self, executor_id: str, time_ms: int) -> _Executor:
+        """Return the registered executor with this id, registering it if needed (Spark's
+        `getOrCreateExecutor`: a removed executor that comes back starts afresh)."""
+        executor = self.executors.get(executor_id)
+        if executor is None or not executor.live:
+            executor = _Executor(executor_id=executor_id, host="", n_cores=0, added_ms=time_ms)
+            self.executors[executor_id] = executor
+        return executor
+
+    def _registered(self, executor_id: str) -> _Executor | None:
+        executor = self.executors.get(executor_id)
+        return executor if executor is not None and executor.live else None
 
     def _stage(self, info: ev.StageInfo) -> _Stage:
         key = (info.stage_id, info.attempt_id)
@@ -189,11 +308,26 @@ class ApplicationBuilder:
         if handler is not None:
             handler(self, event)
 
+    def _on_task_start(self, event: ev.TaskStart) -> None:
+        info = event.info
+        if info is None:
+            return
+        self.live_tasks[info.task_id] = event
+        executor = self.executors.get(info.executor_id)
+        if executor is not None and executor.live:
+            executor.n_started += 1
+            executor.n_active += 1
+
     def _on_task_end(self, event: ev.TaskEnd) -> None:
         info = event.info
         if info is None:
             return
-        self.tasks.append(event)
+        row = self.tasks.append(event)
+        if self.live_tasks.pop(info.task_id, None) is None:
+            self.tasks.exclude_row(row)
+        executor = self.executors.get(info.executor_id)
+        if executor is not None and executor.live:
+            executor.count_task_end(event, info)
         stage = self.stages.get((event.stage_id, event.stage_attempt_id))
         if stage is not None:
             stage.n_task_attempts += 1
@@ -229,11 +363,17 @@ class ApplicationBuilder:
         props = event.properties or {}
         exec_raw = props.get(EXECUTION_ID_KEY)
         execution_id = int(exec_raw) if exec_raw not in (None, "") else None
+        last_stage = max(event.stage_infos, key=lambda s: s.stage_id, default=None)
+        tags = props.get(JOB_TAGS_KEY)
         self.jobs[event.job_id] = _Job(
             job_id=event.job_id,
             execution_id=execution_id,
             submission_ms=event.submission_ms,
             stage_ids=tuple(event.stage_ids),
+            name=last_stage.name if last_stage is not None else "",
+            description=props.get(JOB_DESCRIPTION_KEY),
+            job_group=props.get(JOB_GROUP_KEY),
+            job_tags=tuple(sorted({t for t in tags.split(",") if t})) if tags else (),
         )
         for stage_info in event.stage_infos:
             stage = self._stage(stage_info)
@@ -295,18 +435,45 @@ class ApplicationBuilder:
         self.listener.execution_end(event.execution_id)
 
     def _on_executor_added(self, event: ev.ExecutorAdded) -> None:
-        self.executors[event.executor_id] = _Executor(
-            executor_id=event.executor_id,
-            host=event.info.host,
-            n_cores=event.info.total_cores,
-            added_ms=event.timestamp_ms,
+        executor = self._live_executor(event.executor_id, event.timestamp_ms)
+        info = event.info
+        executor.host = info.host
+        executor.n_cores = info.total_cores
+        executor.resource_profile_id = info.resource_profile_id
+        cpus = self.cpus_per_profile.get(info.resource_profile_id)
+        executor.max_tasks = _max_tasks(
+            info.total_cores, cpus if cpus is not None else self.default_cpus_per_task
         )
 
+    def _on_block_manager_added(self, event: ev.BlockManagerAdded) -> None:
+        bm = event.block_manager
+        executor = self._live_executor(bm.executor_id, event.timestamp_ms)
+        executor.host_port = f"{bm.host}:{bm.port}"
+        executor.host = executor.host or bm.host
+        executor.max_memory_bytes = event.max_memory_bytes
+
     def _on_executor_removed(self, event: ev.ExecutorRemoved) -> None:
-        executor = self.executors.get(event.executor_id)
+        executor = self._registered(event.executor_id)
         if executor is not None:
+            executor.live = False
             executor.removed_ms = event.timestamp_ms
             executor.removed_reason = event.reason
+
+    def _on_resource_profile(self, event: ev.ResourceProfileAdded) -> None:
+        cpus = event.cpus_per_task
+        # Spark reads the amount through Double.toString; repr gives the same decimal value.
+        self.cpus_per_profile[event.profile_id] = None if cpus is None else _cpu_amount(repr(cpus))
+
+    def _on_stage_executor_metrics(self, event: ev.StageExecutorMetrics) -> None:
+        executor = self._registered(event.executor_id)
+        if executor is not None:
+            executor.note_peak(event.metrics)
+
+    def _on_executor_metrics_update(self, event: ev.ExecutorMetricsUpdate) -> None:
+        executor = self._registered(event.executor_id)
+        if executor is not None:
+            for update in event.stage_updates:
+                executor.note_peak(update.metrics)
 
     def _on_application_start(self, event: ev.ApplicationStart) -> None:
         self.app_name = event.app_name
@@ -324,12 +491,21 @@ class ApplicationBuilder:
 
     def _on_environment(self, event: ev.EnvironmentUpdate) -> None:
         self.properties = event.properties()
+        self.jvm = event.jvm()
+        system = event.system()
+        self.system_properties = {k: system[k] for k in SYSTEM_PROPERTY_KEYS if k in system}
+        cpus = self.properties.get(CPUS_PER_TASK_KEY)
+        if cpus is not None:
+            amount = _cpu_amount(cpus)
+            if amount is not None:
+                self.default_cpus_per_task = amount
 
     def finish(self) -> BuiltApplication:
         """Close the replay (as Spark does at the end of a log) and build the frozen model."""
         self.listener.finish()
         for key, ids in self.tasks.stage_sql_accumulators.items():
             self.stage_accumulators.setdefault(key, set()).update(ids)
+        unfinished = Counter((t.stage_id, t.stage_attempt_id) for t in self.live_tasks.values())
         jobs = tuple(
             Job(
                 job_id=job_id,
@@ -339,6 +515,10 @@ class ApplicationBuilder:
                 status=j.status,
                 stage_ids=j.stage_ids,
                 error_message=j.error,
+                name=j.name,
+                description=j.description,
+                job_group=j.job_group,
+                job_tags=j.job_tags,
             )
             for job_id, j in sorted(self.jobs.items())
         )
@@ -368,8 +548,9 @@ class ApplicationBuilder:
                 n_failed_attempts=s.n_failed,
                 n_killed_attempts=s.n_killed,
                 n_speculative_attempts=s.n_speculative,
+                n_unfinished_tasks=unfinished.get(key, 0),
             )
-            for _, s in sorted(self.stages.items())
+            for key, s in sorted(self.stages.items())
         )
         executions = []
         for execution_id, ex in sorted(self.executions.items()):
@@ -412,9 +593,25 @@ class ApplicationBuilder:
                 added_ms=e.added_ms,
                 removed_ms=e.removed_ms,
                 removed_reason=e.removed_reason,
+                host_port=e.host_port,
+                max_memory_bytes=e.max_memory_bytes,
+                max_tasks=e.max_tasks,
+                is_active=e.live,
+                n_tasks_started=e.n_started,
+                n_tasks_active=e.n_active,
+                n_tasks_completed=e.n_completed,
+                n_tasks_failed=e.n_failed,
+                task_time_ms=e.task_time_ms,
+                gc_time_ms=e.gc_time_ms,
+                input_bytes=e.input_bytes,
+                shuffle_read_bytes=e.shuffle_read_bytes,
+                shuffle_write_bytes=e.shuffle_write_bytes,
+                peak_total_gc_ms=e.peak_total_gc_ms,
+                resource_profile_id=e.resource_profile_id,
             )
             for e in self.executors.values()
         )
+        spark_properties = tuple(sorted(self.properties.items()))
         application = Application(
             app_id=self.app_id,
             attempt_id=self.attempt_id,
@@ -428,7 +625,14 @@ class ApplicationBuilder:
             jobs=jobs,
             stages=stages,
             executions=tuple(executions),
-            spark_properties=tuple(sorted(self.properties.items())),
+            spark_properties=spark_properties,
+            environment=SparkEnvironment(
+                java_version=self.jvm.java_version,
+                java_home=self.jvm.java_home,
+                scala_version=self.jvm.scala_version,
+                spark_properties=spark_properties,
+                system_properties=tuple(sorted(self.system_properties.items())),
+            ),
         )
         return BuiltApplication(
             application=application,
@@ -448,6 +652,7 @@ def build_application(events: Iterable[ev.Event]) -> BuiltApplication:
 
 _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
     ev.TaskEnd: ApplicationBuilder._on_task_end,
+    ev.TaskStart: ApplicationBuilder._on_task_start,
     ev.StageSubmitted: ApplicationBuilder._on_stage_submitted,
     ev.StageCompleted: ApplicationBuilder._on_stage_completed,
     ev.JobStart: ApplicationBuilder._on_job_start,
@@ -459,10 +664,14 @@ _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
     ev.SQLExecutionEnd: ApplicationBuilder._on_execution_end,
     ev.ExecutorAdded: ApplicationBuilder._on_executor_added,
     ev.ExecutorRemoved: ApplicationBuilder._on_executor_removed,
+    ev.BlockManagerAdded: ApplicationBuilder._on_block_manager_added,
+    ev.ResourceProfileAdded: ApplicationBuilder._on_resource_profile,
+    ev.StageExecutorMetrics: ApplicationBuilder._on_stage_executor_metrics,
+    ev.ExecutorMetricsUpdate: ApplicationBuilder._on_executor_metrics_update,
     ev.ApplicationStart: ApplicationBuilder._on_application_start,
     ev.ApplicationEnd: ApplicationBuilder._on_application_end,
     ev.LogStart: ApplicationBuilder._on_log_start,
     ev.DatabricksMetadata: ApplicationBuilder._on_log_start,
     ev.EnvironmentUpdate: ApplicationBuilder._on_environment,
 }
-"""Event class → the builder method that applies it (TaskEnd first: it is most of a log)."""
+"""Event class → the builder method that applies it (task events first: most of a log)."""

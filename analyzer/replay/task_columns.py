@@ -14,6 +14,7 @@ from operator import attrgetter
 from analyzer.eventlog.events import (
     InputMetrics,
     OutputMetrics,
+    PushShuffleReadMetrics,
     ShuffleReadMetrics,
     ShuffleWriteMetrics,
     TaskEnd,
@@ -54,6 +55,7 @@ INT_COLUMNS = (
     "shuffle_fetch_wait_ms",
     "shuffle_remote_blocks_fetched",
     "shuffle_local_blocks_fetched",
+    "shuffle_remote_reqs_duration_ms",
     "shuffle_write_bytes",
     "shuffle_write_records",
     "shuffle_write_time_ns",
@@ -63,6 +65,20 @@ INT_COLUMNS = (
     "output_records",
 )
 STR_COLUMNS = ("executor_id", "host", "locality", "end_reason", "task_type")
+PUSH_COLUMNS = (
+    ("shuffle_corrupt_merged_block_chunks", "corrupt_merged_block_chunks"),
+    ("shuffle_merged_fetch_fallback_count", "merged_fetch_fallback_count"),
+    ("shuffle_remote_merged_blocks_fetched", "remote_merged_blocks_fetched"),
+    ("shuffle_local_merged_blocks_fetched", "local_merged_blocks_fetched"),
+    ("shuffle_remote_merged_chunks_fetched", "remote_merged_chunks_fetched"),
+    ("shuffle_local_merged_chunks_fetched", "local_merged_chunks_fetched"),
+    ("shuffle_remote_merged_bytes_read", "remote_merged_bytes_read"),
+    ("shuffle_local_merged_bytes_read", "local_merged_bytes_read"),
+    ("shuffle_remote_merged_reqs_duration_ms", "remote_merged_reqs_duration_ms"),
+)
+"""Push-based shuffle read metrics: (column name, `PushShuffleReadMetrics` attribute). They are
+non-zero only with push-based shuffle (YARN with the external shuffle service), so they are kept
+for the tasks that have one non-zero, not as full columns."""
 
 
 @dataclass
@@ -103,6 +119,10 @@ class TaskData:
     """String columns by name, as codes into distinct values."""
     failure_reasons: dict[int, str]
     """Row number → one-line reason, for attempts that did not succeed."""
+    not_in_task_store: set[int] = field(default_factory=set)
+    """Rows Spark's History Server does not record as a task (see `TaskColumns.exclude_row`)."""
+    push_metrics: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Row number → its `PUSH_COLUMNS` values, for rows with one of them non-zero."""
 
 
 _BATCH = 128
@@ -136,6 +156,7 @@ _SHUFFLE_READ_COLUMNS = (
     ("shuffle_fetch_wait_ms", "fetch_wait_ms"),
     ("shuffle_remote_blocks_fetched", "remote_blocks_fetched"),
     ("shuffle_local_blocks_fetched", "local_blocks_fetched"),
+    ("shuffle_remote_reqs_duration_ms", "remote_reqs_duration_ms"),
 )
 _SHUFFLE_WRITE_COLUMNS = (
     ("shuffle_write_bytes", "bytes_written"),
@@ -149,6 +170,8 @@ _NO_SHUFFLE_READ = ShuffleReadMetrics()
 _NO_SHUFFLE_WRITE = ShuffleWriteMetrics()
 _NO_INPUT = InputMetrics()
 _NO_OUTPUT = OutputMetrics()
+_NO_PUSH = PushShuffleReadMetrics()
+_PUSH_ATTRS = tuple(attr for _, attr in PUSH_COLUMNS)
 
 
 class TaskColumns:
@@ -163,6 +186,8 @@ class TaskColumns:
         self._ints: dict[str, array[int]] = {name: array("q") for name in INT_COLUMNS}
         self._strs: dict[str, StringCodes] = {name: StringCodes() for name in STR_COLUMNS}
         self._failure_reasons: dict[int, str] = {}
+        self._not_in_task_store: set[int] = set()
+        self._push_metrics: dict[int, tuple[int, ...]] = {}
         self._stage_sql_ids: dict[tuple[int, int], set[int]] = {}
         self._pending: list[TaskEnd] = []
         self._n_flushed = 0
@@ -178,8 +203,16 @@ class TaskColumns:
             raise RuntimeError("the task columns were already taken")
         self.flush()
         self._taken = True
-        data = TaskData(self._n_flushed, self._ints, self._strs, self._failure_reasons)
+        data = TaskData(
+            self._n_flushed,
+            self._ints,
+            self._strs,
+            self._failure_reasons,
+            self._not_in_task_store,
+            self._push_metrics,
+        )
         self._ints, self._strs, self._failure_reasons = {}, {}, {}
+        self._not_in_task_store, self._push_metrics = set(), {}
         return data
 
     @property
@@ -203,6 +236,17 @@ class TaskColumns:
             return self._n_flushed - 1
         return self._n_flushed + len(pending) - 1
 
+    def exclude_row(self, row: int) -> None:
+        """Mark a row as one Spark's History Server does not record as a task.
+
+        Its task list holds a task from its TaskStart until its first TaskEnd; a TaskEnd without
+        a TaskStart before it, or a second TaskEnd of the same task (a `Resubmitted` one), only
+        updates counters. Kept as a set: such rows are rare.
+        """
+        if self._taken:
+            raise RuntimeError("the task columns were already taken")
+        self._not_in_task_store.add(row)
+
     def flush(self) -> None:
         """Turn the buffered events into columns."""
         events = self._pending
@@ -220,7 +264,15 @@ class TaskColumns:
         for name, attr in _INFO_COLUMNS:
             c[name].extend(map(attrgetter(attr), infos))
         c["duration_ms"].extend([i.finish_ms - i.launch_ms if i.finish_ms else 0 for i in infos])
-        c["getting_result_ms"].extend(map(attrgetter("getting_result_ms"), infos))
+        # Spark's getting-result time: from the start of the result fetch to the task's end.
+        c["getting_result_ms"].extend(
+            [
+                i.finish_ms - i.getting_result_start_ms
+                if i.getting_result_start_ms > 0 and i.finish_ms
+                else 0
+                for i in infos
+            ]
+        )
         successful = [i.finish_ms != 0 and not i.failed and not i.killed for i in infos]
         c["successful"].extend(successful)
         c["failed"].extend(map(attrgetter("failed"), infos))
@@ -239,6 +291,10 @@ class TaskColumns:
         ):
             for name, attr in columns:
                 c[name].extend(map(attrgetter(attr), parts))
+        for row, read in enumerate(reads, base):
+            push = read.push
+            if push is not None and push != _NO_PUSH:
+                self._push_metrics[row] = tuple(map(push.__getattribute__, _PUSH_ATTRS))
         s = self._strs
         s["executor_id"].extend([i.executor_id for i in infos])
         s["host"].extend([i.host for i in infos])

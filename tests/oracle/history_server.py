@@ -355,6 +355,7 @@ class HistoryServer:
             "spark.ui.retainedJobs": "1000000",
             "spark.ui.retainedStages": "1000000",
             "spark.ui.retainedTasks": "100000000",
+            "spark.ui.retainedDeadExecutors": "100000",
             "spark.sql.ui.retainedExecutions": "100000",
             # spark.history.store.path stays unset: the app stores live in memory only.
         }
@@ -566,6 +567,45 @@ class HistoryServer:
             path, {"offset": "0", "length": str(_TASK_PAGE_LENGTH)}
         )
         return tasks
+
+    def stages(self, app_id: str, attempt_id: str | None = None) -> list[dict[str, Any]]:
+        """Return `/stages`: every stage attempt the SHS knows, newest first."""
+        stages: list[dict[str, Any]] = self._get_json(
+            self._app_path(app_id, attempt_id) + "/stages"
+        )
+        return stages
+
+    def task_summary(
+        self,
+        app_id: str,
+        stage_id: int,
+        attempt: int,
+        quantiles: Sequence[float],
+        attempt_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Return a stage attempt's `taskSummary` at the given quantiles, or None on a 404
+        (Spark's "no tasks reported metrics"). Values Spark cannot give are NaN floats."""
+        path = self._app_path(app_id, attempt_id) + f"/stages/{stage_id}/{attempt}/taskSummary"
+        try:
+            summary: dict[str, Any] = self._get_json(
+                path, {"quantiles": ",".join(repr(float(q)) for q in quantiles)}
+            )
+        except OracleHTTPError as err:
+            if err.status == 404:
+                return None
+            raise
+        return summary
+
+    def executors(self, app_id: str, attempt_id: str | None = None) -> list[dict[str, Any]]:
+        """Return `/allexecutors`: every executor and the driver, removed ones included."""
+        path = self._app_path(app_id, attempt_id) + "/allexecutors"
+        executors: list[dict[str, Any]] = self._get_json(path)
+        return executors
+
+    def jobs(self, app_id: str, attempt_id: str | None = None) -> list[dict[str, Any]]:
+        """Return `/jobs`: every job, newest first."""
+        jobs: list[dict[str, Any]] = self._get_json(self._app_path(app_id, attempt_id) + "/jobs")
+        return jobs
 
     def log_path_of(self, app_id: str, attempt_id: str | None = None) -> Path:
         """Return the original log file or directory the SHS read an app attempt from.
