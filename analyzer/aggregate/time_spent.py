@@ -1,0 +1,153 @@
+"""Where an application's wall time went: SQL executions, work outside SQL, and critical paths.
+
+The application's wall time is cut into what ran: SQL executions, jobs outside any execution
+(RDD work, file listing), and the rest (the driver alone: planning, Python, waiting). Inside an
+execution, the critical path is the chain of stages each of which the next one waited for: from
+the stage that finished last, back through the parent that finished last, to the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from analyzer.model.application import Application, Execution, StageAttempt
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+def covered_ms(intervals: Iterable[tuple[int, int]]) -> int:
+    """Return the length of the union of half-open intervals (start, end), in ms.
+
+    >>> covered_ms([(0, 10), (5, 20), (30, 40)])
+    30
+    """
+    total = 0
+    current_start: int | None = None
+    current_end = 0
+    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+        if current_start is None or start > current_end:
+            if current_start is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_start is not None:
+        total += current_end - current_start
+    return total
+
+
+@dataclass(frozen=True)
+class StageSpan:
+    """One stage (all its attempts) as a stretch of wall time."""
+
+    stage_id: int = field(metadata=_help("Spark's stage id."))
+    start_ms: int = field(metadata=_help("First attempt's submission, epoch ms."))
+    end_ms: int = field(metadata=_help("Last attempt's completion, epoch ms."))
+    n_attempts: int = field(metadata=_help("Attempts that ran."))
+
+    @property
+    def wall_ms(self) -> int:
+        """Submission of the first attempt to completion of the last."""
+        return self.end_ms - self.start_ms
+
+
+def stage_spans(stages: Iterable[StageAttempt]) -> dict[int, StageSpan]:
+    """Return each stage's span over its attempts that have both a submission and a completion."""
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    attempts: dict[int, int] = {}
+    for s in stages:
+        if s.submission_ms is None or s.completion_ms is None:
+            continue
+        first[s.stage_id] = min(first.get(s.stage_id, s.submission_ms), s.submission_ms)
+        last[s.stage_id] = max(last.get(s.stage_id, s.completion_ms), s.completion_ms)
+        attempts[s.stage_id] = attempts.get(s.stage_id, 0) + 1
+    return {
+        sid: StageSpan(stage_id=sid, start_ms=first[sid], end_ms=last[sid], n_attempts=attempts[sid])
+        for sid in first
+    }
+
+
+SUBMIT_SLACK_MS = 100
+"""A stage submitted this soon after another finished may have waited for it."""
+
+
+def critical_path(
+    stage_ids: Sequence[int], stages: Sequence[StageAttempt]
+) -> tuple[StageSpan, ...]:
+    """Return the chain of stages an execution waited for, first to last.
+
+    Starts at the stage that finished last and steps to the parent (among the execution's
+    stages) that finished last; stages that never ran are skipped. Under adaptive execution a
+    stage's parents are often skipped copies of stages that ran in earlier jobs, under other
+    ids: then the step goes to the stage that finished last before this one was submitted.
+    """
+    wanted = set(stage_ids)
+    spans = stage_spans(s for s in stages if s.stage_id in wanted)
+    parents: dict[int, set[int]] = {}
+    for s in stages:
+        if s.stage_id in wanted:
+            parents.setdefault(s.stage_id, set()).update(p for p in s.parent_ids if p in spans)
+    if not spans:
+        return ()
+    current = max(spans.values(), key=lambda sp: (sp.end_ms, sp.stage_id))
+    path = [current]
+    seen = {current.stage_id}
+    while True:
+        candidates = [
+            spans[p]
+            for p in parents.get(current.stage_id, ())
+            if p not in seen and spans[p].end_ms <= current.end_ms
+        ]
+        if not candidates:
+            start = current.start_ms + SUBMIT_SLACK_MS
+            candidates = [
+                sp for sp in spans.values() if sp.stage_id not in seen and sp.end_ms <= start
+            ]
+        if not candidates:
+            break
+        current = max(candidates, key=lambda sp: (sp.end_ms, sp.stage_id))
+        path.append(current)
+        seen.add(current.stage_id)
+    return tuple(reversed(path))
+
+
+@dataclass(frozen=True)
+class AppTimeSpent:
+    """The application's wall time, cut into SQL executions, other jobs and the driver alone."""
+
+    wall_ms: int | None = field(metadata=_help("Application start to end; None without both."))
+    sql_ms: int = field(metadata=_help("Wall time covered by at least one SQL execution."))
+    other_jobs_ms: int = field(
+        metadata=_help("Wall time covered by jobs outside SQL executions, and by no execution.")
+    )
+    driver_ms: int | None = field(
+        metadata=_help("Wall time in neither: the driver alone (planning, Python, waiting).")
+    )
+
+
+def app_time_spent(app: Application) -> AppTimeSpent:
+    """Cut the application's wall time into SQL executions, other jobs and the rest."""
+    sql = [
+        (e.start_ms, e.end_ms)
+        for e in app.executions
+        if e.start_ms is not None and e.end_ms is not None
+    ]
+    jobs = [
+        (j.submission_ms, j.completion_ms)
+        for j in app.jobs
+        if j.execution_id is None and j.submission_ms is not None and j.completion_ms is not None
+    ]
+    sql_ms = covered_ms(sql)
+    both_ms = covered_ms([*sql, *jobs])
+    wall = app.duration_ms
+    return AppTimeSpent(
+        wall_ms=wall,
+        sql_ms=sql_ms,
+        other_jobs_ms=both_ms - sql_ms,
+        driver_ms=None if wall is None else max(0, wall - both_ms),
+    )
+
