@@ -30,8 +30,9 @@ PREFIX_CHARS = 60
 """Characters of the id kept before the hash when it is shortened or made safe."""
 HASH_CHARS = 12
 CLASH_CHARS = 8
-MAX_KEY_BYTES = PREFIX_CHARS + 1 + HASH_CHARS + 1 + CLASH_CHARS
-"""The longest key: prefix, `~`, hash of the id, and `~` and a hash of the log name on a clash."""
+MAX_KEY_BYTES = max(MAX_PLAIN_CHARS, PREFIX_CHARS + 1 + HASH_CHARS) + 1 + CLASH_CHARS
+"""The longest key (109): the id or its prefix and hash, then `~` and a hash of the log name on a
+clash; far below the 255 bytes a file name may have."""
 
 _PLAIN = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_PLAIN_CHARS - 1}}}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -71,9 +71,9 @@ class _Worker:
         self.n_done = 0
 
     def start(self, job: Job, settings: JobSettings) -> bool:
-        """Send a job; False if the worker is gone already."""
+        """Send a job; False if the worker is gone already. Its clock starts when it says so."""
         self.job = job
-        self.deadline = time.monotonic() + settings.timeout_s if settings.timeout_s else None
+        self.deadline = None
         try:
             self.jobs.send((job, settings))
         except OSError:
@@ -182,11 +182,15 @@ class LocalEngine:
             assert job is not None
             if worker.results in ready:
                 try:
-                    result: JobResult = worker.results.recv()
+                    result: JobResult | str = worker.results.recv()
                 except (EOFError, OSError):
                     kind, error = worker.death(settings)
                     worker.close()
                     ended.append((worker, JobResult(job.log_name, error=error, failure=kind)))
+                    continue
+                if not isinstance(result, JobResult):  # STARTED
+                    if settings.timeout_s:
+                        worker.deadline = now + settings.timeout_s
                     continue
                 worker.n_done += 1
                 if result.failure == "limit":  # the worker exits after a memory failure

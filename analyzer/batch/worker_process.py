@@ -2,13 +2,17 @@
 PARENT_PID MAX_MEMORY_MB`.
 
 It dies with its parent, limits its memory before importing the analyzer, then answers each
-`(Job, JobSettings)` received on JOB_FD with a `JobResult` on RESULT_FD, until it receives None or
-the pipe closes. It writes no file. After a memory failure it exits: its heap may be in a bad state.
+`(Job, JobSettings)` received on JOB_FD with `STARTED` and then a `JobResult` on RESULT_FD, until
+it receives None or the pipe closes. It writes no file. After a memory failure it exits: its heap
+may be in a bad state.
 """
 
 from __future__ import annotations
 
 import sys
+
+STARTED = "started"
+"""Sent when a job is received, before its result."""
 
 
 def main(argv: list[str]) -> None:
@@ -32,6 +36,7 @@ def main(argv: list[str]) -> None:
         if message is None:
             return
         job, settings = message
+        results.send(STARTED)  # the job's time starts now, not while this process started
         result = process_application(job, settings)
         results.send(result)
         if result.failure == "limit":
