@@ -30,6 +30,9 @@ from analyzer.batch.outputs import cannot_write
 
 TASKS_PER_WORKER = 8
 """A worker process is replaced after this many applications, so a big log's memory is returned."""
+STARTUP_GRACE_S = 120
+"""With a time limit, a worker must also have started the job within this long (an import that
+hangs on a dead network mount, say)."""
 STDERR_TAIL_BYTES = 4096
 """What is kept of a dead worker's standard error to tell why it died."""
 _MEMORY_SIGNS = ("memory allocation of", "MemoryError", "Cannot allocate memory", "std::bad_alloc")
@@ -74,6 +77,8 @@ class _Worker:
         """Send a job; False if the worker is gone already. Its clock starts when it says so."""
         self.job = job
         self.deadline = None
+        if settings.timeout_s:
+            self.deadline = time.monotonic() + STARTUP_GRACE_S + settings.timeout_s
         try:
             self.jobs.send((job, settings))
         except OSError:

@@ -27,7 +27,7 @@ from pathlib import Path
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
 from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows, parse_report
 from analyzer.batch.jobs import REPORT_FILES, Job, JobResult, JobSettings
-from analyzer.batch.layout import APPS_DIR, OWN_NAMES, OutputLayout, is_app_key
+from analyzer.batch.layout import APPS_DIR, INDEX_NAME, OWN_NAMES, OutputLayout, is_app_key
 from analyzer.batch.listing import fingerprint_logs, list_logs
 from analyzer.batch.manifest import Manifest, ManifestEntry, load_manifest
 from analyzer.batch.outputs import (
@@ -155,7 +155,7 @@ class BatchSummary:
         return (
             f"batch: {self.n_selected} of {self.n_logs} logs selected: {self.n_analyzed} analyzed, "
             f"{self.n_unchanged} unchanged, {self.n_failed} failed; "
-            f"index {Path(self.out_dir) / 'index.html'} ({self.elapsed_s:.1f} s, {self.engine})"
+            f"index {Path(self.out_dir) / INDEX_NAME} ({self.elapsed_s:.1f} s, {self.engine})"
         )
 
 
