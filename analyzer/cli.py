@@ -10,12 +10,16 @@ from collections.abc import Callable, Iterator
 import typer
 
 from analyzer import __version__, api
-from analyzer.errors import AnalyzerError, UsageError
+from analyzer.batch.runner import DEFAULT_MAX_MEMORY_MB, DEFAULT_TIMEOUT_S
+from analyzer.errors import AnalyzerError, BatchBusyError, Strictness, UsageError
+from analyzer.insights import Thresholds
 from analyzer.render.terminal import neutralize
 
 EXIT_OK = 0
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_BUSY = 75
+"""Another batch run holds the output directory: try again later (EX_TEMPFAIL of sysexits.h)."""
 
 app = typer.Typer(
     name="spark-explain",
@@ -30,6 +34,16 @@ def _fail(error: AnalyzerError) -> typer.Exit:
     """Print an input error as one line (neutralized: it may quote the log) and exit 1."""
     typer.echo(f"error: {neutralize(str(error))}", err=True)
     return typer.Exit(EXIT_INPUT_ERROR)
+
+
+def _strictness(lenient: bool) -> Strictness:
+    """`--lenient` as a strictness level."""
+    return Strictness.LENIENT if lenient else Strictness.STRICT
+
+
+def _thresholds(overrides: list[str] | None) -> Thresholds:
+    """`--threshold NAME=VALUE` options as thresholds (a bad one is a `UsageError`)."""
+    return Thresholds().with_overrides(overrides or ())
 
 
 def _version_callback(value: bool) -> None:
@@ -107,8 +121,6 @@ def report_command(
 
       spark-explain report eventlog.zstd --format json -o out.json
     """
-    from analyzer.errors import Strictness
-    from analyzer.insights import Thresholds
     from analyzer.report.options import ReportOptions
 
     try:
@@ -118,13 +130,11 @@ def report_command(
             metrics=metrics,  # type: ignore[arg-type]  # validated by ReportOptions
             executions=tuple(execution or ()),
             top=top,
-            thresholds=Thresholds().with_overrides(threshold or ()),
+            thresholds=_thresholds(threshold),
             color=chosen == "text" and output is None and not no_color and sys.stdout.isatty(),
         )
         with _progress_on_terminal() as progress:
-            analysis = api.analyze(
-                log, Strictness.LENIENT if lenient else Strictness.STRICT, progress=progress
-            )
+            analysis = api.analyze(log, _strictness(lenient), progress=progress)
         if output is None:
             sys.stdout.write(api.render_report(analysis, options))
         else:
@@ -173,6 +183,24 @@ def batch_command(
     master: str | None = typer.Option(
         None, "--master", help="Spark master URL for --engine spark (default local[*])."
     ),
+    max_memory_mb: int = typer.Option(
+        DEFAULT_MAX_MEMORY_MB,
+        "--max-memory-mb",
+        help="Memory one log may use in a worker, MiB; a log above it fails (0: no limit).",
+    ),
+    timeout_s: int = typer.Option(
+        DEFAULT_TIMEOUT_S,
+        "--timeout-s",
+        help="Time one log may take, seconds; a log above it fails (0: no limit).",
+    ),
+    lenient: bool = typer.Option(
+        False, "--lenient", help="Skip malformed lines (and count them) instead of failing the log."
+    ),
+    threshold: list[str] | None = typer.Option(
+        None,
+        "--threshold",
+        help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
+    ),
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
@@ -182,26 +210,35 @@ def batch_command(
 
       spark-explain batch hdfs:///spark-history -o /srv/reports --engine spark --master yarn
     """
-    from analyzer.batch import run_batch
+    from analyzer.batch.runner import BatchOptions, run_batch
+    from analyzer.report.options import ReportOptions
 
     try:
-        summary = run_batch(
-            log_dir,
-            output,
+        options = BatchOptions(
             since=since,
             match=match,
             include_incomplete=include_incomplete,
             engine=engine,
             jobs=jobs,
             master=master,
+            max_memory_mb=max_memory_mb,
+            timeout_s=timeout_s,
+            strictness=_strictness(lenient),
+            report=ReportOptions(thresholds=_thresholds(threshold)),
         )
+        summary = run_batch(log_dir, output, options)
     except UsageError as error:
         typer.echo(f"error: {neutralize(str(error))}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    except BatchBusyError as error:
+        typer.echo(f"error: {neutralize(str(error))}", err=True)
+        raise typer.Exit(EXIT_BUSY) from None
     except AnalyzerError as error:
         raise _fail(error) from None
+    for line in summary.output_errors:
+        typer.echo(f"error: {neutralize(line)}", err=True)
     typer.echo(neutralize(summary.line()))
-    if summary.n_failed:
+    if summary.n_failed or summary.output_errors:
         raise typer.Exit(EXIT_INPUT_ERROR)
 
 

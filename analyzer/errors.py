@@ -107,3 +107,15 @@ class UsageError(AnalyzerError):
     """An option value the user gave is not valid."""
 
     slug = "usage"
+
+
+class OutputError(AnalyzerError):
+    """An output file or directory could not be written (read-only, not a directory, disk full)."""
+
+    slug = "cannot-write"
+
+
+class BatchBusyError(AnalyzerError):
+    """Another batch run holds the lock of the output directory."""
+
+    slug = "busy"

@@ -67,8 +67,8 @@ def test_spark_engine_on_local_cluster_matches_local_engine(tmp_path: Path) -> N
     )
     assert spark.exit_code == 0, spark.output
     assert "0 failed" in spark.output
-    local_reports = sorted(p.relative_to(local_out) for p in local_out.glob("*/report.*"))
-    spark_reports = sorted(p.relative_to(spark_out) for p in spark_out.glob("*/report.*"))
+    local_reports = sorted(p.relative_to(local_out) for p in local_out.glob("apps/*/report.*"))
+    spark_reports = sorted(p.relative_to(spark_out) for p in spark_out.glob("apps/*/report.*"))
     assert local_reports == spark_reports and local_reports
     for rel in local_reports:
         if rel.suffix == ".json":
@@ -79,3 +79,7 @@ def test_spark_engine_on_local_cluster_matches_local_engine(tmp_path: Path) -> N
         assert (spark_out / "tables" / f"{table}.parquet").is_dir()
         assert _table(spark_out, table).equals(_table(local_out, table)), table
     assert not [p for p in spark_out.rglob("*") if p.name.endswith(".tmp")]
+    assert not list(spark_out.glob(".staging-*"))  # executors' reports were moved in place
+    for rel in local_reports:  # the HTML and text reports are equal too, but for the clock
+        if rel.suffix == ".txt":
+            assert (spark_out / rel).read_text() == (local_out / rel).read_text(), rel

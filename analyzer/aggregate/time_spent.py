@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from analyzer.model.application import Application, Execution, StageAttempt
+from analyzer.model.application import Application, StageAttempt
 
 
 def _help(text: str) -> dict[str, str]:
@@ -66,7 +66,9 @@ def stage_spans(stages: Iterable[StageAttempt]) -> dict[int, StageSpan]:
         last[s.stage_id] = max(last.get(s.stage_id, s.completion_ms), s.completion_ms)
         attempts[s.stage_id] = attempts.get(s.stage_id, 0) + 1
     return {
-        sid: StageSpan(stage_id=sid, start_ms=first[sid], end_ms=last[sid], n_attempts=attempts[sid])
+        sid: StageSpan(
+            stage_id=sid, start_ms=first[sid], end_ms=last[sid], n_attempts=attempts[sid]
+        )
         for sid in first
     }
 
@@ -150,4 +152,3 @@ def app_time_spent(app: Application) -> AppTimeSpent:
         other_jobs_ms=both_ms - sql_ms,
         driver_ms=None if wall is None else max(0, wall - both_ms),
     )
-

@@ -3,11 +3,13 @@
 On an executor the analyzer package may not be installed: the driver ships it as a zip
 (`SparkContext.addPyFile`). The zip is extracted once per machine into the temporary directory and
 put first on `sys.path`, so the package reads its templates from real files. This module imports
-nothing from `analyzer` at module level.
+nothing from `analyzer` at module level, and the function it returns captures only strings: the
+jobs and their settings are unpickled while iterating, after the package is in place.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -34,23 +36,34 @@ def _use_shipped_package(zip_name: str) -> None:
 
 
 def partition_function(
-    zip_name: str | None,
-) -> Callable[[Iterable[dict[str, Any]]], Iterator[dict[str, Any]]]:
-    """Return the function Spark runs on each partition of jobs: one result dict per job.
+    zip_name: str | None, staging_dir: str, probe: str
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """Return the function Spark runs on each partition of `(Job, JobSettings)` pairs.
 
-    A job whose `probe` file is not visible here (the output directory is not shared with this
-    executor) gets `out_dir` None, so its reports come back as text for the driver to write.
+    Each job runs under the memory and time limits of its settings. If this executor sees the
+    `probe` file, the output directory is shared: reports go into `staging_dir` for the driver
+    to move in place; otherwise their text comes back in the result.
     """
 
-    def run_partition(jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def run_partition(items: Iterable[Any]) -> Iterator[Any]:
         if zip_name is not None:
             _use_shipped_package(zip_name)
-        from analyzer.batch.worker import process_application
+        from pathlib import Path
 
-        for job in jobs:
-            probe = job.get("probe")
-            if probe is not None and not os.path.exists(probe):
-                job = {**job, "out_dir": None}
-            yield process_application(job)
+        from analyzer.batch.jobs import JobResult
+        from analyzer.batch.limits import TimeLimitExceeded, memory_limit, time_limit
+        from analyzer.batch.worker import process_application, stage_reports
+
+        shared = os.path.exists(probe)
+        for job, settings in items:
+            try:
+                with memory_limit(settings.max_memory_mb), time_limit(settings.timeout_s):
+                    result = process_application(job, settings)
+            except TimeLimitExceeded:
+                result = JobResult(job.log_name, error=settings.time_error(), failure="limit")
+            if shared:  # if staging fails, the driver writes the text and reports what fails
+                with contextlib.suppress(OSError):
+                    result = stage_reports(result, Path(staging_dir), job)
+            yield result
 
     return run_partition

@@ -1,16 +1,18 @@
 """Fleet tables: rows over many applications, built from each application's JSON report document.
 
 Both batch engines build their rows here, from the same JSON documents (`report.json`), so the
-tables they write hold the same rows. Column types are given once, in `TABLE_SCHEMAS`, with a small
-vocabulary (`int`, `float`, `str`, `bool`) that maps onto polars and onto Spark SQL types. The
-tables are documented in docs/batch.md.
+tables they write hold the same rows. The part of the document the tables use is read into typed
+records (`ReportDoc`, docs/json-format.md); a document that does not fit them is refused. Column
+types are given once, in `TABLE_SCHEMAS`, with a small vocabulary (`int`, `float`, `str`, `bool`)
+that maps onto polars and onto Spark SQL types. The tables are documented in docs/batch.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import polars as pl
 
 FLEET_FORMAT_VERSION = 1
@@ -117,113 +119,229 @@ _POLARS_TYPES: dict[ColumnType, type[pl.DataType]] = {
 }
 
 
+class DocApplication(msgspec.Struct, frozen=True):
+    """`application` of a JSON report."""
+
+    id: str | None
+    attempt_id: str | None
+    name: str | None
+    spark_version: str | None
+    user: str | None
+    start_ms: int | None
+    end_ms: int | None
+    completed: bool
+
+
+class DocLog(msgspec.Struct, frozen=True):
+    """`log` of a JSON report."""
+
+    path: str
+    size_bytes: int
+
+
+class DocStage(msgspec.Struct, frozen=True):
+    """One entry of `stages`."""
+
+    stage_id: int
+    attempt_id: int
+    name: str | None
+    status: str | None
+    n_tasks: int | None
+    n_task_attempts: int
+    n_failed_attempts: int
+    submission_ms: int | None
+    completion_ms: int | None
+    failure_reason: str | None
+
+
+class DocSkew(msgspec.Struct, frozen=True):
+    """`skew` of a metric."""
+
+    ratio: float | None
+    score_pct: float | None
+
+
+class DocMaxAt(msgspec.Struct, frozen=True):
+    """`max_at` of a metric: the task attempt that holds the maximum."""
+
+    stage_id: int | None = None
+    stage_attempt_id: int | None = None
+    task_id: int | None = None
+    partition_id: int | None = None
+    executor_id: str | None = None
+    host: str | None = None
+
+
+class DocMetric(msgspec.Struct, frozen=True):
+    """One metric of a plan node."""
+
+    name: str
+    type: str
+    accumulator_id: int
+    spark_ui: str | None
+    total: int | None
+    min: int | None
+    p25: int | None
+    median: int | None
+    p75: int | None
+    p95: int | None
+    max: int | None
+    count: int | None
+    skew: DocSkew
+    max_at: DocMaxAt | None
+
+
+class DocNode(msgspec.Struct, frozen=True):
+    """One node of an execution's final plan."""
+
+    node_id: int
+    name: str
+    is_cluster: bool
+    codegen_id: int | None
+    cluster_id: int | None
+    metrics: list[DocMetric]
+
+
+class DocExecution(msgspec.Struct, frozen=True):
+    """One entry of `executions`."""
+
+    execution_id: int
+    root_execution_id: int | None
+    description: str | None
+    status: str | None
+    start_ms: int | None
+    end_ms: int | None
+    duration_ms: int | None
+    job_ids: list[int]
+    stage_ids: list[int]
+    n_plan_versions: int
+    nodes: list[DocNode]
+    error_message: str | None
+
+
+class ReportDoc(msgspec.Struct, frozen=True):
+    """The fields of a JSON report (`report.json`) the fleet tables are built from."""
+
+    application: DocApplication
+    log: DocLog
+    stages: list[DocStage]
+    executions: list[DocExecution]
+
+
+class ReportDocError(ValueError):
+    """A `report.json` that is not a JSON report of this analyzer (damaged or edited)."""
+
+
+def parse_report(data: bytes) -> ReportDoc:
+    """Read the fields the tables need from a JSON report; `ReportDocError` if they do not fit."""
+    try:
+        return msgspec.json.decode(data, type=ReportDoc)
+    except msgspec.MsgspecError as error:
+        raise ReportDocError(str(error)) from None
+
+
 def _minus(end: int | None, start: int | None) -> int | None:
     return None if end is None or start is None else end - start
 
 
-def _float(value: float | int | None) -> float | None:
-    return None if value is None else float(value)
+def fleet_rows(app_key: str, doc: ReportDoc) -> dict[str, list[Row]]:
+    """Return the rows one application adds to each fleet table, from its JSON report.
 
-
-def fleet_rows(app_key: str, doc: Mapping[str, Any]) -> dict[str, list[Row]]:
-    """Return the rows one application adds to each fleet table, from its JSON report document.
-
-    `app_key` is the application's report directory name (`<app-id>[_<attempt>]`), unique in a
+    `app_key` is the application's report directory name under `OUTDIR/apps/`, unique in a
     batch output directory.
     """
-    app = doc["application"]
-    key = (app_key, app["id"], app["attempt_id"])
-    stages = doc["stages"]
-    executions = doc["executions"]
+    app = doc.application
+    key = (app_key, app.id, app.attempt_id)
+    stages = doc.stages
+    executions = doc.executions
     rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
     rows["applications"].append(
         (
             *key,
-            app["name"],
-            app["spark_version"],
-            app["user"],
-            app["start_ms"],
-            app["end_ms"],
-            _minus(app["end_ms"], app["start_ms"]),
-            bool(app["completed"]),
-            doc["log"]["path"],
-            doc["log"]["size_bytes"],
+            app.name,
+            app.spark_version,
+            app.user,
+            app.start_ms,
+            app.end_ms,
+            _minus(app.end_ms, app.start_ms),
+            app.completed,
+            doc.log.path,
+            doc.log.size_bytes,
             len(executions),
-            sum(1 for e in executions if e["status"] == "FAILED"),
+            sum(1 for e in executions if e.status == "FAILED"),
             len(stages),
-            sum(1 for s in stages if s["status"] == "FAILED"),
-            sum(s["n_task_attempts"] for s in stages),
-            sum(s["n_failed_attempts"] for s in stages),
+            sum(1 for s in stages if s.status == "FAILED"),
+            sum(s.n_task_attempts for s in stages),
+            sum(s.n_failed_attempts for s in stages),
         )
     )
     for s in stages:
         rows["stages"].append(
             (
                 *key,
-                s["stage_id"],
-                s["attempt_id"],
-                s["name"],
-                s["status"],
-                s["n_tasks"],
-                s["n_task_attempts"],
-                s["n_failed_attempts"],
-                s["submission_ms"],
-                s["completion_ms"],
-                _minus(s["completion_ms"], s["submission_ms"]),
-                s["failure_reason"],
+                s.stage_id,
+                s.attempt_id,
+                s.name,
+                s.status,
+                s.n_tasks,
+                s.n_task_attempts,
+                s.n_failed_attempts,
+                s.submission_ms,
+                s.completion_ms,
+                _minus(s.completion_ms, s.submission_ms),
+                s.failure_reason,
             )
         )
     for ex in executions:
-        ex_id = ex["execution_id"]
         rows["executions"].append(
             (
                 *key,
-                ex_id,
-                ex["root_execution_id"],
-                ex["description"],
-                ex["status"],
-                ex["start_ms"],
-                ex["end_ms"],
-                ex["duration_ms"],
-                len(ex["job_ids"]),
-                len(ex["stage_ids"]),
-                ex["n_plan_versions"],
-                len(ex["nodes"]),
-                ex["error_message"],
+                ex.execution_id,
+                ex.root_execution_id,
+                ex.description,
+                ex.status,
+                ex.start_ms,
+                ex.end_ms,
+                ex.duration_ms,
+                len(ex.job_ids),
+                len(ex.stage_ids),
+                ex.n_plan_versions,
+                len(ex.nodes),
+                ex.error_message,
             )
         )
-        for node in ex["nodes"]:
-            for m in node["metrics"]:
-                at = m["max_at"] or {}
+        for node in ex.nodes:
+            for m in node.metrics:
+                at = m.max_at or DocMaxAt()
                 rows["plan_node_metrics"].append(
                     (
                         *key,
-                        ex_id,
-                        node["node_id"],
-                        node["name"],
-                        bool(node["is_cluster"]),
-                        node["codegen_id"],
-                        node["cluster_id"],
-                        m["name"],
-                        m["type"],
-                        m["accumulator_id"],
-                        m["spark_ui"],
-                        m["total"],
-                        m["min"],
-                        m["p25"],
-                        m["median"],
-                        m["p75"],
-                        m["p95"],
-                        m["max"],
-                        m["count"],
-                        _float(m["skew"]["ratio"]),
-                        _float(m["skew"]["score_pct"]),
-                        at.get("stage_id"),
-                        at.get("stage_attempt_id"),
-                        at.get("task_id"),
-                        at.get("partition_id"),
-                        at.get("executor_id"),
-                        at.get("host"),
+                        ex.execution_id,
+                        node.node_id,
+                        node.name,
+                        node.is_cluster,
+                        node.codegen_id,
+                        node.cluster_id,
+                        m.name,
+                        m.type,
+                        m.accumulator_id,
+                        m.spark_ui,
+                        m.total,
+                        m.min,
+                        m.p25,
+                        m.median,
+                        m.p75,
+                        m.p95,
+                        m.max,
+                        m.count,
+                        m.skew.ratio,
+                        m.skew.score_pct,
+                        at.stage_id,
+                        at.stage_attempt_id,
+                        at.task_id,
+                        at.partition_id,
+                        at.executor_id,
+                        at.host,
                     )
                 )
     return rows

@@ -1,9 +1,10 @@
 """The batch manifest: what was analyzed from which version of each log, so re-runs skip it.
 
 `OUTDIR/manifest.json` maps each log (by its name in the log directory) to the fingerprint of the
-log when it was analyzed and the outcome: the report directory, the one-line index summary, or
-the error. An entry is written only after the reports it describes, so a run killed at any
-moment never records a report that is not on disk. The format is documented in docs/batch.md.
+log when it was analyzed, the settings it was analyzed with, and the outcome: the application's
+key (its report directory under `OUTDIR/apps/`) and index facts, or the error. An entry is written
+only after the reports it describes, so a run killed at any moment never records a report that is
+not on disk. The format is documented in docs/batch.md.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.eventlog.source import LogSource, open_part
+from analyzer.report.batch_index import AppSummary
 
-MANIFEST_NAME = "manifest.json"
-MANIFEST_FORMAT_VERSION = 1
-"""History: 1 — first version."""
+MANIFEST_FORMAT_VERSION = 2
+"""History: 1 — reports in `OUTDIR/<report_dir>/`; 2 — reports in `OUTDIR/apps/<app_key>/`, the
+settings digest and the limits of limit failures, `summary` null for failed logs."""
 EDGE_BYTES = 64 << 10
 """Bytes hashed from the head of the first part and from the tail of the last part."""
 
@@ -63,14 +65,19 @@ class ManifestEntry:
     """The log's name in the log directory: the manifest key."""
     log_path: str
     fingerprint: Fingerprint
+    settings: str
+    """`JobSettings.digest()` of the run that analyzed it: other settings analyze it again."""
     ok: bool
     """True when the log was analyzed and its JSON report written."""
-    report_dir: str | None
-    """Directory of its reports under OUTDIR (`<app-id>[_<attempt>]`), None if it failed."""
+    app_key: str | None
+    """Its report directory under `OUTDIR/apps/`, None if it failed."""
     error: str | None
-    """One-line error of a failed analysis (an `AnalyzerError`: the log itself is bad)."""
-    summary: dict[str, Any] = field(default_factory=dict)
-    """The application's index facts (`analyzer.report.batch_index.AppSummary` as a dict)."""
+    """One-line error of a failed analysis."""
+    limits: str | None = None
+    """For a failure caused by the memory or time limit, the limits then (`JobSettings.limits_str`):
+    other limits analyze it again."""
+    summary: AppSummary | None = None
+    """The application's index facts, None if it failed."""
     format_errors: dict[str, str] = field(default_factory=dict)
     """Report formats that could not be written, with the one-line reason."""
     analyzed_at_ms: int = 0
@@ -82,10 +89,21 @@ class Manifest:
 
     entries: dict[str, ManifestEntry] = field(default_factory=dict)
 
-    def unchanged(self, log_name: str, fingerprint: Fingerprint) -> ManifestEntry | None:
-        """Return the entry of `log_name` if it was made from this same version of the log."""
+    def unchanged(
+        self, log_name: str, fingerprint: Fingerprint, settings: str, limits: str
+    ) -> ManifestEntry | None:
+        """Return the entry of `log_name` if it holds the outcome a new analysis would have.
+
+        That is: the same version of the log, analyzed with the same settings, and for a failure
+        caused by a limit, under the same limits.
+        """
         entry = self.entries.get(log_name)
-        if entry is None or entry.fingerprint != fingerprint:
+        if (
+            entry is None
+            or entry.fingerprint != fingerprint
+            or entry.settings != settings
+            or (entry.limits is not None and entry.limits != limits)
+        ):
             return None
         return entry
 
@@ -105,31 +123,70 @@ class Manifest:
         )
 
 
+@dataclass(frozen=True)
+class LoadedManifest:
+    """A manifest read from disk, and what an older layout left to clean up."""
+
+    manifest: Manifest
+    legacy_report_dirs: tuple[str, ...] = ()
+    """Report directories at the top of OUTDIR named by a format-1 manifest."""
+    foreign: bool = False
+    """`manifest.json` exists but is not a batch manifest (then batch refuses to overwrite it)."""
+
+
 def _entry(data: dict[str, Any]) -> ManifestEntry:
     fp = Fingerprint(**data.pop("fingerprint"))
-    return ManifestEntry(fingerprint=fp, **data)
+    summary = data.pop("summary", None)
+    return ManifestEntry(
+        fingerprint=fp,
+        summary=AppSummary(**summary) if summary is not None else None,
+        **data,
+    )
 
 
-def load_manifest(out_dir: Path) -> Manifest:
-    """Read `OUTDIR/manifest.json`; a missing, unreadable or older-version manifest is empty.
+def parse_manifest(text: str) -> LoadedManifest:
+    """Read a manifest document; entries of another analyzer version or format are dropped.
 
-    Entries made by another analyzer version are dropped, so an upgrade re-analyzes every log.
+    Dropping them makes an upgrade analyze every log again. A format-1 document yields the report
+    directories it names, so the caller can remove the old layout.
     """
-    path = out_dir / MANIFEST_NAME
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return Manifest()
-    if (
-        not isinstance(doc, dict)
-        or doc.get("format_version") != MANIFEST_FORMAT_VERSION
-        or doc.get("analyzer_version") != __version__
+        doc = json.loads(text)
+    except ValueError:
+        return LoadedManifest(Manifest(), foreign=True)
+    if not isinstance(doc, dict) or "format_version" not in doc:
+        return LoadedManifest(Manifest(), foreign=True)
+    raw_entries = doc.get("entries")
+    if not isinstance(raw_entries, dict):
+        return LoadedManifest(Manifest())
+    if doc["format_version"] == 1:
+        legacy = sorted(
+            {
+                v["report_dir"]
+                for v in raw_entries.values()
+                if isinstance(v, dict) and isinstance(v.get("report_dir"), str)
+            }
+        )
+        return LoadedManifest(Manifest(), legacy_report_dirs=tuple(legacy))
+    if doc["format_version"] != MANIFEST_FORMAT_VERSION or doc.get("analyzer_version") != (
+        __version__
     ):
-        return Manifest()
+        return LoadedManifest(Manifest())
     entries: dict[str, ManifestEntry] = {}
-    for key, value in doc.get("entries", {}).items():
+    for key, value in raw_entries.items():
         try:
             entries[key] = _entry(dict(value))
-        except (TypeError, KeyError):
+        except (TypeError, KeyError, ValueError):
             continue  # a hand-edited entry: analyze that log again
-    return Manifest(entries)
+    return LoadedManifest(Manifest(entries))
+
+
+def load_manifest(path: Path) -> LoadedManifest:
+    """Read the manifest at `path`; a missing or unreadable one is empty."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LoadedManifest(Manifest())
+    except (OSError, UnicodeDecodeError):
+        return LoadedManifest(Manifest(), foreign=True)
+    return parse_manifest(text)

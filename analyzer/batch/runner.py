@@ -1,52 +1,63 @@
-"""A batch run over a log directory: pick logs, skip unchanged ones, analyze, write index, tables.
+"""A batch run over a log directory: list, plan, run the jobs on an engine, write the outputs.
+
+The steps are separate: `listing` reads the directory (one failure per log, never for the run),
+`plan` decides what to analyze and where its reports go (pure), the engine runs the jobs, and
+this module writes every output from the results, under the output directory's lock.
 
 Order of writes, so that a run killed at any moment leaves a consistent directory that the next
 run completes: each application's reports (atomically, through `.*.tmp` files), then its
-manifest entry, then at the end the fleet tables and `index.html`, both rebuilt from the manifest
-and the JSON reports every run. Stray `.*.tmp` files of a killed run are removed at the start.
+manifest entry, then at the end the manifest, the fleet tables and `index.html`, rebuilt from the
+manifest and the JSON reports every run. Leftovers of a killed run are removed at the start.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
-import json
+import math
 import os
 import re
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
 
-from analyzer import api
-from analyzer.batch.fleet import TABLE_NAMES, Row, fleet_rows
-from analyzer.batch.manifest import (
-    MANIFEST_NAME,
-    Fingerprint,
-    Manifest,
-    ManifestEntry,
-    fingerprint_log,
-    load_manifest,
+from analyzer.batch.engine import ENGINES, Engine, EngineConfig
+from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows, parse_report
+from analyzer.batch.jobs import REPORT_FILES, Job, JobResult, JobSettings
+from analyzer.batch.layout import APPS_DIR, INDEX_NAME, OWN_NAMES, OutputLayout, is_app_key
+from analyzer.batch.listing import fingerprint_logs, list_logs
+from analyzer.batch.manifest import Manifest, ManifestEntry, load_manifest
+from analyzer.batch.outputs import (
+    OutputWriter,
+    prepare_output_dir,
+    remove_leftovers,
+    remove_legacy_report_dirs,
+    writing,
 )
-from analyzer.batch.worker import REPORT_FILES
-from analyzer.errors import AnalyzerError, UsageError
-from analyzer.eventlog.discover import AppInfo, app_dir_name, discover_applications
-from analyzer.eventlog.source import is_url, resolve_log, storage_for
-from analyzer.report.batch_index import IndexEntry, build_index_view, summary_from_dict
+from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
+from analyzer.batch.progress import Progress
+from analyzer.errors import BatchBusyError, OutputError, Strictness, UsageError
+from analyzer.eventlog.source import is_url
+from analyzer.render.terminal import neutralize
+from analyzer.report.batch_index import IndexEntry, build_index_view
+from analyzer.report.options import ReportOptions
 
-ENGINES = ("local", "spark")
-INDEX_NAME = "index.html"
-TABLES_DIR = "tables"
-LOCK_NAME = ".batch.lock"
+DEFAULT_MAX_MEMORY_MB = 4096
+"""Per-worker data size limit: a 3.5 GB log peaks near 1.1 GB (docs/performance.md)."""
+DEFAULT_TIMEOUT_S = 3600
+"""Per-log time limit: far above what a large log takes, small enough for a nightly window."""
+MIN_MEMORY_MB = 256
+"""Below this a worker cannot even import the analyzer."""
+MAX_SINCE_MS = 100 * 365 * 86_400_000
+"""`--since` beyond a century is refused as a typo."""
 MANIFEST_SAVE_INTERVAL_S = 1.0
 """The manifest is rewritten at most this often while results come in (and once at the end)."""
 
 _SINCE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _SINCE_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_UNSAFE_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def parse_since(text: str) -> int:
@@ -58,20 +69,63 @@ def parse_since(text: str) -> int:
     m = _SINCE_RE.match(text)
     if m is None:
         raise UsageError(f"cannot read --since {text!r}; use a number and s, m, h, d or w: 24h, 7d")
-    return int(float(m.group(1)) * _SINCE_UNIT_S[m.group(2)] * 1000)
+    age_ms = float(m.group(1)) * _SINCE_UNIT_S[m.group(2)] * 1000
+    if not math.isfinite(age_ms) or age_ms > MAX_SINCE_MS:
+        raise UsageError(f"--since {m.group(1)[:20]}… is too long; at most 100 years")
+    return int(age_ms)
 
 
-def report_dir_name(app_id: str | None, attempt_id: str | None, log_name: str) -> str:
-    """Return `<app-id>[_<attempt>]` made safe as one directory name (the log name if no id).
+@dataclass(frozen=True)
+class BatchOptions:
+    """Every option of a batch run, validated when built (a bad value is a `UsageError`)."""
 
-    >>> report_dir_name("application_1_0001", "2", "x")
-    'application_1_0001_2'
-    """
-    base = app_id or log_name
-    if attempt_id:
-        base = f"{base}_{attempt_id}"
-    safe = _UNSAFE_RE.sub("-", base).strip(".-") or "app"
-    return safe
+    since: str | None = None
+    """Only logs modified within this age (`parse_since`)."""
+    match: str | None = None
+    """Only applications whose id or name matches this regular expression."""
+    include_incomplete: bool = False
+    engine: str = "local"
+    jobs: int | None = None
+    """Worker processes of the local engine (None: the CPU count)."""
+    master: str | None = None
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    """Data size one worker may use, MiB (0: no limit)."""
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    """Wall time one log may take, seconds (0: no limit)."""
+    strictness: Strictness = Strictness.STRICT
+    report: ReportOptions = field(default_factory=ReportOptions)
+    """Options of every report (thresholds); the format is set per report."""
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise UsageError(f"unknown --engine {self.engine!r}; use {' or '.join(ENGINES)}")
+        if self.jobs is not None and self.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        if self.max_memory_mb != 0 and self.max_memory_mb < MIN_MEMORY_MB:
+            raise UsageError(f"--max-memory-mb must be 0 (no limit) or at least {MIN_MEMORY_MB}")
+        if self.timeout_s < 0:
+            raise UsageError("--timeout-s must be 0 (no limit) or more")
+        if self.since is not None:
+            parse_since(self.since)
+        if self.match is not None:
+            try:
+                re.compile(self.match)
+            except (re.error, OverflowError, RecursionError) as error:
+                raise UsageError(f"--match is not a valid regular expression: {error}") from None
+
+    @cached_property
+    def max_age_ms(self) -> int | None:
+        """`since` in milliseconds."""
+        return parse_since(self.since) if self.since is not None else None
+
+    def job_settings(self) -> JobSettings:
+        """Return the settings every job of the run gets."""
+        return JobSettings(
+            strictness=self.strictness,
+            report=replace(self.report, color=False),
+            max_memory_mb=self.max_memory_mb,
+            timeout_s=self.timeout_s,
+        )
 
 
 @dataclass
@@ -91,10 +145,13 @@ class BatchSummary:
     """Logs that could not be read or analyzed, including unchanged ones that failed before."""
     failures: list[tuple[str, str]] = field(default_factory=list)
     """(log name, one-line error) of each failed log."""
+    output_errors: list[str] = field(default_factory=list)
+    """One line per output that could not be written (the run stopped at the first)."""
     elapsed_s: float = 0.0
 
     def line(self) -> str:
-        """Return the one-line summary printed at the end of a run."""
+        """Return the one-line summary printed at the end of a run (it quotes log-derived text:
+        neutralize it for a terminal)."""
         return (
             f"batch: {self.n_selected} of {self.n_logs} logs selected: {self.n_analyzed} analyzed, "
             f"{self.n_unchanged} unchanged, {self.n_failed} failed; "
@@ -102,60 +159,19 @@ class BatchSummary:
         )
 
 
-class _Engine(Protocol):
-    def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class _Progress:
-    """Applications done / total and failures, drawn with rich on a terminal, else silent."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done = 0
-        self.failed = 0
-        self._bar: Any = None
-        self._task: Any = None
-        if total and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            self._bar = Progress(
-                TextColumn("analyzing"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[failed]} failed"),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            self._task = self._bar.add_task("batch", total=total, failed=0)
-            self._bar.start()
-
-    def result(self, ok: bool) -> None:
-        self.done += 1
-        self.failed += 0 if ok else 1
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, failed=self.failed)
-
-    def started_tasks_done(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, completed=min(n, self.total))
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
 @contextlib.contextmanager
-def _locked(out_dir: Path) -> Iterator[None]:
+def _locked(layout: OutputLayout) -> Iterator[None]:
     """Hold an exclusive lock on the output directory: two runs must not interleave writes."""
-    with open(out_dir / LOCK_NAME, "a+b") as handle:
+    with writing(layout.lock_path):
+        handle = open(layout.lock_path, "a+b")  # noqa: SIM115  # closed below
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise UsageError(
-                f"another batch run is writing {out_dir}", hint="wait for it to finish"
+            raise BatchBusyError(
+                "another batch run is writing this output directory",
+                path=str(layout.root),
+                hint="wait for it to finish, or choose another output directory",
             ) from None
         try:
             yield
@@ -163,265 +179,220 @@ def _locked(out_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def remove_stray_temp_files(out_dir: Path) -> int:
-    """Delete the `.*.tmp` files a killed run left behind; return how many."""
-    n = 0
-    for path in out_dir.rglob(".*.tmp"):
-        if path.is_file():
-            path.unlink(missing_ok=True)
-            n += 1
-    return n
-
-
-def _modified_ms(info: AppInfo) -> int | None:
-    storage, native = storage_for(info.path)
+def _same_directory(log_dir: str, out_dir: Path) -> bool:
+    if is_url(log_dir):
+        return False
     try:
-        entry = storage.stat(native)
-    except AnalyzerError:
-        return None
-    return None if entry is None else entry.modified_ms
+        return os.path.samefile(log_dir, out_dir)
+    except OSError:
+        return False
 
 
-@dataclass
-class _Candidate:
-    info: AppInfo
-    log_name: str
-    fingerprint: Fingerprint
-
-
-class _Run:
-    """The state of one batch run (the driver side, whatever the engine)."""
-
-    def __init__(self, out_dir: Path, manifest: Manifest, summary: BatchSummary) -> None:
-        self.out_dir = out_dir
-        self.manifest = manifest
-        self.summary = summary
-        self.fresh_failures: dict[str, str] = {}
-        """Failures of this run that are not recorded in the manifest (bugs, dead workers)."""
-        self.candidates: dict[str, _Candidate] = {}
-        self.report_dirs: dict[str, str] = {}
-        self._saved_at = 0.0
-        self.progress: _Progress | None = None
-
-    def save_manifest(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now - self._saved_at >= MANIFEST_SAVE_INTERVAL_S:
-            api.write_atomic(self.out_dir / MANIFEST_NAME, self.manifest.to_json())
-            self._saved_at = now
-
-    def on_result(self, result: dict[str, Any]) -> None:
-        """Record one application's result: write returned reports, then its manifest entry."""
-        log_name = result["log_name"]
-        cand = self.candidates[log_name]
-        report_dir = self.report_dirs[log_name]
-        if result["ok"] and result["files"]:
-            for file_name in REPORT_FILES.values():
-                path = self.out_dir / report_dir / file_name
-                if file_name in result["files"]:
-                    api.write_atomic(path, result["files"][file_name])
-                else:
-                    path.unlink(missing_ok=True)
-        if result["ok"] or result["deterministic"]:
-            self.manifest.entries[log_name] = ManifestEntry(
-                log_name=log_name,
-                log_path=cand.info.path,
-                fingerprint=cand.fingerprint,
-                ok=bool(result["ok"]),
-                report_dir=report_dir if result["ok"] else None,
-                error=result["error"],
-                summary=result["summary"] or {},
-                format_errors=dict(result["format_errors"]),
-                analyzed_at_ms=int(time.time() * 1000),
-            )
-            self.fresh_failures.pop(log_name, None)
-        else:
-            self.manifest.entries.pop(log_name, None)
-            self.fresh_failures[log_name] = result["error"]
-        if "traceback" in result:  # a bug, not a bad log: keep the traceback for the report
-            sys.stderr.write(f"{log_name}: {result['traceback']}")
-        if result["ok"]:
-            self.summary.n_analyzed += 1
-        else:
-            self.summary.n_failed += 1
-            self.summary.failures.append((log_name, result["error"]))
-        if self.progress is not None:
-            self.progress.result(bool(result["ok"]))
-        self.save_manifest()
-
-
-def _assign_report_dirs(
-    candidates: list[_Candidate], manifest: Manifest, taken: set[str]
-) -> dict[str, str]:
-    """Give each log a report directory, keeping earlier choices; clashes get a hash suffix."""
-    dirs: dict[str, str] = {}
-    for cand in sorted(candidates, key=lambda c: c.log_name):
-        previous = manifest.entries.get(cand.log_name)
-        name = previous.report_dir if previous is not None and previous.report_dir else None
-        if name is None or name in taken:
-            name = report_dir_name(cand.info.app_id, cand.info.attempt_id, cand.log_name)
-            if name in taken:
-                digest = hashlib.sha256(cand.log_name.encode()).hexdigest()[:8]
-                name = f"{name}~{digest}"
-        taken.add(name)
-        dirs[cand.log_name] = name
-    return dirs
-
-
-def _make_engine(engine: str, jobs: int | None, master: str | None) -> Any:
-    if engine == "spark":
-        from analyzer.batch.spark_engine import SparkEngine
-
-        return SparkEngine(master)
-    from analyzer.batch.local_engine import LocalEngine
-
-    return LocalEngine(jobs)
-
-
-def run_batch(
-    log_dir: str,
-    output: str,
-    *,
-    since: str | None = None,
-    match: str | None = None,
-    include_incomplete: bool = False,
-    engine: str = "local",
-    jobs: int | None = None,
-    master: str | None = None,
-) -> BatchSummary:
+def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) -> BatchSummary:
     """Analyze every chosen application of `log_dir` into `output`; see docs/batch.md.
 
-    Raises `UsageError` for bad options and `LogNotFoundError` if `log_dir` is not a directory;
-    a log that cannot be analyzed is counted in the summary instead.
+    Raises `LogNotFoundError` if `log_dir` is not a directory, `OutputError` if `output` cannot
+    be written at all, `BatchBusyError` if another run holds it; a log that cannot be analyzed is
+    counted in the summary instead, and so is an output that cannot be written mid-run.
     """
+    options = options if options is not None else BatchOptions()
     started = time.monotonic()
-    if engine not in ENGINES:
-        raise UsageError(f"unknown --engine {engine!r}; use local or spark")
-    if jobs is not None and jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    max_age_ms = parse_since(since) if since is not None else None
-    try:
-        pattern = re.compile(match) if match is not None else None
-    except re.error as error:
-        raise UsageError(f"--match is not a valid regular expression: {error}") from None
-    out_dir = Path(output)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    summary = BatchSummary(out_dir=str(out_dir), engine=engine)
-    with _locked(out_dir):
-        remove_stray_temp_files(out_dir)
-        infos = discover_applications(log_dir)
-        summary.n_logs = len(infos)
-        run = _Run(out_dir, load_manifest(out_dir), summary)
-        _run_locked(run, infos, max_age_ms, pattern, include_incomplete, engine, jobs, master)
+    layout = prepare_output_dir(output)
+    summary = BatchSummary(out_dir=str(layout.root), engine=options.engine)
+    with _locked(layout):
+        remove_leftovers(layout)
+        loaded = load_manifest(layout.manifest_path)
+        if loaded.foreign:
+            raise OutputError(
+                "exists and is not a batch manifest",
+                path=str(layout.manifest_path),
+                hint="choose an output directory of its own, or remove the file",
+            )
+        remove_legacy_report_dirs(layout, loaded.legacy_report_dirs)
+        settings = options.job_settings()
+        plan = _plan(log_dir, layout, loaded.manifest, options, settings, summary)
+        _Run(layout, plan, settings, summary).execute(
+            ENGINES[options.engine](EngineConfig(layout, options.jobs, options.master))
+        )
     summary.elapsed_s = time.monotonic() - started
     return summary
 
 
-def _run_locked(
-    run: _Run,
-    infos: list[AppInfo],
-    max_age_ms: int | None,
-    pattern: re.Pattern[str] | None,
-    include_incomplete: bool,
-    engine_name: str,
-    jobs: int | None,
-    master: str | None,
-) -> None:
-    summary, manifest = run.summary, run.manifest
-    now_ms = int(time.time() * 1000)
-    present: set[str] = set()
-    listing_errors: dict[str, str] = {}
-    to_analyze: list[_Candidate] = []
-    for info in infos:
-        log_name = app_dir_name(info.path)
-        present.add(log_name)
-        if max_age_ms is not None:
-            modified = _modified_ms(info)
-            if modified is not None and now_ms - modified > max_age_ms:
-                continue
-        if info.error is not None:
-            if pattern is None:
-                listing_errors[log_name] = info.error
-            continue
-        if not (info.completed or include_incomplete):
-            continue
-        if pattern is not None and not any(
-            pattern.search(s) for s in (info.app_id, info.name) if s is not None
-        ):
-            continue
-        summary.n_selected += 1
-        try:
-            fingerprint = fingerprint_log(resolve_log(info.path))
-        except (AnalyzerError, OSError) as read_error:
-            listing_errors[log_name] = str(read_error).splitlines()[0]
-            continue
-        cand = _Candidate(info, log_name, fingerprint)
-        run.candidates[log_name] = cand
-        previous = manifest.unchanged(log_name, fingerprint)
-        if previous is not None and (not previous.ok or _reports_present(run.out_dir, previous)):
-            summary.n_unchanged += 1
-            if not previous.ok:
-                summary.n_failed += 1
-                summary.failures.append((log_name, previous.error or "failed"))
-            continue
-        to_analyze.append(cand)
-    for log_name, error in listing_errors.items():
-        manifest.entries.pop(log_name, None)
-        summary.n_failed += 1
-        summary.failures.append((log_name, error))
-    for gone in set(manifest.entries) - present:
-        del manifest.entries[gone]
-    analyzing = {c.log_name for c in to_analyze}
-    taken = {
-        e.report_dir for k, e in manifest.entries.items() if e.report_dir and k not in analyzing
+def _plan(
+    log_dir: str,
+    layout: OutputLayout,
+    manifest: Manifest,
+    options: BatchOptions,
+    settings: JobSettings,
+    summary: BatchSummary,
+) -> BatchPlan:
+    """List the log directory, fingerprint the selected logs, and plan (counts go to `summary`)."""
+    listed = list_logs(log_dir, OWN_NAMES if _same_directory(log_dir, layout.root) else ())
+    criteria = Criteria(
+        now_ms=int(time.time() * 1000),
+        max_age_ms=options.max_age_ms,
+        match=options.match,
+        include_incomplete=options.include_incomplete,
+    )
+    selection = select_logs(listed, criteria)
+    candidates, unreadable = fingerprint_logs(selection.selected)
+    on_disk = {
+        e.app_key
+        for e in manifest.entries.values()
+        if e.app_key is not None
+        and is_app_key(e.app_key)
+        and (layout.app_dir(e.app_key) / REPORT_FILES["json"]).is_file()
     }
-    run.report_dirs = _assign_report_dirs(to_analyze, manifest, taken)
-    # Biggest logs first, so one large log does not start last and hold up the end of the run.
-    to_analyze.sort(key=lambda c: -c.fingerprint.size_bytes)
-    job_list = [
-        {
-            # Absolute: Spark executors and pool workers may run in another directory.
-            "log_path": c.info.path if is_url(c.info.path) else os.path.abspath(c.info.path),
-            "log_name": c.log_name,
-            "report_dir": run.report_dirs[c.log_name],
-            "out_dir": str(run.out_dir.resolve()),
-        }
-        for c in to_analyze
-    ]
-    engine = _make_engine(engine_name, jobs, master)
-    try:
-        run.progress = _Progress(len(job_list))
+    plan = plan_batch(
+        present={log.log_name for log in listed},
+        candidates=candidates,
+        failed=[*selection.failed, *unreadable],
+        manifest=manifest,
+        reports_on_disk=on_disk,
+        settings=settings.digest(),
+        limits=settings.limits_str(),
+    )
+    summary.n_logs = len(listed)
+    summary.n_selected = len(selection.selected)
+    summary.n_unchanged = len(plan.unchanged)
+    for name, error in plan.failed:
+        summary.failures.append((name, error))
+    for entry in plan.unchanged:
+        if not entry.ok:
+            summary.failures.append((entry.log_name, entry.error or "failed"))
+    summary.n_failed = len(summary.failures)
+    return plan
+
+
+def _print_traceback(log_name: str, trace: str) -> None:
+    """Print a worker's traceback (a bug) on stderr, each line neutralized: it quotes the log."""
+    lines = [f"{neutralize(log_name)}: internal error, please report it:"]
+    lines += [neutralize(line) for line in trace.rstrip().splitlines()]
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
+class _Run:
+    """The driver side of one run: records results as they come, then writes the outputs."""
+
+    def __init__(
+        self, layout: OutputLayout, plan: BatchPlan, settings: JobSettings, summary: BatchSummary
+    ) -> None:
+        self.layout = layout
+        self.plan = plan
+        self.settings = settings
+        self.summary = summary
+        self.writer = OutputWriter(layout)
+        self.manifest = Manifest({e.log_name: e for e in plan.kept})
+        self.jobs: dict[str, Job] = {job.log_name: job for job in plan.jobs}
+        self.fresh_failures: dict[str, str] = {}
+        """Failures of this run that are not recorded in the manifest (retried next run)."""
+        self.progress = Progress(len(plan.jobs))
+        self._saved_at = 0.0
+
+    def execute(self, engine: Engine) -> None:
+        """Run the plan's jobs on `engine`, then write the manifest, tables and index."""
         try:
-            if engine_name == "spark":
-                engine.run(job_list, run.on_result, run.progress.started_tasks_done)
-            else:
-                engine.run(job_list, run.on_result)
+            try:
+                engine.run(self.plan.jobs, self.settings, self.on_result, self.progress.advance)
+            except OutputError as error:
+                self.summary.output_errors.append(str(error))
+            finally:
+                self.progress.close()
+            self.finish(engine)
         finally:
-            run.progress.close()
-        run.save_manifest(force=True)
-        _write_tables(run, engine)
-        _write_index(run, listing_errors)
-    finally:
-        engine.close()
+            engine.close()
 
+    def on_result(self, result: JobResult) -> None:
+        """Record one application's result: write its reports, then its manifest entry.
 
-def _reports_present(out_dir: Path, entry: ManifestEntry) -> bool:
-    """True if the JSON report an `ok` entry describes is still on disk (someone may delete it)."""
-    return entry.report_dir is not None and (out_dir / entry.report_dir / "report.json").is_file()
+        Raises `OutputError` if a report or the manifest cannot be written: the run stops.
+        """
+        job = self.jobs[result.log_name]
+        if result.traceback is not None:
+            _print_traceback(job.log_name, result.traceback)
+        if result.ok:
+            try:
+                self.writer.write_reports(job, result)
+            except OutputError as error:
+                self._failed(job.log_name, str(error))
+                raise
+            self._record(job, result)
+            self.summary.n_analyzed += 1
+        else:
+            reason = result.error or "failed"
+            if result.failure in ("bad-log", "limit"):
+                self._record(job, result)
+            else:
+                self.manifest.entries.pop(job.log_name, None)
+                self.fresh_failures[job.log_name] = reason
+            self._failed(job.log_name, reason)
+        now = time.monotonic()
+        if now - self._saved_at >= MANIFEST_SAVE_INTERVAL_S:
+            self.writer.save_manifest(self.manifest)
+            self._saved_at = now
 
+    def _failed(self, log_name: str, error: str) -> None:
+        self.summary.n_failed += 1
+        self.summary.failures.append((log_name, error))
+        self.progress.count_failure()
 
-def _write_tables(run: _Run, engine: _Engine) -> None:
-    rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
-    for entry in sorted(run.manifest.entries.values(), key=lambda e: e.log_name):
-        if not entry.ok or entry.report_dir is None:
-            continue
-        path = run.out_dir / entry.report_dir / "report.json"
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # deleted meanwhile: the next run analyzes the log again
-        for table, table_rows in fleet_rows(entry.report_dir, doc).items():
-            rows[table].extend(table_rows)
-    engine.write_tables(rows, run.out_dir / TABLES_DIR)
+    def _record(self, job: Job, result: JobResult) -> None:
+        self.manifest.entries[job.log_name] = ManifestEntry(
+            log_name=job.log_name,
+            log_path=job.log_path,
+            fingerprint=job.fingerprint,
+            settings=self.settings.digest(),
+            ok=result.ok,
+            app_key=job.app_key if result.ok else None,
+            error=result.error,
+            limits=self.settings.limits_str() if result.failure == "limit" else None,
+            summary=result.summary if result.ok else None,
+            format_errors=dict(result.format_errors),
+            analyzed_at_ms=int(time.time() * 1000),
+        )
+
+    def finish(self, engine: Engine) -> None:
+        """Write the manifest, the fleet tables and the index; each failure is one output error."""
+        rows = self._table_rows()
+        steps: tuple[Callable[[], None], ...] = (
+            lambda: self.writer.save_manifest(self.manifest),
+            lambda: engine.write_tables(rows, self.layout.tables_dir),
+            lambda: self.writer.write_index(self._index_html()),
+        )
+        for step in steps:
+            try:
+                step()
+            except OutputError as error:
+                self.summary.output_errors.append(str(error))
+
+    def _table_rows(self) -> dict[str, list[Row]]:
+        """Read every analyzed application's JSON report into table rows.
+
+        An entry whose report is gone or damaged is dropped from the manifest, so the next run
+        analyzes its log again.
+        """
+        rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
+        for name, entry in sorted(self.manifest.entries.items()):
+            if not entry.ok or entry.app_key is None:
+                continue
+            path = self.layout.app_dir(entry.app_key) / REPORT_FILES["json"]
+            try:
+                doc = parse_report(path.read_bytes())
+            except (OSError, ReportDocError):
+                del self.manifest.entries[name]
+                continue
+            for table, table_rows in fleet_rows(entry.app_key, doc).items():
+                rows[table].extend(table_rows)
+        return rows
+
+    def _index_html(self) -> str:
+        from analyzer.render.batch_index import render_batch_index
+
+        entries = [_index_entry(e) for e in self.manifest.entries.values()]
+        errors = {**dict(self.plan.failed), **self.fresh_failures}
+        entries += [IndexEntry(name, None, None, error) for name, error in sorted(errors.items())]
+        view = build_index_view(entries, generated_at_ms=int(time.time() * 1000))
+        return render_batch_index(view)
 
 
 def _index_entry(entry: ManifestEntry) -> IndexEntry:
@@ -430,19 +401,9 @@ def _index_entry(entry: ManifestEntry) -> IndexEntry:
     )
     return IndexEntry(
         log_name=entry.log_name,
-        report_dir=entry.report_dir,
-        summary=summary_from_dict(entry.summary) if entry.ok and entry.summary else None,
+        report_dir=f"{APPS_DIR}/{entry.app_key}" if entry.app_key is not None else None,
+        summary=entry.summary if entry.ok else None,
         error=None if entry.ok else entry.error,
         report_files=files if entry.ok else (),
         format_errors=tuple(sorted(entry.format_errors.items())),
     )
-
-
-def _write_index(run: _Run, listing_errors: dict[str, str]) -> None:
-    from analyzer.render.batch_index import render_batch_index
-
-    entries = [_index_entry(e) for e in run.manifest.entries.values()]
-    errors = {**listing_errors, **run.fresh_failures}
-    entries.extend(IndexEntry(name, None, None, error) for name, error in sorted(errors.items()))
-    view = build_index_view(entries, generated_at_ms=int(time.time() * 1000))
-    api.write_atomic(run.out_dir / INDEX_NAME, render_batch_index(view))

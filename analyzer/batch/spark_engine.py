@@ -21,6 +21,9 @@ from typing import Any
 import analyzer
 from analyzer.batch import _bootstrap
 from analyzer.batch.fleet import TABLE_SCHEMAS, Row
+from analyzer.batch.jobs import Job, JobResult, JobSettings
+from analyzer.batch.layout import STAGING_PREFIX, OutputLayout
+from analyzer.batch.outputs import cannot_write
 from analyzer.errors import UsageError
 
 
@@ -66,7 +69,9 @@ def spark_schema(table: str) -> Any:
 class SparkEngine:
     """Analyze applications as Spark tasks (one per application) and write tables with Spark."""
 
-    def __init__(self, master: str | None) -> None:
+    name = "spark"
+
+    def __init__(self, master: str | None, layout: OutputLayout) -> None:
         try:
             import pyspark
             from pyspark.sql import SparkSession
@@ -75,6 +80,7 @@ class SparkEngine:
                 "--engine spark needs pyspark",
                 hint="pip install 'spark-explain-analyze[spark]' or run through spark-submit",
             ) from None
+        self.layout = layout
         self.master = master or "local[*]"
         local = self.master.startswith("local")
         # Local masters run executors from this machine's Python; local-cluster workers also
@@ -86,29 +92,32 @@ class SparkEngine:
         if local:
             builder = builder.config("spark.driver.host", "127.0.0.1")
         self.spark = builder.getOrCreate()
-        self._staging = Path(tempfile.mkdtemp(prefix="spark-explain-batch-"))
-        self.zip_name: str | None = build_package_zip(self._staging).name
-        self.spark.sparkContext.addPyFile(str(self._staging / self.zip_name))
+        self._package_dir = Path(tempfile.mkdtemp(prefix="spark-explain-batch-"))
+        self.zip_name: str | None = build_package_zip(self._package_dir).name
+        self.spark.sparkContext.addPyFile(str(self._package_dir / self.zip_name))
 
     def run(
         self,
-        jobs: Sequence[dict[str, Any]],
-        on_result: Callable[[dict[str, Any]], None],
-        on_progress: Callable[[int], None] | None = None,
+        jobs: Sequence[Job],
+        settings: JobSettings,
+        on_result: Callable[[JobResult], None],
+        on_progress: Callable[[int], None],
     ) -> None:
         """Run the per-application step on executors, one task per application.
 
-        Executors write reports straight into the output directory when they can see it (a probe
-        file tells them); otherwise the reports come back to the driver, whose `on_result` writes
-        them.
+        Executors that see the output directory (a probe file in the run's staging directory
+        tells them) put the reports there; otherwise the text comes back. Either way the driver,
+        in `on_result`, writes or moves them in place: nothing reaches the reports unlocked.
         """
         if not jobs:
             return
-        out_dir = Path(jobs[0]["out_dir"])
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / f".spark-probe-{uuid.uuid4().hex}.tmp"
-        probe.write_text("", encoding="utf-8")
-        jobs = [{**job, "probe": str(probe)} for job in jobs]
+        staging = self.layout.root / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
+        probe = staging / ".probe"
+        try:
+            staging.mkdir()
+            probe.write_text("", encoding="utf-8")
+        except OSError as error:
+            raise cannot_write(probe, error) from None
         from pyspark.cloudpickle import register_pickle_by_value
 
         register_pickle_by_value(_bootstrap)  # type: ignore[no-untyped-call]
@@ -116,22 +125,25 @@ class SparkEngine:
         group = f"spark-explain-{uuid.uuid4().hex}"
         sc.setJobGroup(group, "spark-explain batch")
         done = threading.Event()
-        watcher = None
-        if on_progress is not None:
-            watcher = threading.Thread(
-                target=self._watch, args=(group, on_progress, done), daemon=True
-            )
-            watcher.start()
+        watcher = threading.Thread(target=self._watch, args=(group, on_progress, done), daemon=True)
+        watcher.start()
         try:
-            rdd = sc.parallelize(list(jobs), numSlices=len(jobs))
-            results = rdd.mapPartitions(_bootstrap.partition_function(self.zip_name)).collect()
+            function = _bootstrap.partition_function(
+                self.zip_name, str(staging.resolve()), str(probe.resolve())
+            )
+            items = [(job, settings) for job in jobs]
+            results: list[JobResult] = (
+                sc.parallelize(items, numSlices=len(items)).mapPartitions(function).collect()
+            )
+            done.set()
+            watcher.join()
+            for result in results:
+                on_result(result)
+            on_progress(len(results))
         finally:
             done.set()
-            if watcher is not None:
-                watcher.join()
-            probe.unlink(missing_ok=True)
-        for result in results:
-            on_result(result)
+            watcher.join()
+            shutil.rmtree(staging, ignore_errors=True)
 
     def _watch(self, group: str, on_progress: Callable[[int], None], done: threading.Event) -> None:
         tracker = self.spark.sparkContext.statusTracker()
@@ -146,15 +158,21 @@ class SparkEngine:
 
     def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None:
         """Write each fleet table as a Parquet directory `tables_dir/<name>.parquet` with Spark."""
-        tables_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            tables_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise cannot_write(tables_dir, error) from None
         for table, table_rows in rows.items():
             target = tables_dir / f"{table}.parquet"
             if target.is_file():  # written by the local engine before
                 target.unlink()
             frame = self.spark.createDataFrame(table_rows, schema=spark_schema(table))
-            frame.coalesce(1).write.mode("overwrite").parquet(target.resolve().as_uri())
+            try:
+                frame.coalesce(1).write.mode("overwrite").parquet(target.resolve().as_uri())
+            except Exception as error:  # Py4JJavaError: the Java IOException's first line
+                raise cannot_write(target, error) from None
 
     def close(self) -> None:
         """Stop the Spark session and remove the shipped zip."""
         self.spark.stop()
-        shutil.rmtree(self._staging, ignore_errors=True)
+        shutil.rmtree(self._package_dir, ignore_errors=True)

@@ -1,92 +1,93 @@
-"""The per-application step of a batch run, the same on both engines: analyze once, render thrice.
+"""The per-application step of a batch run, the same on both engines: analyze once, find issues
+once, render three reports and the index facts from them.
 
-`process_application` takes and returns plain dicts (picklable everywhere, also back from Spark
-executors). It either writes the reports into the output directory itself, atomically, or returns
-their text for the caller to write (a Spark executor that cannot see the output directory).
+`process_application` writes nothing: it returns the reports' text in its `JobResult` and the
+driver, which holds the output directory's lock, writes them. (A Spark executor may instead put
+them into the run's staging directory with `stage_reports`, for the driver to move in place.)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from analyzer import api
-from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError, Strictness
+from analyzer.batch.jobs import REPORT_FILES, FailureKind, Job, JobResult, JobSettings
+from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
 from analyzer.report.batch_index import summarize
-from analyzer.report.options import ReportFormat, ReportOptions
-
-REPORT_FILES: dict[ReportFormat, str] = {
-    "html": "report.html",
-    "text": "report.txt",
-    "json": "report.json",
-}
-"""Report format → file name inside an application's report directory."""
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
+    """Return the first line of an error; a non-`AnalyzerError` is prefixed with its type."""
     lines = str(error).strip().splitlines()
     first = lines[0] if lines else ""
     return first if isinstance(error, AnalyzerError) else f"{type(error).__name__}: {first}"
 
 
-def process_application(job: dict[str, Any]) -> dict[str, Any]:
+def process_application(job: Job, settings: JobSettings) -> JobResult:
     """Analyze one log and render its three reports; never raises for a bad log.
 
-    `job` holds `log_path`, `log_name`, `report_dir` (the directory name under the output
-    directory) and `out_dir`: write the reports there, or when it is None return their text in
-    `files`. The result holds `ok`, `error`, `deterministic` (the error comes from the log, not
-    from a bug), `summary`, `format_errors`, `files` and `elapsed_ms`.
+    A `MemoryError` (the worker's memory limit) is a failure of kind `limit`; an `AnalyzerError`
+    is the log's fault (`bad-log`) unless the log could not be reached (`retry`); anything else
+    is a bug, returned with its traceback (`retry`).
     """
     started = time.monotonic()
-    result: dict[str, Any] = {
-        "log_name": job["log_name"],
-        "ok": False,
-        "error": None,
-        "deterministic": False,
-        "summary": None,
-        "format_errors": {},
-        "files": {},
-        "elapsed_ms": 0,
-    }
+
+    def failed(error: str, kind: FailureKind, trace: str | None = None) -> JobResult:
+        return JobResult(
+            job.log_name,
+            error=error,
+            failure=kind,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            traceback=trace,
+        )
+
     try:
-        analysis = api.analyze(job["log_path"], Strictness.STRICT)
+        analysis = api.analyze(job.log_path, settings.strictness)
+        format_errors: dict[str, str] = {}
+        trace: str | None = None
         findings: list[Finding] | None
         try:
-            findings = api.find_issues(analysis)
+            findings = api.find_issues(analysis, settings.report.thresholds)
+        except MemoryError:
+            raise
         except Exception as error:  # a bug in a rule must not cost the application its reports
-            result["format_errors"]["insights"] = f"internal error: {_one_line(error)}"
-            result["traceback"] = traceback.format_exc()
+            format_errors["insights"] = f"internal error: {one_line(error)}"
+            trace = traceback.format_exc()
             findings = None
-        result["summary"] = asdict(summarize(analysis, findings))
-        rendered: dict[str, str] = {}
+        summary = summarize(analysis, findings)
+        reports: list[tuple[str, str]] = []
         for fmt, file_name in REPORT_FILES.items():
-            options = ReportOptions(fmt=fmt)
-            rendered[file_name] = api.render_report(analysis, options, findings or [])
+            options = dataclasses.replace(settings.report, fmt=fmt)
+            reports.append((file_name, api.render_report(analysis, options, findings or [])))
         del analysis
-        if "report.json" not in rendered:
-            raise RuntimeError("the JSON report could not be rendered")
-        out_dir = job.get("out_dir")
-        if out_dir is None:
-            result["files"] = rendered
-        else:
-            report_dir = Path(out_dir) / job["report_dir"]
-            for file_name in REPORT_FILES.values():
-                if file_name in rendered:
-                    api.write_atomic(report_dir / file_name, rendered[file_name])
-                else:  # a report of an older analysis would now be out of step with the others
-                    (report_dir / file_name).unlink(missing_ok=True)
-        result["ok"] = True
+    except MemoryError:
+        return failed(settings.memory_error(), "limit")
     except AnalyzerError as error:
-        result["error"] = _one_line(error)
         # A log that cannot be reached from here (moved, unmounted, a remote outage) may be fine
         # next time; anything else is a property of the log's bytes.
-        result["deterministic"] = not isinstance(error, LogNotFoundError | RemoteStorageError)
+        reachable = not isinstance(error, LogNotFoundError | RemoteStorageError)
+        return failed(one_line(error), "bad-log" if reachable else "retry")
     except Exception as error:
-        result["error"] = f"internal error: {_one_line(error)}"
-        result["traceback"] = traceback.format_exc()
-    result["elapsed_ms"] = int((time.monotonic() - started) * 1000)
-    return result
+        return failed(f"internal error: {one_line(error)}", "retry", traceback.format_exc())
+    return JobResult(
+        job.log_name,
+        summary=summary,
+        format_errors=tuple(sorted(format_errors.items())),
+        reports=tuple(reports),
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+        traceback=trace,
+    )
+
+
+def stage_reports(result: JobResult, staging_dir: Path, job: Job) -> JobResult:
+    """Write a result's reports into `staging_dir/<app key>/` and return it without their text."""
+    if not result.reports:
+        return result
+    target = staging_dir / job.app_key
+    for file_name, text in result.reports:
+        api.write_atomic(target / file_name, text)
+    return dataclasses.replace(result, reports=(), staged_dir=str(target))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
@@ -63,6 +62,7 @@ class IndexEntry:
 
     log_name: str
     report_dir: str | None
+    """Directory of the reports relative to the index page (`apps/<key>`), None if it failed."""
     summary: AppSummary | None
     error: str | None
     report_files: tuple[tuple[str, str], ...] = ()
@@ -167,8 +167,3 @@ def build_index_view(entries: Sequence[IndexEntry], generated_at_ms: int) -> Bat
         rows=tuple(rows),
         failures=tuple(failures),
     )
-
-
-def summary_from_dict(data: dict[str, Any]) -> AppSummary:
-    """Rebuild an `AppSummary` stored as a dict (in the batch manifest)."""
-    return AppSummary(**data)

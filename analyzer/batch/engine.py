@@ -1,0 +1,69 @@
+"""The one interface of batch engines, and the table of engines by name.
+
+An engine runs the per-application step (`worker.process_application`) on every job and hands
+each result back to the driver, which writes everything; it also writes the fleet tables. The
+driver never asks which engine it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from analyzer.batch.fleet import Row
+from analyzer.batch.jobs import Job, JobResult, JobSettings
+from analyzer.batch.layout import OutputLayout
+
+
+class Engine(Protocol):
+    """Runs jobs somewhere and writes fleet tables."""
+
+    name: str
+
+    def run(
+        self,
+        jobs: Sequence[Job],
+        settings: JobSettings,
+        on_result: Callable[[JobResult], None],
+        on_progress: Callable[[int], None],
+    ) -> None:
+        """Run every job; call `on_result` in this thread for each result, `on_progress` with the
+        number of jobs done now and then. An exception from `on_result` stops the run."""
+        ...
+
+    def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None:
+        """Write each fleet table under `tables_dir`; `OutputError` if one cannot be written."""
+        ...
+
+    def close(self) -> None:
+        """Release what the engine holds (a Spark session)."""
+        ...
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """What engines are built from."""
+
+    layout: OutputLayout
+    workers: int | None = None
+    """Worker processes of the local engine (None: the CPU count)."""
+    master: str | None = None
+    """Spark master URL of the Spark engine (None: `local[*]`)."""
+
+
+def _local(config: EngineConfig) -> Engine:
+    from analyzer.batch.local_engine import LocalEngine
+
+    return LocalEngine(config.workers)
+
+
+def _spark(config: EngineConfig) -> Engine:
+    from analyzer.batch.spark_engine import SparkEngine
+
+    return SparkEngine(config.master, config.layout)
+
+
+ENGINES: dict[str, Callable[[EngineConfig], Engine]] = {"local": _local, "spark": _spark}
+"""Engine name (`--engine`) → constructor."""

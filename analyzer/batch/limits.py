@@ -1,0 +1,107 @@
+"""Limits of one batch worker: die with the driver, bounded memory, bounded time per log.
+
+A worker must never outlive the run that started it (it would go on analyzing, unlocked), and one
+log must not take a worker's memory or time without bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from types import FrameType
+
+_PR_SET_PDEATHSIG = 1
+PARENT_POLL_S = 1.0
+"""How often a worker checks that its parent is alive where the kernel cannot tell it."""
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this process die as soon as `parent_pid`, its parent, dies.
+
+    On Linux the kernel sends SIGKILL on the parent's death (`PR_SET_PDEATHSIG`); everywhere a
+    thread also checks the parent now and then. If the parent is already gone, exit now.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # it died before the request above took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def set_memory_limit(max_memory_mb: int) -> None:
+    """Limit this process's data size (heap and private mappings, RLIMIT_DATA) to `max_memory_mb`.
+
+    RLIMIT_DATA rather than RLIMIT_AS: the address space of a process running polars is several
+    times its memory use (thread stacks and allocator reservations), so an address-space limit
+    would stop healthy logs. Python then raises `MemoryError`; native code may abort the process.
+    0 means no limit.
+    """
+    if max_memory_mb <= 0:
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    limit = max_memory_mb << 20
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+
+
+@contextlib.contextmanager
+def memory_limit(max_memory_mb: int) -> Iterator[None]:
+    """Lower the data-size limit for the duration of one job and restore it after."""
+    if max_memory_mb <= 0:
+        yield
+        return
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    try:
+        set_memory_limit(max_memory_mb)
+    except (ValueError, OSError):  # a limit below what is already in use
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, before)
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised in the main thread when a job's time is up (a BaseException: not caught as a bug)."""
+
+
+@contextlib.contextmanager
+def time_limit(timeout_s: int) -> Iterator[None]:
+    """Raise `TimeLimitExceeded` in this (main) thread after `timeout_s` seconds.
+
+    Used where the process cannot be killed from outside (a Spark executor's Python worker);
+    the signal is handled between Python bytecodes, so a long native call finishes first. Off
+    the main thread, or with 0, there is no limit.
+    """
+    if timeout_s <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeLimitExceeded
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

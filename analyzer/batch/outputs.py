@@ -1,0 +1,141 @@
+"""Writing a batch run's outputs, only ever from the driver that holds the output directory's lock.
+
+Every file is written atomically (a `.*.tmp` file renamed over the target). A write that fails
+(disk full, read-only, a path that is not a directory) raises `OutputError`, one line naming the
+file, and leaves no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from analyzer import api
+from analyzer.batch.jobs import REPORT_FILES, Job, JobResult
+from analyzer.batch.layout import APPS_DIR, STAGING_PREFIX, OutputLayout
+from analyzer.batch.manifest import Manifest
+from analyzer.errors import OutputError
+
+_OS_ERROR_RE = re.compile(r"\(os error (\d+)\)")
+_OUTPUT_HINT = "check free space and permissions of the output directory"
+
+
+def cannot_write(path: Path | str, error: BaseException) -> OutputError:
+    """Return the one-line `OutputError` for a failed write of `path`."""
+    if isinstance(error, OSError) and error.strerror:
+        reason = error.strerror
+    else:  # a native library's message, e.g. polars: "... (os error 28)"
+        found = _OS_ERROR_RE.search(str(error))
+        reason = os.strerror(int(found.group(1))) if found else str(error).splitlines()[0]
+    return OutputError(f"cannot write: {reason}", path=str(path), hint=_OUTPUT_HINT)
+
+
+@contextlib.contextmanager
+def writing(path: Path | str) -> Iterator[None]:
+    """Turn an `OSError` raised while writing `path` into an `OutputError`."""
+    try:
+        yield
+    except OSError as error:
+        raise cannot_write(path, error) from None
+
+
+def prepare_output_dir(output: str) -> OutputLayout:
+    """Create the output directory (and `apps/`) and return its layout; `OutputError` if not."""
+    layout = OutputLayout(Path(output))
+    if layout.root.exists() and not layout.root.is_dir():
+        raise OutputError(
+            "is not a directory", path=output, hint="give -o a directory (it is created if missing)"
+        )
+    for directory in (layout.root, layout.apps_dir):
+        with writing(directory):
+            directory.mkdir(parents=True, exist_ok=True)
+    return layout
+
+
+class OutputWriter:
+    """Writes reports, the manifest and the index of one output directory."""
+
+    def __init__(self, layout: OutputLayout) -> None:
+        self.layout = layout
+
+    def write_reports(self, job: Job, result: JobResult) -> None:
+        """Put an analyzed application's reports in its directory (from text or staged files).
+
+        A report format missing from the result is deleted: a report of an older analysis would
+        be out of step with the others.
+        """
+        target = self.layout.app_dir(job.app_key)
+        given = dict(result.reports)
+        staged = Path(result.staged_dir) if result.staged_dir is not None else None
+        for file_name in REPORT_FILES.values():
+            path = target / file_name
+            with writing(path):
+                if staged is not None and (staged / file_name).is_file():
+                    target.mkdir(parents=True, exist_ok=True)
+                    os.replace(staged / file_name, path)
+                elif file_name in given:
+                    api.write_atomic(path, given[file_name])
+                else:
+                    path.unlink(missing_ok=True)
+
+    def save_manifest(self, manifest: Manifest) -> None:
+        """Write the manifest."""
+        with writing(self.layout.manifest_path):
+            api.write_atomic(self.layout.manifest_path, manifest.to_json())
+
+    def write_index(self, html: str) -> None:
+        """Write the index page."""
+        with writing(self.layout.index_path):
+            api.write_atomic(self.layout.index_path, html)
+
+
+def remove_leftovers(layout: OutputLayout) -> int:
+    """Delete what a killed run left: `.*.tmp` files and staging directories; return how many."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for entry in layout.root.iterdir():
+            if entry.name.startswith(STAGING_PREFIX) and entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+                n += 1
+    for base in (layout.root, layout.apps_dir, layout.tables_dir):
+        if not base.is_dir():
+            continue
+        pattern = ".*.tmp" if base == layout.root else "**/.*.tmp"
+        for path in base.glob(pattern):
+            if path.is_file() or path.is_symlink():
+                path.unlink(missing_ok=True)
+                n += 1
+    return n
+
+
+def remove_legacy_report_dirs(layout: OutputLayout, names: tuple[str, ...]) -> list[str]:
+    """Delete report directories of the old layout (`OUTDIR/<name>/`) named by an old manifest.
+
+    Only a plain directory name holding nothing but report files is removed (of `apps`, now the
+    parent of the new report directories, only the report files); return the names removed.
+    """
+    removed: list[str] = []
+    allowed = set(REPORT_FILES.values())
+    for name in names:
+        if not name or name in (".", "..") or "/" in name or "\\" in name:
+            continue
+        path = layout.root / name
+        if name == APPS_DIR:
+            for file_name in allowed:
+                with contextlib.suppress(OSError):
+                    (path / file_name).unlink(missing_ok=True)
+            continue
+        if path.is_symlink() or not path.is_dir():
+            continue
+        try:
+            children = list(path.iterdir())
+        except OSError:
+            continue
+        if all(c.is_file() and (c.name in allowed or c.name.endswith(".tmp")) for c in children):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(name)
+    return removed
