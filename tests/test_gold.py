@@ -7,6 +7,7 @@ contract). Refresh: `SEA_UPDATE_GOLD=1 .venv/bin/pytest tests/test_gold.py` (tes
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from pathlib import Path
@@ -86,7 +87,9 @@ def test_text_report_matches_gold(log: Path, level: str) -> None:
 
 @pytest.mark.parametrize("log", JSON_CASES)
 def test_json_report_matches_gold(log: Path) -> None:
-    _check(f"{log.name}.json", json_report(analysis_of(log)))
+    # The log's path is where this checkout happens to be: the gold file holds `<log>` instead.
+    text = json_report(analysis_of(log)).replace(json.dumps(str(log))[1:-1], "<log>")
+    _check(f"{log.name}.json", text)
 
 
 def test_no_orphaned_gold_files() -> None:
