@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
+from analyzer.aggregate.attribution import ExecutionTime, attribute_time
 from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
 from analyzer.eventlog.events import DecodeStats
@@ -35,6 +37,12 @@ class Analysis:
     )
     """Push-based shuffle read metrics of the task rows that have any (see
     `aggregate.tables.TaskFrames`); empty for most logs."""
+
+    @cached_property
+    def times(self) -> dict[int, ExecutionTime]:
+        """Per execution id: every node's self time and driver time (`aggregate.attribution`),
+        worked out once, on first use."""
+        return attribute_time(self.application, self.node_stats, self.slots, self.tasks)
 
 
 def analyze_built(

@@ -7,7 +7,9 @@ from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
+from analyzer.aggregate.time_spent import app_time_spent, critical_path
 from analyzer.insights import Finding
+from analyzer.model.application import Execution
 from analyzer.report.findings import evidence_str, kept_findings
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
@@ -43,6 +45,49 @@ def _metric(m: MetricStats) -> dict[str, Any]:
             "executor_id": at.executor_id,
             "host": at.host,
         },
+    }
+
+
+def _ms(value: float | None) -> int | None:
+    """Round a derived time to whole ms for the document."""
+    return None if value is None else round(value)
+
+
+def _execution_time(analysis: Analysis, ex: Execution) -> dict[str, Any]:
+    """The execution's task time and how it was attributed, stage by stage."""
+    times = analysis.times.get(ex.execution_id)
+    path = critical_path(ex.stage_ids, analysis.application.stages)
+    if times is None:
+        return {}
+    return {
+        "task_run_ms": times.task_run_ms,
+        "failed_run_ms": times.failed_run_ms,
+        "attributed_ms": _ms(times.attributed_ms),
+        "outside_operators_ms": _ms(times.outside_ms),
+        "driver_ms": _ms(times.driver_ms),
+        "critical_path_stage_ids": [span.stage_id for span in path],
+        "stages": [
+            {
+                "stage_id": st.stage_id,
+                "run_ms": st.run_ms,
+                "outside_operators_ms": _ms(st.outside_ms),
+                "measured_ms": _ms(st.measured_ms),
+                "estimated_ms": _ms(st.estimated_ms),
+                "unattributed_ms": _ms(st.unattributed_ms),
+            }
+            for st in sorted(times.stages.values(), key=lambda st: st.stage_id)
+        ],
+    }
+
+
+def _app_time(analysis: Analysis) -> dict[str, Any]:
+    """The application's wall time cut into SQL, other jobs and the driver alone."""
+    spent = app_time_spent(analysis.application)
+    return {
+        "wall_ms": spent.wall_ms,
+        "sql_ms": spent.sql_ms,
+        "other_jobs_ms": spent.other_jobs_ms,
+        "driver_only_ms": spent.driver_ms,
     }
 
 
@@ -91,9 +136,12 @@ def build_json_view(
     for ex in sorted(selection.executions, key=lambda e: e.execution_id):
         graph = ex.final_plan.graph
         stats = analysis.node_stats.get(ex.execution_id, {})
+        times = analysis.times.get(ex.execution_id)
         nodes = []
+        node_times = times.nodes if times is not None else {}
         for node in sorted(graph.nodes, key=lambda n: -n.node_id):
             ns = stats.get(node.node_id)
+            nt = node_times.get(node.node_id)
             nodes.append(
                 {
                     "node_id": node.node_id,
@@ -104,6 +152,9 @@ def build_json_view(
                     "cluster_id": node.cluster_id,
                     "stage_ids": list(ns.stage_ids) if ns else [],
                     "metrics": [_metric(m) for m in ns.metrics] if ns else [],
+                    "self_time_ms": _ms(nt.self_time_ms) if nt else None,
+                    "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
+                    "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
                 }
             )
         executions.append(
@@ -123,6 +174,7 @@ def build_json_view(
                 "physical_plan_description": ex.final_plan.physical_plan_description,
                 "nodes": nodes,
                 "edges": [{"from_id": e.from_id, "to_id": e.to_id} for e in graph.edges],
+                "time": _execution_time(analysis, ex),
             }
         )
     rs = analysis.read_stats
@@ -137,6 +189,7 @@ def build_json_view(
             "start_ms": app.start_ms,
             "end_ms": app.end_ms,
             "completed": app.completed,
+            "time_spent": _app_time(analysis),
         },
         "log": {
             "path": analysis.source.path,

@@ -1,0 +1,562 @@
+"""Task time per plan node, each millisecond counted once: the self time of every operator.
+
+Spark's timing metrics overlap: a WholeStageCodegen `duration` is the wall time of its pipeline
+from start to end (consumers included), `time in aggregation build` covers the operators fused
+below the aggregate, scan time and file-system API times count the same reads, and a driver's
+broadcast build runs outside any task. Summing them counts a stretch of task time several times.
+
+The model here (docs/metrics.md, "Time attribution") starts from what the tasks really spent:
+
+1. A stage's budget is the executor run time of its successful task attempts (every attempt of
+   the stage that belongs to the execution; from Spark 4.0 divided by `spark.task.cpus`, which
+   Spark multiplies it by). Failed and killed attempts are lost time, reported apart.
+2. Time outside every operator: per task, run time beyond its longest codegen pipeline (task
+   set-up, code generation, what a shuffle writer does after its last record). It is kept apart
+   as the stage's `outside_ms`.
+3. Metrics that time one operator's own work and nothing else (`EXCLUSIVE_METRICS`: shuffle
+   write and fetch wait, sort time, scan time, a write's task commit, a GPU operator's op time)
+   claim their value from the budget of the stage they were updated in. If the claims exceed
+   the budget, `outside_ms` gives way first, then the claims are scaled down to fit.
+4. The rest of the budget, time no metric claims, is shared among the stage's operators by the
+   work they did: rows handled times a cost factor per operator family (`COST_FACTORS`). This
+   part is an estimate; the stage's total is measured. Codegen `duration`s cannot do this job:
+   each is the wall time from its pipeline's start to its end, consumers included, so a sort
+   pipeline feeding a join lasts as long as the join does.
+5. Driver-side time (`DRIVER_METRICS`: building and sending a broadcast, listing files, pruning
+   partitions, committing a job) is kept apart, per node, and never mixed with task time.
+
+So for every execution the self times of its nodes add up to at most its tasks' executor run
+time, and the driver time is reported beside it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer.aggregate.node_metrics import NodeStats
+from analyzer.model.application import Application, Execution
+from analyzer.model.plan import PlanGraph, PlanNode
+
+NS_PER_MS = 1_000_000
+
+EXCLUSIVE_METRICS: frozenset[str] = frozenset(
+    {
+        "shuffle write time",
+        "fetch wait time",
+        "sort time",
+        "scan time",
+        "task commit time",
+        # spark-rapids 21.12+: an operator's own time, its GPU children's left out. Its build,
+        # stream, sort, aggregation, decode and buffer times are parts of it or of its inputs.
+        "op time",
+    }
+)
+"""Timing metrics that measure one operator's own work in a task, overlapping nothing else.
+
+Not here, because they include other operators' work: a codegen `duration`, `time in aggregation
+build` (every operator fused below the aggregate), `time to build hash map` (the build side's
+input), file-system API times (parts of `scan time`), `remote reqs duration` (network threads),
+a GPU operator's `total time` (its children's included) and Python worker times (waiting for
+input included)."""
+
+DRIVER_METRICS: frozenset[str] = frozenset(
+    {
+        "time to build",
+        "time to broadcast",
+        "metadata time",
+        "dynamic partition pruning time",
+        "job commit time",
+    }
+)
+"""Timing metrics of work done by the driver, outside every task."""
+
+CODEGEN_DURATION = "duration"
+"""The metric of a WholeStageCodegen cluster: its pipeline's wall time in each task."""
+
+ROW_METRICS = ("number of output rows", "output rows", "num output rows")
+"""Names of an operator's output row count, by Spark version and plugin."""
+EXCHANGE_WRITE_ROWS = ("shuffle records written",)
+EXCHANGE_READ_ROWS = ("records read",)
+
+NO_WORK_OPERATORS = frozenset(
+    {
+        "AdaptiveSparkPlan",
+        "InputAdapter",
+        "ReusedExchange",
+        "ReusedSubquery",
+        "ShuffleQueryStage",
+        "BroadcastQueryStage",
+        "TableCacheQueryStage",
+        "ResultQueryStage",
+        "Subquery",
+        "SubqueryBroadcast",
+        "BroadcastExchange",
+        "WriteFiles",
+    }
+)
+"""Operators that only wrap, reuse or hand over another's output: no task work of their own
+(a broadcast's work is its build side's and the driver's; a write's is its command's)."""
+
+PYTHON_OPERATORS = (
+    "EvalPython",
+    "InPandas",
+    "InArrow",
+    "PythonUDTF",
+    "FlatMapCoGroupsInPandas",
+    "PythonMapInArrow",
+)
+"""Name parts of the operators that run Python code in a worker process."""
+
+COST_FACTORS: tuple[tuple[str, float], ...] = (
+    ("Python", 50.0),
+    ("Join", 1.0),
+    ("Aggregate", 1.0),
+    ("Window", 2.0),
+    ("Expand", 1.0),
+    ("Generate", 1.0),
+    ("Sort", 0.5),
+    ("Exchange", 0.3),
+    ("ColumnarToRow", 0.3),
+    ("RowToColumnar", 0.3),
+    ("Filter", 0.3),
+    ("Scan", 0.2),
+    ("Project", 0.1),
+    ("Write", 1.0),
+    ("Insert", 1.0),
+)
+"""Relative cost of one row by operator family (first name part that matches): the weight by
+which time no metric claims is shared. A Python operator's per-row cost dwarfs fused JVM code."""
+DEFAULT_COST = 0.2
+NESTED_LOOP_COST = 0.01
+"""Cost of one pair of rows compared by a nested-loop or cartesian join."""
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True)
+class NodeTime:
+    """The time that belongs to one plan node alone."""
+
+    node_id: int = field(metadata=_help("Plan node id (final plan)."))
+    self_time_ms: float | None = field(
+        metadata=_help(
+            "Task time that belongs to this node alone, in ms; None for nodes that run no task "
+            "work of their own (codegen clusters, adaptive wrappers, broadcast exchanges)."
+        )
+    )
+    measured_ms: float = field(
+        metadata=_help("The part of self time its own exclusive metrics measured, in ms.")
+    )
+    driver_time_ms: float = field(
+        metadata=_help("Driver-side time of this node (broadcast build, file listing), in ms.")
+    )
+    stage_ids: tuple[int, ...] = field(metadata=_help("Stages whose tasks did its work."))
+
+
+@dataclass(frozen=True)
+class StageTime:
+    """How one stage's task time was attributed."""
+
+    stage_id: int = field(metadata=_help("Spark's stage id."))
+    run_ms: int = field(
+        metadata=_help("Executor run time of its successful task attempts: the budget.")
+    )
+    outside_ms: float = field(
+        metadata=_help(
+            "Task time outside every operator: run time beyond each task's longest codegen "
+            "pipeline (set-up, code generation, shuffle files merged after the last record)."
+        )
+    )
+    measured_ms: float = field(metadata=_help("The part exclusive metrics claimed, after capping."))
+    estimated_ms: float = field(metadata=_help("The part shared among its operators by work."))
+    unattributed_ms: float = field(
+        metadata=_help("Budget no operator of the final plan could take (no operator ran here).")
+    )
+
+
+@dataclass(frozen=True)
+class ExecutionTime:
+    """Every node's self time in one SQL execution, and what the stages' budgets were."""
+
+    execution_id: int = field(metadata=_help("Spark's SQL execution id."))
+    nodes: dict[int, NodeTime] = field(metadata=_help("By node id."))
+    stages: dict[int, StageTime] = field(metadata=_help("By stage id."))
+    task_run_ms: int = field(
+        metadata=_help("Executor run time of every task attempt of the execution's stages.")
+    )
+    failed_run_ms: int = field(
+        metadata=_help("Of that, the run time of failed and killed attempts (never attributed).")
+    )
+    outside_ms: float = field(metadata=_help("Sum of the stages' time outside every operator."))
+    driver_ms: float = field(metadata=_help("Sum of the nodes' driver time."))
+
+    @property
+    def attributed_ms(self) -> float:
+        """Sum of the nodes' self times."""
+        return sum(n.self_time_ms or 0.0 for n in self.nodes.values())
+
+
+def cost_factor(name: str) -> float:
+    """Return the cost of one row for an operator called `name` (see `COST_FACTORS`).
+
+    >>> cost_factor("BatchEvalPython"), cost_factor("SortMergeJoin"), cost_factor("Project")
+    (50.0, 1.0, 0.1)
+    """
+    if is_python_operator(name):
+        return COST_FACTORS[0][1]
+    for part, factor in COST_FACTORS[1:]:
+        if part in name:
+            return factor
+    return DEFAULT_COST
+
+
+def is_python_operator(name: str) -> bool:
+    """Return True for an operator that evaluates Python code in a worker process."""
+    return any(part in name for part in PYTHON_OPERATORS)
+
+
+def is_nested_loop(name: str) -> bool:
+    """Return True for joins that compare every pair of rows."""
+    return "NestedLoopJoin" in name or "CartesianProduct" in name
+
+
+def _metric_ms(metric_type: str, value: float) -> float:
+    return value / NS_PER_MS if metric_type == "nsTiming" else float(value)
+
+
+@dataclass
+class _Sums:
+    """Per-(accumulator, stage) sums of one execution, and the stages' budgets."""
+
+    by_acc_stage: dict[tuple[int, int], int]
+    """(accumulator id, stage id) → sum of the task values updated in that stage."""
+    run_ms: dict[int, int]
+    """stage id → executor run time of its successful task attempts."""
+    all_run_ms: dict[int, int]
+    """stage id → executor run time of all its task attempts."""
+    outside_ms: dict[int, float]
+    """stage id → run time of its successful tasks beyond their longest codegen duration."""
+
+
+def _acc_stage_sums(slots: pl.DataFrame) -> dict[int, dict[tuple[int, int], int]]:
+    """Per execution: (accumulator, stage) → sum of the task values (negatives count as 0)."""
+    if not slots.height:
+        return {}
+    frame = (
+        slots.filter(pl.col("stage_id").is_not_null())
+        .group_by("execution_id", "accumulator_id", "stage_id")
+        .agg(pl.col("value").clip(lower_bound=0).sum().alias("total"))
+    )
+    out: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
+    for eid, acc, stage, total in frame.iter_rows():
+        out[eid][(acc, stage)] = int(total)
+    return out
+
+
+def task_cpus(app: Application) -> int:
+    """Return what Spark multiplied executor run times by: `spark.task.cpus` from Spark 4.0.
+
+    >>> from analyzer.model.application import Application
+    >>> app = Application(app_id=None, attempt_id=None, name="a", spark_version="4.1.0",
+    ...     user="u", start_ms=None, end_ms=None, completed=True, executors=(), jobs=(),
+    ...     stages=(), executions=(), spark_properties=(("spark.task.cpus", "2"),))
+    >>> task_cpus(app)
+    2
+    """
+    major = app.spark_version.split(".", 1)[0]
+    if not major.isdigit() or int(major) < 4:
+        return 1
+    raw = dict(app.spark_properties).get("spark.task.cpus", "1").strip()
+    try:
+        return max(1, int(float(raw)))
+    except ValueError:
+        return 1
+
+
+def _stage_run_ms(tasks: pl.DataFrame, cpus: int) -> tuple[dict[int, int], dict[int, int]]:
+    """Per stage id: run time of the successful task attempts, and of every attempt."""
+    if not tasks.height:
+        return {}, {}
+    run = (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run")
+    frame = (
+        tasks.with_columns(run)
+        .group_by("stage_id")
+        .agg(
+            pl.col("run").filter(pl.col("successful")).sum().alias("ok"),
+            pl.col("run").sum().alias("all"),
+        )
+    )
+    ok: dict[int, int] = {}
+    every: dict[int, int] = {}
+    for stage, ok_ms, all_ms in frame.iter_rows():
+        ok[int(stage)] = int(ok_ms or 0)
+        every[int(stage)] = int(all_ms or 0)
+    return ok, every
+
+
+def _outside_ms(
+    slots: pl.DataFrame, tasks: pl.DataFrame, codegen_accs: set[int], cpus: int
+) -> dict[int, float]:
+    """Per stage id: Σ over successful tasks of run time beyond the task's longest pipeline."""
+    if not codegen_accs or not slots.height or not tasks.height:
+        return {}
+    longest = (
+        slots.filter(pl.col("accumulator_id").is_in(list(codegen_accs)) & (pl.col("task_id") >= 0))
+        .group_by("task_id")
+        .agg(pl.col("value").max().alias("pipeline_ms"))
+    )
+    frame = (
+        tasks.filter(pl.col("successful"))
+        .select("task_id", "stage_id", (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run"))
+        .join(longest, on="task_id", how="inner")
+        .group_by("stage_id")
+        .agg((pl.col("run") - pl.col("pipeline_ms")).clip(lower_bound=0).sum().alias("outside"))
+    )
+    return {int(stage): float(outside or 0) for stage, outside in frame.iter_rows()}
+
+
+def _rows_metric(node: PlanNode, names: tuple[str, ...]) -> int | None:
+    for m in node.metrics:
+        if m.name in names:
+            return m.accumulator_id
+    return None
+
+
+class _ExecutionAttribution:
+    """Works out one execution's node times (see the module docstring)."""
+
+    def __init__(self, execution: Execution, sums: _Sums) -> None:
+        self.execution = execution
+        self.graph: PlanGraph = execution.final_plan.graph
+        self.sums = sums
+        self.stages = sorted(
+            {s for s in execution.stage_ids if s in sums.run_ms or s in sums.all_run_ms}
+        )
+        self.node_stages: dict[int, set[int]] = {}
+        self._assign_stages()
+
+    def value(self, acc_id: int, stage: int) -> int:
+        return self.sums.by_acc_stage.get((acc_id, stage), 0)
+
+    def _own_stages(self, node: PlanNode) -> set[int]:
+        return {
+            s
+            for s in self.stages
+            for m in node.metrics
+            if self.sums.by_acc_stage.get((m.accumulator_id, s))
+        }
+
+    def _assign_stages(self) -> None:
+        """Give every operator the stages it ran in: its metrics', else its cluster's, else the
+        nearest descendant's within the same stage (an exchange's read side for its parent)."""
+        graph = self.graph
+        for node in graph.nodes:
+            self.node_stages[node.node_id] = self._own_stages(node)
+        for node in graph.nodes:
+            if node.is_cluster or self.node_stages[node.node_id]:
+                continue
+            if node.cluster_id is not None:
+                cluster = self.node_stages.get(node.cluster_id, set())
+                if cluster:
+                    self.node_stages[node.node_id] = set(cluster)
+                    continue
+            self.node_stages[node.node_id] = self._inherited(node)
+
+    def _inherited(self, node: PlanNode) -> set[int]:
+        seen: set[int] = set()
+        frontier = [c.node_id for c in self.graph.children_of(node.node_id)]
+        while frontier:
+            child_id = frontier.pop(0)
+            if child_id in seen:
+                continue
+            seen.add(child_id)
+            child = self.graph.node(child_id)
+            stages = self.node_stages.get(child_id, set())
+            if "Exchange" in child.name and stages:
+                read = {s for s in stages if self._reads_in(child, s)}
+                if read:
+                    return read
+                continue
+            if stages and not child.is_cluster:
+                return set(stages)
+            frontier.extend(c.node_id for c in self.graph.children_of(child_id))
+        return set()
+
+    def _reads_in(self, exchange: PlanNode, stage: int) -> bool:
+        read = _rows_metric(exchange, EXCHANGE_READ_ROWS)
+        fetch = next((m for m in exchange.metrics if m.name == "fetch wait time"), None)
+        return (read is not None and self.value(read, stage) > 0) or (
+            fetch is not None and (fetch.accumulator_id, stage) in self.sums.by_acc_stage
+        )
+
+    def _rows_out(self, node: PlanNode, stage: int, memo: dict[tuple[int, int], int]) -> int:
+        """Rows a node produced in a stage: its row metric, else what its inputs produced."""
+        key = (node.node_id, stage)
+        if key in memo:
+            return memo[key]
+        memo[key] = 0  # a reused node reached again while being worked out
+        acc = _rows_metric(node, ROW_METRICS)
+        if "Exchange" in node.name:
+            write = _rows_metric(node, EXCHANGE_WRITE_ROWS)
+            read = _rows_metric(node, EXCHANGE_READ_ROWS)
+            rows = (self.value(read, stage) if read is not None else 0) or (
+                self.value(write, stage) if write is not None else 0
+            )
+        elif acc is not None:
+            rows = self.value(acc, stage)
+        else:
+            rows = self._rows_in(node, stage, memo)
+        memo[key] = rows
+        return rows
+
+    def _rows_in(self, node: PlanNode, stage: int, memo: dict[tuple[int, int], int]) -> int:
+        total = 0
+        for child in self.graph.children_of(node.node_id):
+            if stage in self.node_stages.get(child.node_id, set()) or child.is_cluster:
+                total += self._rows_out(child, stage, memo)
+        return total
+
+    def _weight(self, node: PlanNode, stage: int, memo: dict[tuple[int, int], int]) -> float:
+        """The work a node did in a stage, in cost-weighted rows."""
+        name = node.name
+        rows_in = self._rows_in(node, stage, memo)
+        rows_out = self._rows_out(node, stage, memo)
+        if is_nested_loop(name):
+            sides = [self._side_rows(child) for child in self.graph.children_of(node.node_id)]
+            pairs = sides[0] * sides[1] if len(sides) == 2 else 0
+            return NESTED_LOOP_COST * pairs + rows_out
+        if "Join" in name:
+            return cost_factor(name) * (rows_in + rows_out)
+        if "Exchange" in name:
+            return cost_factor(name) * rows_out
+        if any(part in name for part in ("Expand", "Generate", "Scan")):
+            return cost_factor(name) * rows_out
+        return cost_factor(name) * max(rows_in, rows_out if not rows_in else 0)
+
+    def _side_rows(self, node: PlanNode) -> int:
+        """All rows one input of a join produced, over every stage (a broadcast's included)."""
+        memo: dict[tuple[int, int], int] = {}
+        acc = _rows_metric(node, ROW_METRICS)
+        if acc is not None:
+            return sum(self.value(acc, s) for s in self.stages)
+        return sum(self._rows_out(node, s, memo) for s in self.stages)
+
+    def run(self) -> ExecutionTime:
+        graph = self.graph
+        sums = self.sums
+        measured: dict[int, float] = defaultdict(float)
+        estimated: dict[int, float] = defaultdict(float)
+        driver: dict[int, float] = defaultdict(float)
+        stage_times: dict[int, StageTime] = {}
+        operators = [
+            n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS
+        ]
+        for node in graph.nodes:
+            for m in node.metrics:
+                if m.name in DRIVER_METRICS:
+                    driver[node.node_id] += _metric_ms(
+                        m.metric_type, self._driver_total(m.accumulator_id)
+                    )
+        memo: dict[tuple[int, int], int] = {}
+        for stage in self.stages:
+            budget = float(sums.run_ms.get(stage, 0))
+            outside = min(budget, sums.outside_ms.get(stage, 0.0))
+            in_stage = [n for n in operators if stage in self.node_stages.get(n.node_id, set())]
+            claims: dict[int, float] = defaultdict(float)
+            for node in in_stage:
+                for m in node.metrics:
+                    if m.name in EXCLUSIVE_METRICS and m.metric_type in ("timing", "nsTiming"):
+                        claims[node.node_id] += _metric_ms(
+                            m.metric_type, self.value(m.accumulator_id, stage)
+                        )
+            claimed = sum(claims.values())
+            if claimed > budget - outside:  # the measured work needs the room: outside gives way
+                outside = max(0.0, budget - claimed)
+            scale = budget / claimed if claimed > budget else 1.0
+            for node_id, ms in claims.items():
+                measured[node_id] += ms * scale
+            rest = max(0.0, budget - outside - claimed * scale)
+            weights = {n.node_id: self._weight(n, stage, memo) for n in in_stage}
+            total_weight = sum(weights.values())
+            unattributed = 0.0
+            if rest > 0 and total_weight > 0:
+                for node_id, w in weights.items():
+                    estimated[node_id] += rest * w / total_weight
+            elif rest > 0 and in_stage:
+                for node in in_stage:
+                    estimated[node.node_id] += rest / len(in_stage)
+            else:
+                unattributed = rest
+            stage_times[stage] = StageTime(
+                stage_id=stage,
+                run_ms=int(budget),
+                outside_ms=outside,
+                measured_ms=claimed * scale,
+                estimated_ms=rest if in_stage else 0.0,
+                unattributed_ms=unattributed,
+            )
+        nodes: dict[int, NodeTime] = {}
+        for node in graph.nodes:
+            stages = tuple(sorted(self.node_stages.get(node.node_id, set())))
+            ran = bool(stages) and not node.is_cluster and node.name not in NO_WORK_OPERATORS
+            self_ms = measured[node.node_id] + estimated[node.node_id] if ran else None
+            nodes[node.node_id] = NodeTime(
+                node_id=node.node_id,
+                self_time_ms=self_ms,
+                measured_ms=measured[node.node_id],
+                driver_time_ms=driver[node.node_id],
+                stage_ids=stages,
+            )
+        run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
+        run_ok = sum(sums.run_ms.get(s, 0) for s in self.stages)
+        return ExecutionTime(
+            execution_id=self.execution.execution_id,
+            nodes=nodes,
+            stages=stage_times,
+            task_run_ms=run_all,
+            failed_run_ms=run_all - run_ok,
+            outside_ms=sum(st.outside_ms for st in stage_times.values()),
+            driver_ms=sum(driver.values()),
+        )
+
+    def _driver_total(self, acc_id: int) -> int:
+        return self.sums.by_acc_stage.get((acc_id, -1), 0)
+
+
+def attribute_time(
+    app: Application,
+    node_stats: dict[int, dict[int, NodeStats]],
+    slots: pl.DataFrame,
+    tasks: pl.DataFrame,
+) -> dict[int, ExecutionTime]:
+    """Work out every execution's node self times and driver times (see the module docstring)."""
+    per_execution = _acc_stage_sums(slots)
+    cpus = task_cpus(app)
+    run_ok, run_all = _stage_run_ms(tasks, cpus)
+    codegen_accs = {
+        m.accumulator_id
+        for e in app.executions
+        for n in e.final_plan.graph.nodes
+        if n.is_cluster
+        for m in n.metrics
+        if m.name == CODEGEN_DURATION
+    }
+    outside = _outside_ms(slots, tasks, codegen_accs, cpus)
+    out: dict[int, ExecutionTime] = {}
+    for execution in app.executions:
+        by_acc_stage = dict(per_execution.get(execution.execution_id, {}))
+        # Driver-side metrics have no stage: their totals come from the node statistics.
+        for ns in node_stats.get(execution.execution_id, {}).values():
+            for m in ns.metrics:
+                if m.name in DRIVER_METRICS:
+                    by_acc_stage[(m.accumulator_id, -1)] = m.total
+        sums = _Sums(
+            by_acc_stage=by_acc_stage, run_ms=run_ok, all_run_ms=run_all, outside_ms=outside
+        )
+        out[execution.execution_id] = _ExecutionAttribution(execution, sums).run()
+    return out
