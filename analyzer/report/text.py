@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.insights import Finding
 from analyzer.model.plan import PlanGraph, PlanNode
@@ -21,23 +22,19 @@ from analyzer.report.execution import (
 )
 from analyzer.report.findings import FindingsView, FindingView, build_findings_view
 from analyzer.report.header import ApplicationHeaderView, build_header_view
-from analyzer.report.metrics import (
-    TIMING_TYPES,
-    MetricView,
-    shown_metrics,
-    stage_ids_str,
-)
+from analyzer.report.metrics import MetricView, shown_metrics, stage_ids_str
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
 from analyzer.report.stages import StageView, build_stage_views, task_rows_by_stage
-from analyzer.units import fmt_duration_ms
+from analyzer.units import fmt_duration_ms, fmt_pct
 
 TREE_MAX_LEVELS = 12
 """A node this deep starts again at the left margin (`⤷ `, naming its parent): short lines."""
 
 TOP_LABEL = (
-    "each node's timing metrics summed over its tasks; a WholeStageCodegen `duration` includes "
-    "the operators fused in it, broadcast and subquery times are driver time; figures overlap"
+    "task time that belongs to each operator alone (measured by its own timers where it has "
+    "them, the rest of its stage shared out by the rows each operator handled; "
+    "docs/metrics.md#time-attribution), with its share of the execution's task time"
 )
 
 
@@ -89,14 +86,22 @@ class PlanNodeView:
 
 @dataclass(frozen=True)
 class TopOperatorView:
-    """An operator (or codegen cluster) among the most time-consuming of an execution."""
+    """An operator among those with the most self time in an execution."""
 
-    rank: int = field(metadata=_help("1 for the most time-consuming."))
-    node_id: int = field(metadata=_help("Plan node id (a WholeStageCodegen cluster's own id)."))
-    name: str = field(metadata=_help("Operator name, or `WholeStageCodegen (N)`."))
-    time_ms: int = field(metadata=_help("The summed time, in ms."))
-    time_str: str = field(metadata=_help("The summed time, formatted."))
-    source_str: str = field(metadata=_help("Which metrics were summed, e.g. `duration`."))
+    rank: int = field(metadata=_help("1 for the most self time."))
+    node_id: int = field(metadata=_help("Plan node id."))
+    name: str = field(metadata=_help("Operator name."))
+    time_ms: int = field(metadata=_help("Its self time, in ms."))
+    time_str: str = field(metadata=_help("Its self time, formatted."))
+    share_str: str = field(
+        metadata=_help("Its share of the execution's task run time: `42.0 %`.")
+    )
+    source_str: str = field(
+        metadata=_help(
+            "Where it ran and how its time is known: `stage 50; 96.6 % measured`, `measured` "
+            "(its own timers), `estimated` (its share of its stage's untimed work)."
+        )
+    )
     bar_fraction: float = field(metadata=_help("time / the largest time in the list (bar widths)."))
 
 
@@ -219,39 +224,44 @@ def build_plan_node_views(
 
 
 def build_top_operators(
-    graph: PlanGraph, stats: dict[int, NodeStats], top: int = 5
+    graph: PlanGraph, times: ExecutionTime | None, top: int = 5
 ) -> tuple[TopOperatorView, ...]:
-    """Rank nodes and codegen clusters by the sum of their timing metrics (ms), largest first."""
-    ranked: list[tuple[int, int, str, str]] = []
-    for node in graph.nodes:
-        node_stats = stats.get(node.node_id)
-        if node_stats is None:
-            continue
-        total_ms = 0.0
-        names = []
-        for m in node_stats.metrics:
-            if m.metric_type not in TIMING_TYPES:
-                continue
-            total_ms += m.total if m.metric_type == "timing" else m.total / 1_000_000
-            if m.total > 0:
-                names.append(m.name)
-        if total_ms > 0:
-            ranked.append((round(total_ms), node.node_id, node.name, " + ".join(names)))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    chosen = ranked[:top]
-    biggest = chosen[0][0] if chosen else 1
-    return tuple(
-        TopOperatorView(
-            rank=i + 1,
-            node_id=node_id,
-            name=name,
-            time_ms=ms,
-            time_str=fmt_duration_ms(ms),
-            source_str=source,
-            bar_fraction=ms / biggest,
+    """Rank an execution's operators by self time (see `aggregate.attribution`), largest first."""
+    if times is None:
+        return ()
+    ranked = sorted(
+        (
+            (round(nt.self_time_ms), nt)
+            for nt in times.nodes.values()
+            if nt.self_time_ms is not None and round(nt.self_time_ms) > 0
+        ),
+        key=lambda r: (-r[0], r[1].node_id),
+    )[:top]
+    biggest = ranked[0][0] if ranked else 1
+    run_ms = times.task_run_ms - times.failed_run_ms
+    out = []
+    for i, (ms, nt) in enumerate(ranked):
+        measured = nt.measured_ms / nt.self_time_ms if nt.self_time_ms else 0.0
+        basis = (
+            "measured"
+            if measured >= 0.995
+            else "estimated"
+            if measured < 0.005
+            else f"{fmt_pct(measured)} measured"
         )
-        for i, (ms, node_id, name, source) in enumerate(chosen)
-    )
+        out.append(
+            TopOperatorView(
+                rank=i + 1,
+                node_id=nt.node_id,
+                name=graph.node(nt.node_id).name,
+                time_ms=ms,
+                time_str=fmt_duration_ms(ms),
+                share_str=fmt_pct(ms / run_ms) if run_ms > 0 else "–",
+                source_str=f"{stage_ids_str(nt.stage_ids)}; {basis}",
+                bar_fraction=ms / biggest,
+            )
+        )
+    return tuple(out)
 
 
 def build_text_view(
@@ -292,7 +302,9 @@ def build_text_view(
             TextExecutionView(
                 execution=shared,
                 nodes=build_plan_node_views(graph, stats, options, shared.findings),
-                top_operators=() if level == "none" else build_top_operators(graph, stats),
+                top_operators=()
+                if level == "none"
+                else build_top_operators(graph, analysis.times.get(e.execution_id)),
                 top_label=TOP_LABEL,
             )
         )

@@ -197,9 +197,23 @@ def _execution_view(
         else [execution.final_plan]
     )
     final_ids: dict[tuple[int, ...], str] = {}
+    times = analysis.times.get(eid)
+    self_times = {
+        nt.node_id: nt.self_time_ms
+        for nt in (times.nodes.values() if times else ())
+        if nt.self_time_ms is not None
+    }
     plans = tuple(
         build_plan_graph_view(
-            execution, p, stats_by_acc, final_stats, panels, task_metrics, final_ids, node_findings
+            execution,
+            p,
+            stats_by_acc,
+            final_stats,
+            panels,
+            task_metrics,
+            final_ids,
+            node_findings,
+            self_times,
         )
         for p in ordered
     )

@@ -15,7 +15,7 @@ from analyzer.model.application import Execution, PlanVersion
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.findings import SEVERITY_MARKS, FindingView
 from analyzer.report.html.panel import NodePanelView, build_panel
-from analyzer.report.metrics import is_skewed, stage_ids_str, timing_total_ms
+from analyzer.report.metrics import is_skewed, stage_ids_str
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_metric_value, fmt_pct
 
 NODE_WIDTH = 196
@@ -51,10 +51,10 @@ class GraphNodeView:
     width: int = field(metadata={"help": "Box width in pixels."})
     height: int = field(metadata={"help": "Box height in pixels."})
     shade: int = field(
-        metadata={"help": "0..9: the node's time relative to the slowest node of the plan."}
+        metadata={"help": "0..9: the node's self time relative to the largest in the plan."}
     )
     time_share_str: str = field(
-        metadata={"help": "The node's share of the plan's operator time, e.g. `42.0 %`."}
+        metadata={"help": "The node's share of the plan's self time, e.g. `42.0 %`."}
     )
     skewed: bool = field(
         metadata={"help": "True when one of its metrics has a max far above the median."}
@@ -211,13 +211,13 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def node_detail_str(node: PlanNode, stats: NodeStats | None) -> str:
-    if stats is None or not stats.metrics:
-        return ""
+def node_detail_str(node: PlanNode, stats: NodeStats | None, self_ms: float | None) -> str:
+    """The headline of a node's box: its self time and its output rows."""
     parts = []
-    time_ms = timing_total_ms(stats)
-    if time_ms > 0:
-        parts.append(fmt_duration_ms(time_ms))
+    if self_ms:
+        parts.append(f"self {fmt_duration_ms(self_ms)}")
+    if stats is None or not stats.metrics:
+        return " · ".join(parts)
     for m in stats.metrics:
         if m.name == "number of output rows":
             parts.append(f"{fmt_count(m.total)} rows")
@@ -254,9 +254,10 @@ def build_plan_graph_view(
     task_metrics: dict[str, tuple[MetricStats, ...]],
     final_ids: dict[tuple[int, ...], str],
     node_findings: dict[int, list[FindingView]],
+    self_times: dict[int, float],
 ) -> PlanGraphView:
-    """Lay out one plan version and collect a panel per node; `node_findings` (by node id of the
-    final plan) mark the final plan's nodes."""
+    """Lay out one plan version and collect a panel per node; `node_findings` and `self_times`
+    (by node id of the final plan) mark and shade the final plan's nodes."""
     graph = plan.graph
     is_final = plan.index == execution.final_plan.index
     prefix = plan_dom_id(execution.execution_id, plan.index)
@@ -274,7 +275,7 @@ def build_plan_graph_view(
             node_stats[node.node_id] = NodeStats(node.node_id, found, ())
     places = layout_plan(graph)
     op_times = {
-        n.node_id: timing_total_ms(node_stats.get(n.node_id))
+        n.node_id: self_times.get(n.node_id, 0.0) if is_final else 0.0
         for n in graph.nodes
         if not n.is_cluster
     }
@@ -314,7 +315,7 @@ def build_plan_graph_view(
                 name=node.name,
                 label_str=shorten(node.name, 26),
                 desc=node.desc,
-                detail_str=node_detail_str(node, stats),
+                detail_str=node_detail_str(node, stats, op_times[node.node_id]),
                 stage_str=stage_ids_str(stats.stage_ids if stats else ()),
                 x=place.x,
                 y=place.y,
@@ -343,12 +344,12 @@ def build_plan_graph_view(
         y0 = min(p.y for p in members) - CLUSTER_PAD - CLUSTER_LABEL
         x1 = max(p.x for p in members) + NODE_WIDTH + CLUSTER_PAD
         y1 = max(p.y for p in members) + NODE_HEIGHT + CLUSTER_PAD
-        duration = timing_total_ms(stats)
+        duration = sum(op_times.get(m, 0.0) for m in node.member_ids)
         dom_id = node_dom_id(prefix, node.node_id)
         clusters.append(
             GraphClusterView(
                 dom_id=dom_id,
-                label_str=node.name + (f" · {fmt_duration_ms(duration)}" if duration else ""),
+                label_str=node.name + (f" · self {fmt_duration_ms(duration)}" if duration else ""),
                 stage_str=stage_ids_str(stats.stage_ids if stats else ()),
                 x=x0,
                 y=y0,
