@@ -43,7 +43,7 @@ def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
     analysis = analysis_of(path)
     findings = detect_all(analysis)
     sections = [a for t, a in parse_page(html).tags if t == "section"]
-    assert sections[0].get("id") == "findings"
+    assert [s.get("id") for s in sections[:2]] == ["time-spent", "findings"]
     items = _attrs_with_class(html, "li", "finding")
     assert [a["id"] for a in items] == [f"finding-{i}" for i in range(1, len(findings) + 1)]
     ids = _ids(html)

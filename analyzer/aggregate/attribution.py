@@ -156,6 +156,9 @@ class NodeTime:
         metadata=_help("Driver-side time of this node (broadcast build, file listing), in ms.")
     )
     stage_ids: tuple[int, ...] = field(metadata=_help("Stages whose tasks did its work."))
+    by_stage: tuple[tuple[int, float], ...] = field(
+        default=(), metadata=_help("(stage id, self time in that stage in ms), by stage id.")
+    )
 
 
 @dataclass(frozen=True)
@@ -451,6 +454,7 @@ class _ExecutionAttribution:
         sums = self.sums
         measured: dict[int, float] = defaultdict(float)
         estimated: dict[int, float] = defaultdict(float)
+        per_stage: dict[int, dict[int, float]] = defaultdict(dict)
         driver: dict[int, float] = defaultdict(float)
         stage_times: dict[int, StageTime] = {}
         operators = [
@@ -492,6 +496,13 @@ class _ExecutionAttribution:
                     estimated[node.node_id] += rest / len(in_stage)
             else:
                 unattributed = rest
+            for node in in_stage:
+                share = claims.get(node.node_id, 0.0) * scale
+                share += rest * weights[node.node_id] / total_weight if total_weight > 0 else 0.0
+                if rest > 0 and total_weight <= 0 and in_stage:
+                    share += rest / len(in_stage)
+                if share > 0:
+                    per_stage[node.node_id][stage] = share
             stage_times[stage] = StageTime(
                 stage_id=stage,
                 run_ms=int(budget),
@@ -511,6 +522,7 @@ class _ExecutionAttribution:
                 measured_ms=measured[node.node_id],
                 driver_time_ms=driver[node.node_id],
                 stage_ids=stages,
+                by_stage=tuple(sorted(per_stage[node.node_id].items())) if ran else (),
             )
         run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
         run_ok = sum(sums.run_ms.get(s, 0) for s in self.stages)

@@ -26,6 +26,7 @@ from analyzer.report.metrics import MetricView, shown_metrics, stage_ids_str
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
 from analyzer.report.stages import StageView, build_stage_views, task_rows_by_stage
+from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.units import fmt_duration_ms, fmt_pct
 
 TREE_MAX_LEVELS = 12
@@ -124,6 +125,7 @@ class TextReportView:
     header: ApplicationHeaderView = field(metadata=_help("The application header."))
     metrics_level: str = field(metadata=_help("none, summary or full."))
     selection_str: str = field(metadata=_help("Which executions are shown and why."))
+    time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
     findings: FindingsView = field(metadata=_help("The Findings section."))
     executions: tuple[TextExecutionView, ...] = field(metadata=_help("Shown executions, by start."))
     other_work_str: str = field(
@@ -312,6 +314,7 @@ def build_text_view(
         header=build_header_view(analysis, options.now_ms),
         metrics_level=level,
         selection_str=selection.description_str,
+        time_spent=build_time_spent_view(analysis, selection, findings_view.items),
         findings=findings_view,
         executions=tuple(executions),
         other_work_str=(

@@ -45,6 +45,7 @@ from analyzer.report.html.timeline import (
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import by_duration, by_start, select_executions
 from analyzer.report.stages import build_stage_views
+from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.units import fmt_duration_ms
 
 MAX_DETAILED_EXECUTIONS = 25
@@ -127,6 +128,7 @@ class HtmlReportView:
     notes: tuple[str, ...] = field(
         metadata=_help("Report-wide caveats: the header's reading notes, what was left out.")
     )
+    time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
     findings: FindingsView = field(metadata=_help("The Findings section."))
     finding_links: tuple[HtmlFindingView, ...] = field(
         metadata=_help("The same findings with their links into the page, in order.")
@@ -318,6 +320,7 @@ def build_html_view(
         title=f"EXPLAIN ANALYZE · {app.name}",
         header=header,
         notes=tuple(notes),
+        time_spent=build_time_spent_view(analysis, selection, findings_view.items),
         findings=findings_view,
         finding_links=links,
         executions_total=len(app.executions),

@@ -1,0 +1,249 @@
+"""Where the time went: the application's wall time → its slowest executions → the stages on
+their critical paths → the operators with the most self time there. Shown first in every format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.attribution import ExecutionTime
+from analyzer.aggregate.time_spent import app_time_spent, critical_path
+from analyzer.model.application import Execution, Job
+from analyzer.report.findings import FindingView
+from analyzer.report.selection import Selection, by_duration
+from analyzer.units import fmt_duration_ms, fmt_pct
+
+MAX_EXECUTIONS = 3
+"""How many of the slowest executions the section follows …"""
+MIN_EXECUTION_SHARE = 0.05
+"""… of those taking at least this share of the slowest one's wall time."""
+MAX_STAGES = 3
+"""How many of an execution's critical-path stages it names (the longest ones)."""
+MAX_OPERATORS = 3
+"""How many operators it names per stage."""
+MAX_OTHER_JOBS = 3
+"""How many jobs outside SQL it names (the longest ones)."""
+DESCRIPTION_CHARS = 70
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+def _share(part: float | None, whole: float | None) -> str:
+    if part is None or not whole:
+        return "–"
+    return fmt_pct(part / whole)
+
+
+def _one_line(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    text = " ".join(text.replace("<br/>", " ").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class HotOperatorView:
+    """An operator with much self time in one stage."""
+
+    node_id: int = field(metadata=_help("Plan node id (final plan)."))
+    name: str = field(metadata=_help("Operator name."))
+    time_str: str = field(metadata=_help("Its self time in the stage, formatted."))
+    share_str: str = field(metadata=_help("Its share of the stage's task run time."))
+    findings: tuple[FindingView, ...] = field(
+        metadata=_help("Findings pointing at this operator, by rank.")
+    )
+
+
+@dataclass(frozen=True)
+class StageTimeView:
+    """A stage on an execution's critical path."""
+
+    stage_id: int = field(metadata=_help("Spark's stage id."))
+    wall_str: str = field(metadata=_help("Its wall time (first submission to last completion)."))
+    wall_share_str: str = field(metadata=_help("Its share of the execution's wall time."))
+    task_time_str: str = field(metadata=_help("Executor run time of its successful tasks."))
+    operators: tuple[HotOperatorView, ...] = field(
+        metadata=_help("Its operators with the most self time, largest first.")
+    )
+
+
+@dataclass(frozen=True)
+class ExecutionTimeView:
+    """One of the slowest executions and where its time went."""
+
+    execution_id: int = field(metadata=_help("Spark's SQL execution id."))
+    anchor: str = field(metadata=_help("Element id of its section in the HTML page."))
+    description_str: str = field(metadata=_help("Its description on one line, shortened."))
+    status: str = field(metadata=_help("COMPLETED, FAILED or RUNNING."))
+    wall_str: str = field(metadata=_help("Its wall time, formatted."))
+    share_str: str = field(metadata=_help("Its share of the application's wall time."))
+    path_str: str = field(
+        metadata=_help("Its critical path: `stage 46 19.2 s → 50 35.1 s → 55 11.6 s`, or empty.")
+    )
+    stages: tuple[StageTimeView, ...] = field(
+        metadata=_help("The longest stages of its critical path, longest first.")
+    )
+
+
+@dataclass(frozen=True)
+class OtherJobView:
+    """A job outside any SQL execution (RDD work, file listing)."""
+
+    job_id: int = field(metadata=_help("Spark's job id."))
+    duration_str: str = field(metadata=_help("Submission to completion."))
+    description_str: str = field(
+        metadata=_help("Its description, else its name (call site), on one line.")
+    )
+
+
+@dataclass(frozen=True)
+class TimeSpentView:
+    """The section `Where the time went`."""
+
+    summary_str: str = field(
+        metadata=_help(
+            "`1m 57s: SQL executions 1m 11s (61.0 %) · jobs outside SQL 20.0 s (17.1 %) · "
+            "driver alone 25.6 s (21.9 %)`."
+        )
+    )
+    executions: tuple[ExecutionTimeView, ...] = field(
+        metadata=_help("The slowest shown executions, slowest first.")
+    )
+    other_jobs_str: str = field(
+        metadata=_help("`31 jobs outside SQL executions, 20.0 s in all`, or empty.")
+    )
+    other_jobs: tuple[OtherJobView, ...] = field(
+        metadata=_help("The longest of those jobs, longest first.")
+    )
+
+
+def _hot_operators(
+    execution: Execution,
+    times: ExecutionTime | None,
+    stage_id: int,
+    stage_run_ms: int,
+    findings: Sequence[FindingView],
+) -> tuple[HotOperatorView, ...]:
+    if times is None:
+        return ()
+    in_stage = [
+        (ms, nt.node_id)
+        for nt in times.nodes.values()
+        for sid, ms in nt.by_stage
+        if sid == stage_id and ms >= 0.5
+    ]
+    flagged = {f.node_id for f in findings if f.execution_id == execution.execution_id}
+    ranked = sorted(in_stage, key=lambda r: (-r[0], r[1]))
+    chosen = ranked[:MAX_OPERATORS]
+    # An operator a finding points at is always named, even when others took more time.
+    chosen += [r for r in ranked[MAX_OPERATORS:] if r[1] in flagged]
+    graph = execution.final_plan.graph
+    return tuple(
+        HotOperatorView(
+            node_id=node_id,
+            name=graph.node(node_id).name,
+            time_str=fmt_duration_ms(ms),
+            share_str=_share(ms, stage_run_ms),
+            findings=tuple(
+                f
+                for f in findings
+                if f.execution_id == execution.execution_id and f.node_id == node_id
+            ),
+        )
+        for ms, node_id in chosen
+    )
+
+
+def _execution_view(
+    analysis: Analysis,
+    execution: Execution,
+    app_wall_ms: int | None,
+    findings: Sequence[FindingView],
+) -> ExecutionTimeView:
+    path = critical_path(execution.stage_ids, analysis.application.stages)
+    times = analysis.times.get(execution.execution_id)
+    wall = execution.duration_ms
+    stages = []
+    for span in sorted(path, key=lambda sp: (-sp.wall_ms, sp.stage_id))[:MAX_STAGES]:
+        stage_time = times.stages.get(span.stage_id) if times else None
+        run_ms = stage_time.run_ms if stage_time else 0
+        stages.append(
+            StageTimeView(
+                stage_id=span.stage_id,
+                wall_str=fmt_duration_ms(span.wall_ms),
+                wall_share_str=_share(span.wall_ms, wall),
+                task_time_str=fmt_duration_ms(run_ms),
+                operators=_hot_operators(execution, times, span.stage_id, run_ms, findings),
+            )
+        )
+    return ExecutionTimeView(
+        execution_id=execution.execution_id,
+        anchor=f"exec-{execution.execution_id}",
+        description_str=_one_line(execution.description) or "(no description)",
+        status=execution.status,
+        wall_str=fmt_duration_ms(wall),
+        share_str=_share(wall, app_wall_ms),
+        path_str=(
+            "stage " + " → ".join(f"{sp.stage_id} {fmt_duration_ms(sp.wall_ms)}" for sp in path)
+            if path
+            else ""
+        ),
+        stages=tuple(stages),
+    )
+
+
+def _job_description(job: Job) -> str:
+    return _one_line(job.description or job.name or f"job {job.job_id}")
+
+
+def build_time_spent_view(
+    analysis: Analysis, selection: Selection, findings: Sequence[FindingView]
+) -> TimeSpentView:
+    """Say where the application's time went, following the slowest of the shown executions."""
+    app = analysis.application
+    spent = app_time_spent(app)
+    wall = spent.wall_ms
+    parts = [f"SQL executions {fmt_duration_ms(spent.sql_ms)} ({_share(spent.sql_ms, wall)})"]
+    if spent.other_jobs_ms:
+        parts.append(
+            f"jobs outside SQL {fmt_duration_ms(spent.other_jobs_ms)} "
+            f"({_share(spent.other_jobs_ms, wall)})"
+        )
+    if spent.driver_ms is not None:
+        parts.append(
+            f"driver alone {fmt_duration_ms(spent.driver_ms)} ({_share(spent.driver_ms, wall)})"
+        )
+    summary = f"{fmt_duration_ms(wall)}: " + " · ".join(parts)
+    other = [
+        j
+        for j in app.jobs
+        if j.execution_id is None and j.submission_ms is not None and j.completion_ms is not None
+    ]
+    other.sort(key=lambda j: (-((j.completion_ms or 0) - (j.submission_ms or 0)), j.job_id))
+    slowest = by_duration(selection.executions)[:MAX_EXECUTIONS]
+    longest = slowest[0].duration_ms or 0 if slowest else 0
+    followed = [
+        e
+        for i, e in enumerate(slowest)
+        if i == 0 or (e.duration_ms or 0) >= MIN_EXECUTION_SHARE * longest
+    ]
+    return TimeSpentView(
+        summary_str=summary,
+        executions=tuple(_execution_view(analysis, e, wall, findings) for e in followed),
+        other_jobs_str=(
+            f"{len(other)} job{'' if len(other) == 1 else 's'} outside SQL executions, "
+            f"{fmt_duration_ms(spent.other_jobs_ms)} of wall time"
+            if other
+            else ""
+        ),
+        other_jobs=tuple(
+            OtherJobView(
+                job_id=j.job_id,
+                duration_str=fmt_duration_ms((j.completion_ms or 0) - (j.submission_ms or 0)),
+                description_str=_job_description(j),
+            )
+            for j in other[:MAX_OTHER_JOBS]
+        ),
+    )
