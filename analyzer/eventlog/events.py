@@ -455,7 +455,7 @@ class EventReader:
 
     def __iter__(self) -> Iterator[Event]:
         first = True
-        for line in iter_lines(self.source, self.read_stats):
+        for line in iter_lines(self.source, self.read_stats, strictness=self.strictness):
             name = event_name(line.data)
             if name is None:
                 if first:
@@ -505,9 +505,7 @@ class EventReader:
                 line=line.line_no,
                 hint="fix or remove the line, or pass --lenient to skip malformed lines",
             )
-        self.read_stats.n_malformed_skipped += 1
-        if len(self.read_stats.malformed_examples) < 5:
-            self.read_stats.malformed_examples.append(f"{line.path}:{line.line_no}")
+        self.read_stats.note_skipped(line.path, line.line_no)
 
 
 def read_events(source: LogSource, strictness: Strictness = Strictness.STRICT) -> EventReader:
