@@ -300,6 +300,10 @@ def discover_applications(log_dir: str) -> list[AppInfo]:
     for entry in storage.list(native):
         if not _is_candidate_name(entry.name):
             continue
+        if entry.error is not None:
+            unreadable = LogNotFoundError(entry.error, path=entry.path)
+            infos.append(AppInfo(path=entry.path, error=_one_line(unreadable)))
+            continue
         if entry.is_dir:
             children = storage.list(entry.path)
             if is_databricks_dir(children) or is_rolling_dir(entry.name, children):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,25 @@ from analyzer.replay.sql_listener import FrozenMetric, SqlListener
 from analyzer.replay.task_columns import TaskColumns
 
 EXECUTION_ID_KEY = "spark.sql.execution.id"
+
+_JAVA_LONG = re.compile(r"[+-]?\d+")
+"""What Java's `Long.parseLong` accepts: a sign, then decimal digits (any script's, as
+`Character.digit`); no spaces, no underscores."""
+
+
+def parse_java_long(text: str) -> int | None:
+    """Parse `text` as Java's `Long.parseLong` (Scala's `toLong`) does; None where it throws.
+
+    >>> parse_java_long("+42"), parse_java_long(" 42"), parse_java_long("9223372036854775808")
+    (42, None, None)
+    """
+    if not _JAVA_LONG.fullmatch(text):
+        return None
+    try:
+        value = int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return None
+    return value if ev.LONG_MIN <= value <= ev.LONG_MAX else None
 
 
 @dataclass
@@ -228,7 +248,9 @@ class ApplicationBuilder:
     def _on_job_start(self, event: ev.JobStart) -> None:
         props = event.properties or {}
         exec_raw = props.get(EXECUTION_ID_KEY)
-        execution_id = int(exec_raw) if exec_raw not in (None, "") else None
+        # Spark's SQL listener parses the property with `toLong`; when that throws, the job is
+        # not tracked as part of any SQL execution.
+        execution_id = parse_java_long(exec_raw) if exec_raw is not None else None
         self.jobs[event.job_id] = _Job(
             job_id=event.job_id,
             execution_id=execution_id,

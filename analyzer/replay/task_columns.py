@@ -151,6 +151,15 @@ _NO_INPUT = InputMetrics()
 _NO_OUTPUT = OutputMetrics()
 
 
+def _longs(values: list[int]) -> array[int]:
+    """Values computed from Java longs, as an int64 array, wrapped on overflow as Java's `long`
+    arithmetic wraps (Spark computes these sums and differences the same way)."""
+    try:
+        return array("q", values)
+    except OverflowError:
+        return array("q", [(v + (1 << 63)) % (1 << 64) - (1 << 63) for v in values])
+
+
 class TaskColumns:
     """Every task attempt of the application, one row per TaskEnd, in log order.
 
@@ -219,7 +228,9 @@ class TaskColumns:
         c["stage_attempt_id"].extend(map(attrgetter("stage_attempt_id"), events))
         for name, attr in _INFO_COLUMNS:
             c[name].extend(map(attrgetter(attr), infos))
-        c["duration_ms"].extend([i.finish_ms - i.launch_ms if i.finish_ms else 0 for i in infos])
+        c["duration_ms"].extend(
+            _longs([i.finish_ms - i.launch_ms if i.finish_ms else 0 for i in infos])
+        )
         c["getting_result_ms"].extend(map(attrgetter("getting_result_ms"), infos))
         successful = [i.finish_ms != 0 and not i.failed and not i.killed for i in infos]
         c["successful"].extend(successful)
@@ -230,7 +241,9 @@ class TaskColumns:
         for name, attr in _METRIC_COLUMNS:
             c[name].extend(map(attrgetter(attr), metrics))
         reads = [m.shuffle_read or _NO_SHUFFLE_READ for m in metrics]
-        c["shuffle_read_bytes"].extend([r.remote_bytes_read + r.local_bytes_read for r in reads])
+        c["shuffle_read_bytes"].extend(
+            _longs([r.remote_bytes_read + r.local_bytes_read for r in reads])
+        )
         for columns, parts in (
             (_SHUFFLE_READ_COLUMNS, reads),
             (_SHUFFLE_WRITE_COLUMNS, [m.shuffle_write or _NO_SHUFFLE_WRITE for m in metrics]),
