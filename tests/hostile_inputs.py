@@ -127,6 +127,19 @@ def varint(value: int) -> bytes:
             return bytes(out)
 
 
+def deep_plan_line(depth: int, execution_id: int = 99) -> bytes:
+    """A SQLExecutionStart line whose plan is a chain of `depth` Projects over a Scan."""
+    node = b'{"nodeName":"Scan","simpleString":"Scan","children":[],"metadata":{},"metrics":[]}'
+    head = b'{"nodeName":"Project","simpleString":"Project","children":['
+    tail = b'],"metadata":{},"metrics":[]}'
+    plan = head * depth + node + tail * depth
+    return (
+        b'{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",'
+        b'"executionId":%d,"description":"deep","details":"","physicalPlanDescription":"",'
+        b'"sparkPlanInfo":' % execution_id + plan + b',"time":1}'
+    )
+
+
 @dataclass(frozen=True)
 class Run:
     """What a CLI run in a child process did."""

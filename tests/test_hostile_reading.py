@@ -17,7 +17,7 @@ import orjson
 import pytest
 import zstandard
 from eventlog_samples import SAMPLES, public, sample_file
-from hostile_inputs import LOG_START, MIB, lz4_of, newlines, zstd_of
+from hostile_inputs import LOG_START, MIB, deep_plan_line, lz4_of, newlines, zstd_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -461,21 +461,9 @@ def test_out_of_range_timestamps_do_not_crash_below_the_report(
     assert analysis.application.start_ms == int(value)
 
 
-def _deep_plan_line(depth: int) -> bytes:
-    node = b'{"nodeName":"Scan","simpleString":"Scan","children":[],"metadata":{},"metrics":[]}'
-    head = b'{"nodeName":"Project","simpleString":"Project","children":['
-    tail = b'],"metadata":{},"metrics":[]}'
-    plan = head * depth + node + tail * depth
-    return (
-        b'{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",'
-        b'"executionId":99,"description":"deep","details":"","physicalPlanDescription":"",'
-        b'"sparkPlanInfo":' + plan + b',"time":1}'
-    )
-
-
 @pytest.mark.parametrize("depth", [2000, 100_000])
 def test_deeply_nested_plan_is_malformed(tmp_path: Path, depth: int) -> None:
-    path = _edit_log(tmp_path, lambda lines: [*lines[:6], _deep_plan_line(depth), *lines[6:]])
+    path = _edit_log(tmp_path, lambda lines: [*lines[:6], deep_plan_line(depth), *lines[6:]])
     with pytest.raises(MalformedLineError, match=r":7: .*nested"):
         api.analyze(str(path))
     analysis = api.analyze(str(path), Strictness.LENIENT)
@@ -483,7 +471,7 @@ def test_deeply_nested_plan_is_malformed(tmp_path: Path, depth: int) -> None:
 
 
 def test_nested_plan_within_the_decoder_limit_is_analyzed(tmp_path: Path) -> None:
-    path = _edit_log(tmp_path, lambda lines: [*lines[:6], _deep_plan_line(400), *lines[6:]])
+    path = _edit_log(tmp_path, lambda lines: [*lines[:6], deep_plan_line(400), *lines[6:]])
     analysis = api.analyze(str(path))
     deep = [e for e in analysis.application.executions if e.execution_id == 99]
     assert len(deep[0].plans[0].graph.nodes) == 401
