@@ -92,3 +92,29 @@ def test_write_atomic_still_writes_and_replaces(tmp_path: Path) -> None:
     api.write_atomic(target, "two")
     assert target.read_text() == "two"
     assert _leftovers(tmp_path) == []
+
+
+def test_no_file_is_written_from_log_content(tmp_path: Path) -> None:
+    """Names and ids in a log that look like paths never become files: only `-o` is written."""
+    lines = LOG.read_bytes().split(b"\n")
+    for i, line in enumerate(lines):
+        if line.startswith(b'{"Event":"SparkListenerApplicationStart"'):
+            lines[i] = (
+                b'{"Event":"SparkListenerApplicationStart","App Name":"../../escaped-name",'
+                b'"App ID":"../../escaped-id","Timestamp":1,"User":"/tmp/escaped-user",'
+                b'"App Attempt ID":"../escaped-attempt"}'
+            )
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    (log_dir / "app-1").write_bytes(b"\n".join(lines))
+    work = tmp_path / "work" / "deeper"
+    work.mkdir(parents=True)
+    before = set(tmp_path.rglob("*"))
+    for fmt in ("text", "json", "html"):
+        result = runner.invoke(
+            app, ["report", str(log_dir / "app-1"), "-o", str(work / f"report.{fmt}")]
+        )
+        assert result.exit_code == 0, result.output
+    created = set(tmp_path.rglob("*")) - before
+    assert created == {work / "report.text", work / "report.json", work / "report.html"}
+    assert not list(Path("/tmp").glob("escaped-*"))

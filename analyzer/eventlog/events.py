@@ -442,16 +442,21 @@ class DecodeStats:
 def event_name(data: bytes) -> bytes | None:
     """Return the short event class name of a JSON line, or None if the line has no `Event`.
 
-    The name is sliced from the raw line when it is the first key and holds no escape; only
-    other lines are parsed to find it (`"SparkListener\\u0054askEnd"` names TaskEnd too).
+    When `Event` is the first key the name is sliced from the raw bytes, escapes included (see
+    `parsed_event_name`); other lines are parsed to find it.
     """
     if data.startswith(_PREFIX):
         end = data.find(b'"', 10)
         if end > 0:
             name = data[10:end]
-            if b"\\" not in name:
-                dot = name.rfind(b".")
-                return name[dot + 1 :] if dot >= 0 else name
+            dot = name.rfind(b".")
+            return name[dot + 1 :] if dot >= 0 else name
+    return parsed_event_name(data)
+
+
+def parsed_event_name(data: bytes) -> bytes | None:
+    """Return the short event class name of a JSON line by parsing it (escapes resolved:
+    `"SparkListener\\u0054askEnd"` names TaskEnd), or None if it has no string `Event`."""
     try:
         obj = _ENVELOPE.decode(data)
     except _DECODE_ERRORS:
@@ -516,6 +521,10 @@ class EventReader:
                 continue
             first = False
             decoder = _DECODERS.get(name)
+            if decoder is None and name.find(b"\\") >= 0:
+                # An escape in the raw name: only a parser knows which event it names.
+                name = parsed_event_name(data) or name
+                decoder = _DECODERS.get(name)
             if decoder is None:
                 try:
                     _SKIP.decode(data)

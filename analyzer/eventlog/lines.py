@@ -227,13 +227,15 @@ def _iter_part_lines(
                         yield Line(path, line_no, data)
                 last_nl = chunk.rfind(_NL)
                 if nl < last_nl:
-                    body = chunk[nl + 1 : last_nl]
+                    body_bytes = last_nl - nl - 1
                     # At most one piece per _MIN_MEAN_LINE_BYTES: a chunk of blank lines does
                     # not become millions of list items; its unsplit rest is stepped through.
-                    max_pieces = len(body) // _MIN_MEAN_LINE_BYTES + 1
-                    pieces = body.split(_NL, max_pieces)
+                    # (The slice is not kept in a variable: holding it while the lines are
+                    # used costs a fresh 1 MiB allocation per chunk, 25% of the time.)
+                    max_pieces = body_bytes // _MIN_MEAN_LINE_BYTES + 1
+                    pieces = chunk[nl + 1 : last_nl].split(_NL, max_pieces)
                     rest = pieces.pop() if len(pieces) > max_pieces else None
-                    check_length = len(body) > max_line_bytes  # only with a small limit
+                    check_length = body_bytes > max_line_bytes  # only with a small limit
                     for data in pieces:
                         line_no += 1
                         if check_length and len(data) > max_line_bytes:
