@@ -28,10 +28,10 @@ READ_CHUNK_BYTES = 1 << 20
 MAX_CHUNK_BYTES = 4 << 20
 """The most decompressed bytes any decoder yields at once, whatever the input claims or holds.
 
-Compressed input can expand thousands of times (a 35 KB zstd frame holds 256 MiB of newlines),
-so no decoder decompresses "everything this input makes": zstd is fed a group of blocks whose
-output is bounded, gzip is asked for at most this much per call, and the block formats check a
-block's claimed length before allocating it and hand out a large block in slices.
+Compressed input can expand thousands of times (an 8 KB zstd frame holds 256 MiB of newlines),
+so no decoder decompresses "everything this input makes": zstd is fed one block's worth at a
+time, gzip is asked for at most this much per call, and the block formats check a block's
+claimed length before allocating it and hand out a large block in slices.
 """
 
 MAX_BLOCK_BYTES = 32 << 20
@@ -199,8 +199,8 @@ def _zstd_header_bytes(descriptor: int) -> int:
 def decode_zstd(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
     """Yield the output of every zstd frame in turn (Spark closes a frame on each flush).
 
-    The frame and block headers are walked here so that the decompressor is fed whole blocks, a
-    group at a time whose output cannot exceed `MAX_CHUNK_BYTES` (a zstd block holds at most
+    The frame and block headers are walked here so that the decompressor is fed whole blocks
+    whose output cannot exceed `_ZSTD_FEED_OUTPUT_BYTES` per call (a zstd block holds at most
     128 KiB): a frame of a few KB that expands to gigabytes is read in bounded pieces. The walk
     also tells where the frame a cut file ends in starts. It keeps its state in local variables
     (a Spark log has a frame per flush, thousands per GB).
