@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import tempfile
 import time
@@ -10,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
-from analyzer.errors import EmptyLogError, Strictness, UsageError
+from analyzer.errors import CannotWriteError, EmptyLogError, Strictness, UsageError
 from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
@@ -131,19 +132,43 @@ def write_atomic(path: str | Path, text: str) -> None:
     """Write `text` to `path` through a temporary file and a rename: never a half-written file.
 
     The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
-    not the owner-only ones of a temporary file: reports are meant to be shared.
+    not the owner-only ones of a temporary file: reports are meant to be shared. Raises
+    `CannotWriteError` with the path and the operating system's reason when the report cannot
+    be written there (a directory, a path under a regular file, no permission, a read-only or
+    special file system); the temporary file is removed whatever happens.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "it is a directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise _cannot_write(target, error) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, target)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        raise _cannot_write(target, error) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _cannot_write(target: Path, error: OSError) -> CannotWriteError:
+    if isinstance(error, FileExistsError | NotADirectoryError) and not target.is_dir():
+        # mkdir met a regular file where a directory of the path should be.
+        reason = "a part of the path is a regular file, not a directory"
+    else:
+        reason = (error.strerror or str(error)).lower()
+    return CannotWriteError(
+        f"cannot write the report here: {reason}",
+        path=str(target),
+        hint="give -o a file path in a directory you can write to",
+    )
 
 
 def write_report(

@@ -79,6 +79,18 @@ class MalformedLineError(AnalyzerError):
     slug = "malformed-line"
 
 
+class LineTooLongError(MalformedLineError):
+    """A line longer than the reader's maximum (`analyzer.eventlog.lines.MAX_LINE_BYTES`)."""
+
+    slug = "line-too-long"
+
+
+class TruncatedPartError(AnalyzerError):
+    """A part of a multi-file log, other than the last, ends mid-frame or mid-line."""
+
+    slug = "truncated-part"
+
+
 class MissingRollingFileError(AnalyzerError):
     """A rolling event-log directory whose `events_N` files are not contiguous."""
 
@@ -97,10 +109,22 @@ class NotAnEventLogError(AnalyzerError):
     slug = "not-an-event-log"
 
 
+class CodecMismatchError(NotAnEventLogError):
+    """The file's bytes are in another format than its extension names (lz4 in a `.zstd`)."""
+
+    slug = "codec-mismatch"
+
+
 class RemoteStorageError(AnalyzerError):
     """A remote URL was given but fsspec (or its protocol driver) is not installed or failed."""
 
     slug = "remote-storage"
+
+
+class CannotWriteError(AnalyzerError):
+    """The report cannot be written where the user asked (a directory, no permission, ...)."""
+
+    slug = "cannot-write"
 
 
 class UsageError(AnalyzerError):

@@ -186,7 +186,7 @@ def test_not_an_eventlog_bad_input() -> None:
 def test_compressed_file_without_extension(tmp_path: Path) -> None:
     path = tmp_path / "app-1"
     shutil.copy(public("aqeshuffle_eventlog.zstd"), path)
-    with pytest.raises(NotAnEventLogError, match=r"zstd-compressed.*\.zstd"):
+    with pytest.raises(NotAnEventLogError, match=r"looks like zstd data.*\[codec-mismatch\]"):
         read_all(path)
 
 

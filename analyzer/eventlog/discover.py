@@ -12,7 +12,9 @@ What is read per log:
   `TAIL_BYTES`; for compressed parts up to `TAIL_DECODE_MAX_BYTES` on disk the whole part is
   decoded; for larger zstd, lz4 and lzf parts decoding restarts at the first frame or block header
   found in the last `TAIL_RESYNC_BYTES` (Spark starts a new zstd frame on every flush); for larger
-  snappy parts the tail is not read.
+  snappy parts the tail is not read. A tail that decompresses to more than
+  `TAIL_DECODE_MAX_OUTPUT_BYTES`, or whose first `TAIL_RESYNC_MAX_TRIES` candidate headers do not
+  decode, is not read either.
 
 Completion: an `.inprogress` file or a rolling dir whose appstatus file is `.inprogress` is in
 progress. Otherwise, if the tail was read, the app is completed only when the tail holds
@@ -57,6 +59,14 @@ HEAD_MAX_BYTES = 32 << 20
 TAIL_BYTES = 64 << 10
 TAIL_DECODE_MAX_BYTES = 4 << 20
 TAIL_RESYNC_BYTES = 1 << 20
+TAIL_RESYNC_MAX_TRIES = 16
+"""How many candidate frame or block headers in the tail window are tried before giving up."""
+TAIL_DECODE_MAX_OUTPUT_BYTES = 512 << 20
+"""Decoding a tail stops (the tail counts as not cheap to read) past this many decompressed
+bytes: a compressed part of a few MB can hold gigabytes."""
+
+MAX_FIELD_CHARS = 1000
+"""Names, ids and versions read from a log head are cut to this length for the listing."""
 
 _SKIPPED_SUFFIXES = (".crc", ".md", ".rst", ".html", ".py", ".sh", ".tmp")
 _SYNC_MAGIC: dict[Codec, bytes] = {"zstd": ZSTD_FRAME_MAGIC, "lz4": b"LZ4Block", "lzf": b"ZV"}
@@ -124,7 +134,11 @@ def _event(data: bytes, path: str, line_no: int) -> dict[str, object]:
 
 
 def _str_or_none(value: object) -> str | None:
-    return None if value is None else str(value)
+    """The value as a string of at most `MAX_FIELD_CHARS` characters (cut with an ellipsis)."""
+    if value is None:
+        return None
+    text = str(value)
+    return text if len(text) <= MAX_FIELD_CHARS else text[: MAX_FIELD_CHARS - 1] + "…"
 
 
 def _int_or_none(value: object) -> int | None:
@@ -134,7 +148,10 @@ def _int_or_none(value: object) -> int | None:
 def _read_head(source: LogSource, fields: dict[str, object]) -> None:
     """Fill `fields` from the first events of the log, stopping at ApplicationStart."""
     stats = ReadStats()
-    with contextlib.closing(iter_lines(source, stats)) as lines:
+    lines_iter = iter_lines(
+        source, stats, max_line_bytes=HEAD_MAX_BYTES, limit_bytes=HEAD_MAX_BYTES
+    )
+    with contextlib.closing(lines_iter) as lines:
         for n, line in enumerate(lines):
             data = line.data
             if n == 0:
@@ -150,7 +167,7 @@ def _read_head(source: LogSource, fields: dict[str, object]) -> None:
                 fields["attempt_id"] = _str_or_none(event.get("App Attempt ID"))
                 fields["start_ms"] = _int_or_none(event.get("Timestamp"))
                 return
-            if n + 1 >= HEAD_MAX_LINES or stats.bytes_decompressed >= HEAD_MAX_BYTES:
+            if n + 1 >= HEAD_MAX_LINES:
                 return
 
 
@@ -168,10 +185,14 @@ def _end_ms_in(text: bytes) -> int | None:
     return _int_or_none(event.get("Timestamp")) if isinstance(event, dict) else None
 
 
-def _tail_of(chunks: Iterator[bytes]) -> bytes:
-    """Keep only the last `TAIL_BYTES` (or a little more) of a stream of chunks."""
+def _tail_of(chunks: Iterator[bytes]) -> bytes | None:
+    """Keep the last `TAIL_BYTES` of a stream of chunks; None if it holds too many bytes."""
     tail = b""
+    n_bytes = 0
     for chunk in chunks:
+        n_bytes += len(chunk)
+        if n_bytes > TAIL_DECODE_MAX_OUTPUT_BYTES:
+            return None  # a bomb, or a part too large to decode cheaply
         tail = (tail + chunk)[-TAIL_BYTES:] if len(chunk) < TAIL_BYTES else chunk[-TAIL_BYTES:]
     return tail
 
@@ -190,12 +211,15 @@ def _read_tail(part: LogPart, in_progress: bool) -> bytes | None:
         start = max(0, part.size_bytes - TAIL_RESYNC_BYTES)
         stream.seek(start)
         raw = stream.read(TAIL_RESYNC_BYTES)
-    # The first header in the window may be a false match inside compressed data: try each.
+    # The first header in the window may be a false match inside compressed data: try a few.
     at = raw.find(magic)
-    while at >= 0:
+    for _ in range(TAIL_RESYNC_MAX_TRIES):
+        if at < 0:
+            break
         report = DecodeReport(part.path)
+        chunks = iter_decompressed(io.BytesIO(raw[at:]), part.codec, report, check_format=False)
         try:
-            tail = _tail_of(iter_decompressed(io.BytesIO(raw[at:]), part.codec, report))
+            tail = _tail_of(chunks)
         except CorruptCompressedDataError:
             tail = None
         if tail is not None and (report.truncated_at_offset is None or in_progress):
@@ -275,6 +299,10 @@ def discover_applications(log_dir: str) -> list[AppInfo]:
     infos: list[AppInfo] = []
     for entry in storage.list(native):
         if not _is_candidate_name(entry.name):
+            continue
+        if entry.error is not None:
+            unreadable = LogNotFoundError(entry.error, path=entry.path)
+            infos.append(AppInfo(path=entry.path, error=_one_line(unreadable)))
             continue
         if entry.is_dir:
             children = storage.list(entry.path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -21,11 +21,21 @@ from analyzer.eventlog.source import LogSource
 # ---------------------------------------------------------------------------------------------
 # Shared pieces
 
+LONG_MIN = -(1 << 63)
+LONG_MAX = (1 << 63) - 1
+
+Long = Annotated[int, msgspec.Meta(ge=LONG_MIN, le=LONG_MAX)]
+"""A Java `long`, as Spark writes every id, count, size and time: a value outside its range cannot
+come from Spark, and the line holding it is malformed (the columns downstream are int64)."""
+
+TaskCount = Annotated[int, msgspec.Meta(ge=0, le=(1 << 31) - 1)]
+"""A stage's number of tasks: a non-negative Java `int` (Spark sizes arrays with it)."""
+
 
 class Accumulable(msgspec.Struct, frozen=True, gc=False):
     """One accumulator update carried by a task or stage (`AccumulableInfo`)."""
 
-    id: int = msgspec.field(name="ID")
+    id: Long = msgspec.field(name="ID")
     name: str | None = msgspec.field(name="Name", default=None)
     # Spark writes internal.metrics.* updates as JSON numbers and all others (SQL metrics
     # included) as strings; a few internal ones are lists. Kept as decoded.
@@ -41,7 +51,7 @@ class AccumulableUpdate(msgspec.Struct, frozen=True, gc=False):
     out the name and the running value saves building two objects each on the hot path.
     """
 
-    id: int = msgspec.field(name="ID")
+    id: Long = msgspec.field(name="ID")
     update: Any = msgspec.field(name="Update", default=None)
     """A JSON number for internal.metrics.*, a string for SQL metrics (see `Accumulable`)."""
 
@@ -49,26 +59,26 @@ class AccumulableUpdate(msgspec.Struct, frozen=True, gc=False):
 class RddInfo(msgspec.Struct, frozen=True, gc=False):
     """The part of an RDD's info used to map stages to plan operators."""
 
-    rdd_id: int = msgspec.field(name="RDD ID", default=-1)
+    rdd_id: Long = msgspec.field(name="RDD ID", default=-1)
     name: str = msgspec.field(name="Name", default="")
     scope: str | None = msgspec.field(name="Scope", default=None)
     """A JSON string `{"id": ..., "name": ...}`; `name` is a plan operator's nodeName."""
-    n_partitions: int = msgspec.field(name="Number of Partitions", default=0)
-    n_cached_partitions: int = msgspec.field(name="Number of Cached Partitions", default=0)
+    n_partitions: Long = msgspec.field(name="Number of Partitions", default=0)
+    n_cached_partitions: Long = msgspec.field(name="Number of Cached Partitions", default=0)
 
 
 class StageInfo(msgspec.Struct, frozen=True, gc=False):
     """A stage attempt as carried by job-start and stage events (`StageInfo`)."""
 
-    stage_id: int = msgspec.field(name="Stage ID")
-    attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    stage_id: Long = msgspec.field(name="Stage ID")
+    attempt_id: Long = msgspec.field(name="Stage Attempt ID", default=0)
     name: str = msgspec.field(name="Stage Name", default="")
-    n_tasks: int = msgspec.field(name="Number of Tasks", default=0)
+    n_tasks: TaskCount = msgspec.field(name="Number of Tasks", default=0)
     rdd_info: list[RddInfo] = msgspec.field(name="RDD Info", default_factory=list)
-    parent_ids: list[int] = msgspec.field(name="Parent IDs", default_factory=list)
+    parent_ids: list[Long] = msgspec.field(name="Parent IDs", default_factory=list)
     details: str = msgspec.field(name="Details", default="")
-    submission_ms: int | None = msgspec.field(name="Submission Time", default=None)
-    completion_ms: int | None = msgspec.field(name="Completion Time", default=None)
+    submission_ms: Long | None = msgspec.field(name="Submission Time", default=None)
+    completion_ms: Long | None = msgspec.field(name="Completion Time", default=None)
     failure_reason: str | None = msgspec.field(name="Failure Reason", default=None)
     accumulables: list[Accumulable] = msgspec.field(name="Accumulables", default_factory=list)
 
@@ -76,20 +86,20 @@ class StageInfo(msgspec.Struct, frozen=True, gc=False):
 class TaskInfo(msgspec.Struct, frozen=True, gc=False):
     """A task attempt's identity, placement and outcome (`TaskInfo`)."""
 
-    task_id: int = msgspec.field(name="Task ID")
-    index: int = msgspec.field(name="Index", default=-1)
-    attempt: int = msgspec.field(name="Attempt", default=0)
-    partition_id: int = msgspec.field(name="Partition ID", default=-1)
+    task_id: Long = msgspec.field(name="Task ID")
+    index: Long = msgspec.field(name="Index", default=-1)
+    attempt: Long = msgspec.field(name="Attempt", default=0)
+    partition_id: Long = msgspec.field(name="Partition ID", default=-1)
     """The RDD partition (Spark 3.3+); -1 when the log predates it."""
-    launch_ms: int = msgspec.field(name="Launch Time", default=0)
+    launch_ms: Long = msgspec.field(name="Launch Time", default=0)
     executor_id: str = msgspec.field(name="Executor ID", default="")
     host: str = msgspec.field(name="Host", default="")
     locality: str = msgspec.field(name="Locality", default="")
     speculative: bool = msgspec.field(name="Speculative", default=False)
-    getting_result_start_ms: int = msgspec.field(name="Getting Result Time", default=0)
+    getting_result_start_ms: Long = msgspec.field(name="Getting Result Time", default=0)
     """When the driver began fetching the task's result (epoch ms), 0 if it never did: despite
     its JSON name a timestamp, not a duration."""
-    finish_ms: int = msgspec.field(name="Finish Time", default=0)
+    finish_ms: Long = msgspec.field(name="Finish Time", default=0)
     failed: bool = msgspec.field(name="Failed", default=False)
     killed: bool = msgspec.field(name="Killed", default=False)
     accumulables: list[AccumulableUpdate] = msgspec.field(name="Accumulables", default_factory=list)
@@ -103,19 +113,19 @@ class TaskInfo(msgspec.Struct, frozen=True, gc=False):
 class PushShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
     """Push-based shuffle read metrics (Spark 3.2+, non-zero only with push-based shuffle)."""
 
-    corrupt_merged_block_chunks: int = msgspec.field(name="Corrupt Merged Block Chunks", default=0)
-    merged_fetch_fallback_count: int = msgspec.field(name="Merged Fetch Fallback Count", default=0)
-    remote_merged_blocks_fetched: int = msgspec.field(
+    corrupt_merged_block_chunks: Long = msgspec.field(name="Corrupt Merged Block Chunks", default=0)
+    merged_fetch_fallback_count: Long = msgspec.field(name="Merged Fetch Fallback Count", default=0)
+    remote_merged_blocks_fetched: Long = msgspec.field(
         name="Merged Remote Blocks Fetched", default=0
     )
-    local_merged_blocks_fetched: int = msgspec.field(name="Merged Local Blocks Fetched", default=0)
-    remote_merged_chunks_fetched: int = msgspec.field(
+    local_merged_blocks_fetched: Long = msgspec.field(name="Merged Local Blocks Fetched", default=0)
+    remote_merged_chunks_fetched: Long = msgspec.field(
         name="Merged Remote Chunks Fetched", default=0
     )
-    local_merged_chunks_fetched: int = msgspec.field(name="Merged Local Chunks Fetched", default=0)
-    remote_merged_bytes_read: int = msgspec.field(name="Merged Remote Bytes Read", default=0)
-    local_merged_bytes_read: int = msgspec.field(name="Merged Local Bytes Read", default=0)
-    remote_merged_reqs_duration_ms: int = msgspec.field(
+    local_merged_chunks_fetched: Long = msgspec.field(name="Merged Local Chunks Fetched", default=0)
+    remote_merged_bytes_read: Long = msgspec.field(name="Merged Remote Bytes Read", default=0)
+    local_merged_bytes_read: Long = msgspec.field(name="Merged Local Bytes Read", default=0)
+    remote_merged_reqs_duration_ms: Long = msgspec.field(
         name="Merged Remote Requests Duration", default=0
     )
 
@@ -123,14 +133,14 @@ class PushShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
 class ShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
     """Shuffle-read task metrics."""
 
-    remote_blocks_fetched: int = msgspec.field(name="Remote Blocks Fetched", default=0)
-    local_blocks_fetched: int = msgspec.field(name="Local Blocks Fetched", default=0)
-    fetch_wait_ms: int = msgspec.field(name="Fetch Wait Time", default=0)
-    remote_bytes_read: int = msgspec.field(name="Remote Bytes Read", default=0)
-    remote_bytes_read_to_disk: int = msgspec.field(name="Remote Bytes Read To Disk", default=0)
-    local_bytes_read: int = msgspec.field(name="Local Bytes Read", default=0)
-    records_read: int = msgspec.field(name="Total Records Read", default=0)
-    remote_reqs_duration_ms: int = msgspec.field(name="Remote Requests Duration", default=0)
+    remote_blocks_fetched: Long = msgspec.field(name="Remote Blocks Fetched", default=0)
+    local_blocks_fetched: Long = msgspec.field(name="Local Blocks Fetched", default=0)
+    fetch_wait_ms: Long = msgspec.field(name="Fetch Wait Time", default=0)
+    remote_bytes_read: Long = msgspec.field(name="Remote Bytes Read", default=0)
+    remote_bytes_read_to_disk: Long = msgspec.field(name="Remote Bytes Read To Disk", default=0)
+    local_bytes_read: Long = msgspec.field(name="Local Bytes Read", default=0)
+    records_read: Long = msgspec.field(name="Total Records Read", default=0)
+    remote_reqs_duration_ms: Long = msgspec.field(name="Remote Requests Duration", default=0)
     """Time spent in remote fetch requests (Spark 3.4+)."""
     push: PushShuffleReadMetrics | None = msgspec.field(name="Push Based Shuffle", default=None)
 
@@ -138,38 +148,38 @@ class ShuffleReadMetrics(msgspec.Struct, frozen=True, gc=False):
 class ShuffleWriteMetrics(msgspec.Struct, frozen=True, gc=False):
     """Shuffle-write task metrics; the write time is in nanoseconds."""
 
-    bytes_written: int = msgspec.field(name="Shuffle Bytes Written", default=0)
-    write_time_ns: int = msgspec.field(name="Shuffle Write Time", default=0)
-    records_written: int = msgspec.field(name="Shuffle Records Written", default=0)
+    bytes_written: Long = msgspec.field(name="Shuffle Bytes Written", default=0)
+    write_time_ns: Long = msgspec.field(name="Shuffle Write Time", default=0)
+    records_written: Long = msgspec.field(name="Shuffle Records Written", default=0)
 
 
 class InputMetrics(msgspec.Struct, frozen=True, gc=False):
     """Input (scan) task metrics."""
 
-    bytes_read: int = msgspec.field(name="Bytes Read", default=0)
-    records_read: int = msgspec.field(name="Records Read", default=0)
+    bytes_read: Long = msgspec.field(name="Bytes Read", default=0)
+    records_read: Long = msgspec.field(name="Records Read", default=0)
 
 
 class OutputMetrics(msgspec.Struct, frozen=True, gc=False):
     """Output (write) task metrics."""
 
-    bytes_written: int = msgspec.field(name="Bytes Written", default=0)
-    records_written: int = msgspec.field(name="Records Written", default=0)
+    bytes_written: Long = msgspec.field(name="Bytes Written", default=0)
+    records_written: Long = msgspec.field(name="Records Written", default=0)
 
 
 class TaskMetrics(msgspec.Struct, frozen=True, gc=False):
     """A task's built-in metrics. Spark logs CPU times in ns and the other times in ms."""
 
-    deserialize_ms: int = msgspec.field(name="Executor Deserialize Time", default=0)
-    deserialize_cpu_ns: int = msgspec.field(name="Executor Deserialize CPU Time", default=0)
-    run_ms: int = msgspec.field(name="Executor Run Time", default=0)
-    cpu_ns: int = msgspec.field(name="Executor CPU Time", default=0)
-    peak_execution_memory_bytes: int = msgspec.field(name="Peak Execution Memory", default=0)
-    result_size_bytes: int = msgspec.field(name="Result Size", default=0)
-    gc_ms: int = msgspec.field(name="JVM GC Time", default=0)
-    result_serialization_ms: int = msgspec.field(name="Result Serialization Time", default=0)
-    memory_bytes_spilled: int = msgspec.field(name="Memory Bytes Spilled", default=0)
-    disk_bytes_spilled: int = msgspec.field(name="Disk Bytes Spilled", default=0)
+    deserialize_ms: Long = msgspec.field(name="Executor Deserialize Time", default=0)
+    deserialize_cpu_ns: Long = msgspec.field(name="Executor Deserialize CPU Time", default=0)
+    run_ms: Long = msgspec.field(name="Executor Run Time", default=0)
+    cpu_ns: Long = msgspec.field(name="Executor CPU Time", default=0)
+    peak_execution_memory_bytes: Long = msgspec.field(name="Peak Execution Memory", default=0)
+    result_size_bytes: Long = msgspec.field(name="Result Size", default=0)
+    gc_ms: Long = msgspec.field(name="JVM GC Time", default=0)
+    result_serialization_ms: Long = msgspec.field(name="Result Serialization Time", default=0)
+    memory_bytes_spilled: Long = msgspec.field(name="Memory Bytes Spilled", default=0)
+    disk_bytes_spilled: Long = msgspec.field(name="Disk Bytes Spilled", default=0)
     shuffle_read: ShuffleReadMetrics | None = msgspec.field(
         name="Shuffle Read Metrics", default=None
     )
@@ -187,7 +197,7 @@ class ExecutorMetricsPeaks(msgspec.Struct, frozen=True, gc=False):
     so a present object always counts as "set" for Spark's peak tracking.
     """
 
-    total_gc_ms: int = msgspec.field(name="TotalGCTime", default=0)
+    total_gc_ms: Long = msgspec.field(name="TotalGCTime", default=0)
     """JVM garbage-collection time since the executor started (cumulative, Spark 3.0+)."""
 
 
@@ -222,7 +232,7 @@ class SqlPlanMetric(msgspec.Struct, frozen=True, gc=False):
     """A metric declared by a plan operator (`SQLPlanMetric`)."""
 
     name: str
-    accumulator_id: int = msgspec.field(name="accumulatorId")
+    accumulator_id: Long = msgspec.field(name="accumulatorId")
     metric_type: str = msgspec.field(name="metricType", default="sum")
 
 
@@ -247,8 +257,8 @@ class ExecutorInfo(msgspec.Struct, frozen=True, gc=False):
     """Where an executor runs and how many cores it has."""
 
     host: str = msgspec.field(name="Host", default="")
-    total_cores: int = msgspec.field(name="Total Cores", default=0)
-    resource_profile_id: int = msgspec.field(name="Resource Profile Id", default=0)
+    total_cores: Long = msgspec.field(name="Total Cores", default=0)
+    resource_profile_id: Long = msgspec.field(name="Resource Profile Id", default=0)
 
 
 class BlockManagerId(msgspec.Struct, frozen=True, gc=False):
@@ -256,7 +266,7 @@ class BlockManagerId(msgspec.Struct, frozen=True, gc=False):
 
     executor_id: str = msgspec.field(name="Executor ID", default="")
     host: str = msgspec.field(name="Host", default="")
-    port: int = msgspec.field(name="Port", default=0)
+    port: Long = msgspec.field(name="Port", default=0)
 
 
 class TaskResourceRequest(msgspec.Struct, frozen=True, gc=False):
@@ -268,8 +278,8 @@ class TaskResourceRequest(msgspec.Struct, frozen=True, gc=False):
 class StageExecutorMetricsUpdate(msgspec.Struct, frozen=True, gc=False):
     """An executor's metric peaks within one stage attempt, in an executor heartbeat."""
 
-    stage_id: int = msgspec.field(name="Stage ID", default=0)
-    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    stage_id: Long = msgspec.field(name="Stage ID", default=0)
+    stage_attempt_id: Long = msgspec.field(name="Stage Attempt ID", default=0)
     metrics: ExecutorMetricsPeaks = msgspec.field(
         name="Executor Metrics", default_factory=ExecutorMetricsPeaks
     )
@@ -296,7 +306,7 @@ class ApplicationStart(msgspec.Struct, frozen=True, gc=False):
 
     app_name: str = msgspec.field(name="App Name", default="")
     app_id: str | None = msgspec.field(name="App ID", default=None)
-    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    timestamp_ms: Long = msgspec.field(name="Timestamp", default=0)
     user: str = msgspec.field(name="User", default="")
     attempt_id: str | None = msgspec.field(name="App Attempt ID", default=None)
 
@@ -304,8 +314,8 @@ class ApplicationStart(msgspec.Struct, frozen=True, gc=False):
 class ApplicationEnd(msgspec.Struct, frozen=True, gc=False):
     """The application stopped."""
 
-    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
-    exit_code: int | None = msgspec.field(name="ExitCode", default=None)
+    timestamp_ms: Long = msgspec.field(name="Timestamp", default=0)
+    exit_code: Long | None = msgspec.field(name="ExitCode", default=None)
 
 
 PropertyMap = dict[str, str] | list[list[str]]
@@ -359,7 +369,7 @@ class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
 class ResourceProfileAdded(msgspec.Struct, frozen=True, gc=False):
     """A resource profile: how many cores (`cpus`) each of its tasks needs (Spark 3.1+)."""
 
-    profile_id: int = msgspec.field(name="Resource Profile Id", default=0)
+    profile_id: Long = msgspec.field(name="Resource Profile Id", default=0)
     task_requests: dict[str, TaskResourceRequest] = msgspec.field(
         name="Task Resource Requests", default_factory=dict
     )
@@ -377,15 +387,15 @@ class BlockManagerAdded(msgspec.Struct, frozen=True, gc=False):
     block_manager: BlockManagerId = msgspec.field(
         name="Block Manager ID", default_factory=BlockManagerId
     )
-    max_memory_bytes: int = msgspec.field(name="Maximum Memory", default=0)
+    max_memory_bytes: Long = msgspec.field(name="Maximum Memory", default=0)
     """Storage memory (on-heap plus off-heap) the block manager may use."""
-    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    timestamp_ms: Long = msgspec.field(name="Timestamp", default=0)
 
 
 class ExecutorAdded(msgspec.Struct, frozen=True, gc=False):
     """An executor registered."""
 
-    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    timestamp_ms: Long = msgspec.field(name="Timestamp", default=0)
     executor_id: str = msgspec.field(name="Executor ID", default="")
     info: ExecutorInfo = msgspec.field(name="Executor Info", default_factory=ExecutorInfo)
 
@@ -393,7 +403,7 @@ class ExecutorAdded(msgspec.Struct, frozen=True, gc=False):
 class ExecutorRemoved(msgspec.Struct, frozen=True, gc=False):
     """An executor went away, and why."""
 
-    timestamp_ms: int = msgspec.field(name="Timestamp", default=0)
+    timestamp_ms: Long = msgspec.field(name="Timestamp", default=0)
     executor_id: str = msgspec.field(name="Executor ID", default="")
     reason: str = msgspec.field(name="Removed Reason", default="")
 
@@ -403,8 +413,8 @@ class StageExecutorMetrics(msgspec.Struct, frozen=True, gc=False):
     `spark.eventLog.logStageExecutorMetrics`)."""
 
     executor_id: str = msgspec.field(name="Executor ID", default="")
-    stage_id: int = msgspec.field(name="Stage ID", default=0)
-    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    stage_id: Long = msgspec.field(name="Stage ID", default=0)
+    stage_attempt_id: Long = msgspec.field(name="Stage Attempt ID", default=0)
     metrics: ExecutorMetricsPeaks = msgspec.field(
         name="Executor Metrics", default_factory=ExecutorMetricsPeaks
     )
@@ -423,18 +433,18 @@ class ExecutorMetricsUpdate(msgspec.Struct, frozen=True, gc=False):
 class JobStart(msgspec.Struct, frozen=True, gc=False):
     """A job started; its properties link it to a SQL execution."""
 
-    job_id: int = msgspec.field(name="Job ID")
-    submission_ms: int = msgspec.field(name="Submission Time", default=0)
+    job_id: Long = msgspec.field(name="Job ID")
+    submission_ms: Long = msgspec.field(name="Submission Time", default=0)
     stage_infos: list[StageInfo] = msgspec.field(name="Stage Infos", default_factory=list)
-    stage_ids: list[int] = msgspec.field(name="Stage IDs", default_factory=list)
+    stage_ids: list[Long] = msgspec.field(name="Stage IDs", default_factory=list)
     properties: dict[str, str] | None = msgspec.field(name="Properties", default=None)
 
 
 class JobEnd(msgspec.Struct, frozen=True, gc=False):
     """A job ended."""
 
-    job_id: int = msgspec.field(name="Job ID")
-    completion_ms: int = msgspec.field(name="Completion Time", default=0)
+    job_id: Long = msgspec.field(name="Job ID")
+    completion_ms: Long = msgspec.field(name="Completion Time", default=0)
     result: JobResult = msgspec.field(name="Job Result", default_factory=JobResult)
 
 
@@ -453,23 +463,23 @@ class StageCompleted(msgspec.Struct, frozen=True, gc=False):
 class TaskStartInfo(msgspec.Struct, frozen=True, gc=False):
     """The part of a starting task's `TaskInfo` the replay uses."""
 
-    task_id: int = msgspec.field(name="Task ID")
+    task_id: Long = msgspec.field(name="Task ID")
     executor_id: str = msgspec.field(name="Executor ID", default="")
 
 
 class TaskStart(msgspec.Struct, frozen=True, gc=False):
     """A task attempt was launched (Spark's History Server records a task only from here)."""
 
-    stage_id: int = msgspec.field(name="Stage ID")
-    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    stage_id: Long = msgspec.field(name="Stage ID")
+    stage_attempt_id: Long = msgspec.field(name="Stage Attempt ID", default=0)
     info: TaskStartInfo | None = msgspec.field(name="Task Info", default=None)
 
 
 class TaskEnd(msgspec.Struct, frozen=True, gc=False):
     """A task attempt ended, with its metrics and accumulator updates."""
 
-    stage_id: int = msgspec.field(name="Stage ID")
-    stage_attempt_id: int = msgspec.field(name="Stage Attempt ID", default=0)
+    stage_id: Long = msgspec.field(name="Stage ID")
+    stage_attempt_id: Long = msgspec.field(name="Stage Attempt ID", default=0)
     task_type: str = msgspec.field(name="Task Type", default="")
     reason: TaskEndReason = msgspec.field(name="Task End Reason", default_factory=TaskEndReason)
     info: TaskInfo | None = msgspec.field(name="Task Info", default=None)
@@ -483,20 +493,20 @@ class TaskEnd(msgspec.Struct, frozen=True, gc=False):
 class SQLExecutionStart(msgspec.Struct, frozen=True, gc=False):
     """A SQL execution started, with its initial physical plan."""
 
-    execution_id: int = msgspec.field(name="executionId")
-    root_execution_id: int | None = msgspec.field(name="rootExecutionId", default=None)
+    execution_id: Long = msgspec.field(name="executionId")
+    root_execution_id: Long | None = msgspec.field(name="rootExecutionId", default=None)
     description: str = ""
     details: str = ""
     physical_plan_description: str = msgspec.field(name="physicalPlanDescription", default="")
     plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
-    time_ms: int = msgspec.field(name="time", default=0)
+    time_ms: Long = msgspec.field(name="time", default=0)
     modified_configs: dict[str, str] | None = msgspec.field(name="modifiedConfigs", default=None)
 
 
 class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True, gc=False):
     """Adaptive query execution re-planned a running execution."""
 
-    execution_id: int = msgspec.field(name="executionId")
+    execution_id: Long = msgspec.field(name="executionId")
     physical_plan_description: str = msgspec.field(name="physicalPlanDescription", default="")
     plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
 
@@ -504,22 +514,22 @@ class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True, gc=False):
 class SQLAdaptiveSQLMetricUpdates(msgspec.Struct, frozen=True, gc=False):
     """Metrics of plans AQE added (subqueries), to be tracked with the execution."""
 
-    execution_id: int = msgspec.field(name="executionId")
+    execution_id: Long = msgspec.field(name="executionId")
     metrics: list[SqlPlanMetric] = msgspec.field(name="sqlPlanMetrics", default_factory=list)
 
 
 class DriverAccumUpdates(msgspec.Struct, frozen=True, gc=False):
     """Metric values set on the driver: `[accumulatorId, value]` pairs."""
 
-    execution_id: int = msgspec.field(name="executionId")
-    updates: list[tuple[int, int]] = msgspec.field(name="accumUpdates", default_factory=list)
+    execution_id: Long = msgspec.field(name="executionId")
+    updates: list[tuple[Long, Long]] = msgspec.field(name="accumUpdates", default_factory=list)
 
 
 class SQLExecutionEnd(msgspec.Struct, frozen=True, gc=False):
     """A SQL execution ended; a non-empty error message means it failed."""
 
-    execution_id: int = msgspec.field(name="executionId")
-    time_ms: int = msgspec.field(name="time", default=0)
+    execution_id: Long = msgspec.field(name="executionId")
+    time_ms: Long = msgspec.field(name="time", default=0)
     error_message: str | None = msgspec.field(name="errorMessage", default=None)
 
 
@@ -580,6 +590,16 @@ _ENVELOPE = msgspec.json.Decoder(dict[str, Any])
 _PREFIX = b'{"Event":"'
 
 
+class _Skipped(msgspec.Struct, gc=False):
+    """No fields: decoding into it checks a whole line is valid JSON without building anything."""
+
+
+_SKIP = msgspec.json.Decoder(_Skipped)
+
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+"""What decoding a hostile line can raise (msgspec.ValidationError is a DecodeError)."""
+
+
 @dataclass
 class DecodeStats:
     """Counts of what the decoder kept and skipped."""
@@ -592,21 +612,40 @@ class DecodeStats:
 
 
 def event_name(data: bytes) -> bytes | None:
-    """Return the short event class name of a JSON line, or None if the line has no `Event`."""
+    """Return the short event class name of a JSON line, or None if the line has no `Event`.
+
+    When `Event` is the first key the name is sliced from the raw bytes, escapes included (see
+    `parsed_event_name`); other lines are parsed to find it.
+    """
     if data.startswith(_PREFIX):
         end = data.find(b'"', 10)
         if end > 0:
             name = data[10:end]
             dot = name.rfind(b".")
             return name[dot + 1 :] if dot >= 0 else name
+    return parsed_event_name(data)
+
+
+def parsed_event_name(data: bytes) -> bytes | None:
+    """Return the short event class name of a JSON line by parsing it (escapes resolved:
+    `"SparkListener\\u0054askEnd"` names TaskEnd), or None if it has no string `Event`."""
     try:
         obj = _ENVELOPE.decode(data)
-    except msgspec.DecodeError:
+    except _DECODE_ERRORS:
         return None
     value = obj.get("Event")
     if not isinstance(value, str):
         return None
-    return value.rsplit(".", 1)[-1].encode()
+    return value.rsplit(".", 1)[-1].encode("utf-8", errors="replace")
+
+
+def _why(error: BaseException) -> str:
+    """Say in a few words why msgspec could not decode a line."""
+    if isinstance(error, RecursionError):
+        return "it is nested more deeply than the decoder follows (several hundred levels)"
+    if isinstance(error, UnicodeDecodeError):
+        return f"it is not valid UTF-8 (byte {error.start})"
+    return str(error)
 
 
 def _field_names(cls: type[Any]) -> set[str]:
@@ -615,7 +654,12 @@ def _field_names(cls: type[Any]) -> set[str]:
 
 
 class EventReader:
-    """Decode the lines of a log into typed events, tracking what was skipped."""
+    """Decode the lines of a log into typed events, tracking what was skipped.
+
+    Every line is checked, also those of events the analysis does not use: a line that is not
+    valid UTF-8 or not one JSON object (two events glued by a lost newline, a control character
+    in an event name) is malformed, as it is to Spark's replay.
+    """
 
     def __init__(self, source: LogSource, strictness: Strictness = Strictness.STRICT) -> None:
         self.source = source
@@ -627,8 +671,16 @@ class EventReader:
 
     def __iter__(self) -> Iterator[Event]:
         first = True
-        for line in iter_lines(self.source, self.read_stats):
-            name = event_name(line.data)
+        for line in iter_lines(self.source, self.read_stats, strictness=self.strictness):
+            data = line.data
+            if not data.isascii():
+                # msgspec checks the UTF-8 of the strings it builds, not of those it skips.
+                try:
+                    data.decode()
+                except UnicodeDecodeError as error:
+                    self._malformed(line, _why(error))
+                    continue
+            name = event_name(data)
             if name is None:
                 if first:
                     raise NotAnEventLogError(
@@ -641,21 +693,30 @@ class EventReader:
                 continue
             first = False
             decoder = _DECODERS.get(name)
+            if decoder is None and name.find(b"\\") >= 0:
+                # An escape in the raw name: only a parser knows which event it names.
+                name = parsed_event_name(data) or name
+                decoder = _DECODERS.get(name)
             if decoder is None:
-                # Counted by raw name and decoded once per name: a log can have a skipped
-                # event per task (TaskGettingResult, BlockUpdated).
+                try:
+                    _SKIP.decode(data)
+                except _DECODE_ERRORS as error:
+                    self._malformed(line, _why(error))
+                    continue
+                # Counted by raw name and decoded once per name: a log has a skipped
+                # TaskStart for every task.
                 skipped = self._skipped_names.get(name)
                 if skipped is None:
                     skipped = self._skipped_names[name] = name.decode(errors="replace")
                 self.decode_stats.unknown_event_types[skipped] += 1
                 continue
             try:
-                event = decoder.decode(line.data)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                self._malformed(line, f"cannot decode {name.decode()}: {exc}")
+                event = decoder.decode(data)
+            except _DECODE_ERRORS as error:
+                self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
                 continue
             if name not in self._seen_types:
-                self._note_fields(name, line.data)
+                self._note_fields(name, data)
             self.decode_stats.n_events += 1
             yield event
 
@@ -663,7 +724,7 @@ class EventReader:
         self._seen_types.add(name)
         try:
             keys = set(_ENVELOPE.decode(data))
-        except msgspec.DecodeError:
+        except _DECODE_ERRORS:
             return
         extra = keys - _field_names(EVENT_TYPES[name.decode()])
         if extra:
@@ -677,9 +738,7 @@ class EventReader:
                 line=line.line_no,
                 hint="fix or remove the line, or pass --lenient to skip malformed lines",
             )
-        self.read_stats.n_malformed_skipped += 1
-        if len(self.read_stats.malformed_examples) < 5:
-            self.read_stats.malformed_examples.append(f"{line.path}:{line.line_no}")
+        self.read_stats.note_skipped(line.path, line.line_no)
 
 
 def read_events(source: LogSource, strictness: Strictness = Strictness.STRICT) -> EventReader:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -96,6 +97,26 @@ class Entry:
     is_dir: bool
     size_bytes: int
     modified_ms: int
+    error: str | None = None
+    """Why the entry cannot be read, if it cannot: a dangling symbolic link, a loop of links,
+    a named pipe or other special file (listed, never opened: opening a pipe would block)."""
+
+
+def _special_kind(mode: int) -> str | None:
+    """Name the kind of a file that is neither regular nor a directory, else None."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _not_regular(kind: str) -> str:
+    return f"not a regular file or directory ({kind})"
 
 
 class Storage:
@@ -109,21 +130,44 @@ class Storage:
             return None
         except OSError as error:
             raise LogNotFoundError(f"cannot read: {error.strerror}", path=path) from None
+        kind = _special_kind(st.st_mode)
+        if kind is not None:
+            raise LogNotFoundError(_not_regular(kind), path=path)
         name = os.path.basename(os.path.normpath(path))
-        return Entry(path, name, os.path.isdir(path), st.st_size, int(st.st_mtime * 1000))
+        return Entry(path, name, stat.S_ISDIR(st.st_mode), st.st_size, int(st.st_mtime * 1000))
 
     def list(self, path: str) -> list[Entry]:
-        """Return the entries of directory `path`, sorted by name."""
+        """Return the entries of directory `path`, sorted by name.
+
+        Entries that cannot be read (dangling or looping links, pipes, sockets, devices) are
+        returned with their `error` set; links are followed once, never recursed into.
+        """
         out = []
         try:
             with os.scandir(path) as it:
                 for de in it:
                     try:
                         st = de.stat()
-                    except OSError:
-                        continue  # a dangling link or a file deleted meanwhile
-                    is_dir = de.is_dir()
-                    out.append(Entry(de.path, de.name, is_dir, st.st_size, int(st.st_mtime * 1000)))
+                    except FileNotFoundError:
+                        why = "dangling symbolic link" if de.is_symlink() else "file disappeared"
+                        out.append(Entry(de.path, de.name, False, 0, 0, error=why))
+                        continue
+                    except OSError as error:
+                        why = f"cannot read: {error.strerror or error}"
+                        out.append(Entry(de.path, de.name, False, 0, 0, error=why))
+                        continue
+                    kind = _special_kind(st.st_mode)
+                    is_dir = stat.S_ISDIR(st.st_mode)
+                    out.append(
+                        Entry(
+                            de.path,
+                            de.name,
+                            is_dir,
+                            st.st_size,
+                            int(st.st_mtime * 1000),
+                            error=None if kind is None else _not_regular(kind),
+                        )
+                    )
         except OSError as error:
             raise LogNotFoundError(f"cannot list directory: {error.strerror}", path=path) from None
         return sorted(out, key=lambda e: e.name)
@@ -262,14 +306,16 @@ def is_rolling_dir(name: str, children: list[Entry]) -> bool:
 
 def is_databricks_dir(children: list[Entry]) -> bool:
     """True for a Databricks log directory (a live `eventlog` file, maybe rotated pieces)."""
-    return any(c.name == DATABRICKS_LIVE_NAME and not c.is_dir for c in children)
+    return any(
+        c.name == DATABRICKS_LIVE_NAME and not c.is_dir and c.error is None for c in children
+    )
 
 
 def _resolve_rolling(path: str, children: list[Entry]) -> LogSource:
     indexed: list[tuple[int, bool, Entry]] = []
     in_progress = True  # no appstatus file: completion unknown, so do not claim it
     for c in children:
-        if c.is_dir or c.name.startswith("."):
+        if c.is_dir or c.error is not None or c.name.startswith("."):
             continue
         if c.name.startswith("appstatus_"):
             in_progress = c.name.endswith(IN_PROGRESS_SUFFIX)
@@ -304,7 +350,7 @@ def _resolve_databricks(path: str, children: list[Entry]) -> LogSource:
     rotated: list[tuple[str, Entry]] = []
     live: Entry | None = None
     for c in children:
-        if c.is_dir:
+        if c.is_dir or c.error is not None:
             continue
         if c.name == DATABRICKS_LIVE_NAME:
             live = c

@@ -67,11 +67,11 @@ class PlanGraph(BaseModel):
 
     @cached_property
     def _children(self) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {n.node_id: [] for n in self.nodes}
+        # An ordered set per node: a node with many children stays linear to build.
+        seen: dict[int, dict[int, None]] = {n.node_id: {} for n in self.nodes}
         for e in self.edges:
-            if e.from_id not in out[e.to_id]:
-                out[e.to_id].append(e.from_id)
-        return out
+            seen[e.to_id][e.from_id] = None
+        return {node_id: list(children) for node_id, children in seen.items()}
 
     @cached_property
     def _parents(self) -> dict[int, list[int]]:
@@ -106,22 +106,21 @@ class PlanGraph(BaseModel):
         """Yield (node, depth, already_shown) depth-first from the roots, children in order.
 
         A node reached a second time (a reused exchange or subquery) is yielded once more with
-        `already_shown=True` and its subtree is not repeated.
+        `already_shown=True` and its subtree is not repeated. The walk keeps its own stack, so a
+        plan of any depth is walked without recursion.
         """
         seen: set[int] = set()
-
-        def visit(node_id: int, depth: int) -> Iterator[tuple[PlanNode, int, bool]]:
-            node = self._by_id[node_id]
-            if node_id in seen:
-                yield node, depth, True
-                return
-            seen.add(node_id)
-            yield node, depth, False
-            for child in self._children[node_id]:
-                yield from visit(child, depth + 1)
-
         for root in self.roots:
-            yield from visit(root.node_id, 0)
+            stack: list[tuple[int, int]] = [(root.node_id, 0)]
+            while stack:
+                node_id, depth = stack.pop()
+                node = self._by_id[node_id]
+                if node_id in seen:
+                    yield node, depth, True
+                    continue
+                seen.add(node_id)
+                yield node, depth, False
+                stack.extend((child, depth + 1) for child in reversed(self._children[node_id]))
 
     def find_all(self, name_part: str) -> list[PlanNode]:
         """Return the nodes whose name contains `name_part`, in id order."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -52,6 +53,25 @@ def _cpu_amount(text: str) -> Decimal | None:
 def _max_tasks(cores: int, cpus_per_task: Decimal) -> int:
     """Tasks `cores` cores run at once (`ResourceProfile.numTasksBasedOnCores`)."""
     return max(0, min(int(Decimal(cores) // cpus_per_task), _INT_MAX))
+
+_JAVA_LONG = re.compile(r"[+-]?\d+")
+"""What Java's `Long.parseLong` accepts: a sign, then decimal digits (any script's, as
+`Character.digit`); no spaces, no underscores."""
+
+
+def parse_java_long(text: str) -> int | None:
+    """Parse `text` as Java's `Long.parseLong` (Scala's `toLong`) does; None where it throws.
+
+    >>> parse_java_long("+42"), parse_java_long(" 42"), parse_java_long("9223372036854775808")
+    (42, None, None)
+    """
+    if not _JAVA_LONG.fullmatch(text):
+        return None
+    try:
+        value = int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return None
+    return value if ev.LONG_MIN <= value <= ev.LONG_MAX else None
 
 
 @dataclass
@@ -362,7 +382,9 @@ class ApplicationBuilder:
     def _on_job_start(self, event: ev.JobStart) -> None:
         props = event.properties or {}
         exec_raw = props.get(EXECUTION_ID_KEY)
-        execution_id = int(exec_raw) if exec_raw not in (None, "") else None
+        # Spark's SQL listener parses the property with `toLong`; when that throws, the job is
+        # not tracked as part of any SQL execution.
+        execution_id = parse_java_long(exec_raw) if exec_raw is not None else None
         last_stage = max(event.stage_infos, key=lambda s: s.stage_id, default=None)
         tags = props.get(JOB_TAGS_KEY)
         self.jobs[event.job_id] = _Job(

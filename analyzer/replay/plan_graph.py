@@ -16,13 +16,27 @@ from analyzer.model.plan import MetricDef, PlanEdge, PlanGraph, PlanNode
 _CODEGEN_ID = re.compile(r"WholeStageCodegen \((\d+)\)")
 
 
-def _plan_key(info: SparkPlanInfo, memo: dict[int, object]) -> object:
-    """Return a hashable key equal for plans Spark's `SparkPlanInfo.equals` deems equal."""
-    key = memo.get(id(info))
-    if key is None:
-        key = (info.node_name, info.simple_string, tuple(_plan_key(c, memo) for c in info.children))
-        memo[id(info)] = key
-    return key
+def _plan_key(
+    info: SparkPlanInfo, memo: dict[int, int], interned: dict[tuple[str, str, tuple[int, ...]], int]
+) -> int:
+    """Return an integer equal for plans Spark's `SparkPlanInfo.equals` deems equal.
+
+    Equal subtrees (same name, simpleString and children) get the same number, assigned
+    bottom-up with an explicit stack and memoized per node: linear in the plan's size, with no
+    recursion and no nested keys, whatever the plan's depth.
+    """
+    stack: list[tuple[SparkPlanInfo, bool]] = [(info, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in memo:
+            continue
+        if children_done:
+            key = (node.node_name, node.simple_string, tuple(memo[id(c)] for c in node.children))
+            memo[id(node)] = interned.setdefault(key, len(interned))
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in reversed(node.children) if id(c) not in memo)
+    return memo[id(info)]
 
 
 class _Builder:
@@ -30,15 +44,18 @@ class _Builder:
         self.next_id = 0
         self.nodes: dict[int, dict[str, object]] = {}
         self.edges: list[tuple[int, int]] = []
-        self.exchanges: dict[object, int] = {}
-        self.memo: dict[int, object] = {}
+        self.edge_set: set[tuple[int, int]] = set()
+        self.exchanges: dict[int, int] = {}
+        self.memo: dict[int, int] = {}
+        self.interned: dict[tuple[str, str, tuple[int, ...]], int] = {}
 
-    def key(self, info: SparkPlanInfo) -> object:
-        return _plan_key(info, self.memo)
+    def key(self, info: SparkPlanInfo) -> int:
+        return _plan_key(info, self.memo, self.interned)
 
     def edge(self, from_id: int, to_id: int | None) -> None:
         if to_id is not None:
             self.edges.append((from_id, to_id))
+            self.edge_set.add((from_id, to_id))
 
     def new_node(self, info: SparkPlanInfo, cluster: int | None, is_cluster: bool) -> int:
         node_id = self.next_id
@@ -55,49 +72,57 @@ class _Builder:
             members.append(node_id)
         return node_id
 
-    def build(self, info: SparkPlanInfo, parent: int | None, cluster: int | None) -> None:
-        name = info.node_name
-        first_child = info.children[0] if info.children else None
-        if name.startswith("WholeStageCodegen"):
-            new_cluster = self.new_node(info, None, True)
-            if first_child is not None:
-                self.build(first_child, parent, new_cluster)
-        elif name == "InputAdapter":
-            if first_child is not None:
-                self.build(first_child, parent, None)
-        elif name in ("BroadcastQueryStage", "ShuffleQueryStage"):
-            if first_child is None:
-                return
-            reused = self.exchanges.get(self.key(first_child))
-            if reused is not None:
-                self.edge(reused, parent)
+    def build(self, root: SparkPlanInfo) -> None:
+        """Number the plan's nodes in Spark's pre-order, with an explicit stack.
+
+        Each step is what Spark's recursive `buildSparkPlanGraphNode` does for one call; a call
+        never does anything after its recursive calls, so visiting (plan, parent, cluster)
+        triples from a stack, children pushed in reverse, gives the same order at any depth.
+        """
+        stack: list[tuple[SparkPlanInfo, int | None, int | None]] = [(root, None, None)]
+        while stack:
+            info, parent, cluster = stack.pop()
+            name = info.node_name
+            first_child = info.children[0] if info.children else None
+            if name.startswith("WholeStageCodegen"):
+                new_cluster = self.new_node(info, None, True)
+                if first_child is not None:
+                    stack.append((first_child, parent, new_cluster))
+            elif name == "InputAdapter":
+                if first_child is not None:
+                    stack.append((first_child, parent, None))
+            elif name in ("BroadcastQueryStage", "ShuffleQueryStage"):
+                if first_child is None:
+                    continue
+                reused = self.exchanges.get(self.key(first_child))
+                if reused is not None:
+                    self.edge(reused, parent)
+                else:
+                    stack.append((first_child, parent, None))
+            elif name in ("TableCacheQueryStage", "ResultQueryStage"):
+                if first_child is not None:
+                    stack.append((first_child, parent, None))
+            elif name == "Subquery" and cluster is not None:
+                stack.append((info, parent, None))
+            elif name == "Subquery" and self.key(info) in self.exchanges:
+                pair = (self.exchanges[self.key(info)], parent)
+                if parent is not None and pair not in self.edge_set:
+                    self.edge(*pair)
+            elif name == "ReusedSubquery":
+                if first_child is not None:
+                    stack.append((first_child, parent, cluster))
+            elif (
+                name == "ReusedExchange"
+                and first_child is not None
+                and self.key(first_child) in self.exchanges
+            ):
+                self.edge(self.exchanges[self.key(first_child)], parent)
             else:
-                self.build(first_child, parent, None)
-        elif name in ("TableCacheQueryStage", "ResultQueryStage"):
-            if first_child is not None:
-                self.build(first_child, parent, None)
-        elif name == "Subquery" and cluster is not None:
-            self.build(info, parent, None)
-        elif name == "Subquery" and self.key(info) in self.exchanges:
-            pair = (self.exchanges[self.key(info)], parent)
-            if parent is not None and pair not in self.edges:
-                self.edge(*pair)
-        elif name == "ReusedSubquery":
-            if first_child is not None:
-                self.build(first_child, parent, cluster)
-        elif (
-            name == "ReusedExchange"
-            and first_child is not None
-            and self.key(first_child) in self.exchanges
-        ):
-            self.edge(self.exchanges[self.key(first_child)], parent)
-        else:
-            node_id = self.new_node(info, cluster, False)
-            if "Exchange" in name or name == "Subquery":
-                self.exchanges[self.key(info)] = node_id
-            self.edge(node_id, parent)
-            for child in info.children:
-                self.build(child, node_id, cluster)
+                node_id = self.new_node(info, cluster, False)
+                if "Exchange" in name or name == "Subquery":
+                    self.exchanges[self.key(info)] = node_id
+                self.edge(node_id, parent)
+                stack.extend((child, node_id, cluster) for child in reversed(info.children))
 
     def graph(self) -> PlanGraph:
         out: list[PlanNode] = []
@@ -142,5 +167,5 @@ class _Builder:
 def build_plan_graph(plan: SparkPlanInfo) -> PlanGraph:
     """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows."""
     builder = _Builder()
-    builder.build(plan, None, None)
+    builder.build(plan)
     return builder.graph()

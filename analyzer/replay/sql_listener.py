@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from analyzer.eventlog.events import AccumulableUpdate
+from analyzer.eventlog.events import LONG_MAX, LONG_MIN, AccumulableUpdate
 from analyzer.replay.scala_set import ScalaIntSet
 
 SUM = "sum"
@@ -79,6 +79,9 @@ class _LiveStage:
             try:
                 value = int(acc.update)
             except (TypeError, ValueError):
+                continue
+            if not LONG_MIN <= value <= LONG_MAX:
+                # Spark's `toLong` throws on such a value, and the update is lost.
                 continue
             values = self.values.get(acc.id)
             if values is None:

@@ -174,6 +174,15 @@ _NO_PUSH = PushShuffleReadMetrics()
 _PUSH_ATTRS = tuple(attr for _, attr in PUSH_COLUMNS)
 
 
+def _longs(values: list[int]) -> array[int]:
+    """Values computed from Java longs, as an int64 array, wrapped on overflow as Java's `long`
+    arithmetic wraps (Spark computes these sums and differences the same way)."""
+    try:
+        return array("q", values)
+    except OverflowError:
+        return array("q", [(v + (1 << 63)) % (1 << 64) - (1 << 63) for v in values])
+
+
 class TaskColumns:
     """Every task attempt of the application, one row per TaskEnd, in log order.
 
@@ -263,15 +272,19 @@ class TaskColumns:
         c["stage_attempt_id"].extend(map(attrgetter("stage_attempt_id"), events))
         for name, attr in _INFO_COLUMNS:
             c[name].extend(map(attrgetter(attr), infos))
-        c["duration_ms"].extend([i.finish_ms - i.launch_ms if i.finish_ms else 0 for i in infos])
+        c["duration_ms"].extend(
+            _longs([i.finish_ms - i.launch_ms if i.finish_ms else 0 for i in infos])
+        )
         # Spark's getting-result time: from the start of the result fetch to the task's end.
         c["getting_result_ms"].extend(
-            [
-                i.finish_ms - i.getting_result_start_ms
-                if i.getting_result_start_ms > 0 and i.finish_ms
-                else 0
-                for i in infos
-            ]
+            _longs(
+                [
+                    i.finish_ms - i.getting_result_start_ms
+                    if i.getting_result_start_ms > 0 and i.finish_ms
+                    else 0
+                    for i in infos
+                ]
+            )
         )
         successful = [i.finish_ms != 0 and not i.failed and not i.killed for i in infos]
         c["successful"].extend(successful)
@@ -282,7 +295,9 @@ class TaskColumns:
         for name, attr in _METRIC_COLUMNS:
             c[name].extend(map(attrgetter(attr), metrics))
         reads = [m.shuffle_read or _NO_SHUFFLE_READ for m in metrics]
-        c["shuffle_read_bytes"].extend([r.remote_bytes_read + r.local_bytes_read for r in reads])
+        c["shuffle_read_bytes"].extend(
+            _longs([r.remote_bytes_read + r.local_bytes_read for r in reads])
+        )
         for columns, parts in (
             (_SHUFFLE_READ_COLUMNS, reads),
             (_SHUFFLE_WRITE_COLUMNS, [m.shuffle_write or _NO_SHUFFLE_WRITE for m in metrics]),

@@ -1,0 +1,464 @@
+"""Seeded, deterministic fuzzing of the reader and replay with inputs derived from real logs.
+
+Every case starts from a real event log (sample_eventlogs/ and the public set) and breaks it one
+way: byte flips and truncations of the on-disk bytes in every codec and in every part of the
+multi-file logs; and, on the decompressed lines (written back in a codec chosen by the seed),
+glued lines, invalid UTF-8, raw control bytes, numbers out of Java's range, deeply nested plans,
+huge strings (a 16 MB app name, a 4 MB metric name, a 4 MB host), NULs and control characters in
+every string field of an event, events out of order, and timestamps at Java's extremes.
+
+In-process, `api.analyze` (strict and lenient) must return an analysis or raise an
+`AnalyzerError`; nothing else may escape. A subset also runs the CLI in a child process
+(`spark-explain report LOG --format json`, and `spark-explain apps DIR` over all of them): exit
+status 0 or 1, no traceback, at most one line on stderr.
+
+A failing case is named by its id (kind, source, seed); `case_files` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import random
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+from eventlog_samples import PUBLIC, SAMPLES
+from hostile_inputs import (
+    deep_plan_line,
+    gzip_of,
+    lz4_of,
+    lzf_of,
+    run_cli,
+    snappy_of,
+    zstd_of,
+)
+
+from analyzer import api
+from analyzer.errors import AnalyzerError, Strictness
+from analyzer.eventlog.codecs import DecodeReport, iter_decompressed
+from analyzer.eventlog.source import Codec, codec_of
+
+SEED = 20_26_11_23
+MIB = 1 << 20
+
+SINGLE_LOGS = [
+    *(
+        SAMPLES / name
+        for name in (
+            "app-20261122042339-0000.lz4",
+            "app-20261122042434-0000.zstd",
+            "local-1795320174558.zstd",
+            "local-1795320224872",
+            "local-1795320253957.snappy",
+            "local-1795320291932.lzf",
+            "local-1795320332402.lz4",
+            "local-1795320380842.zstd",
+            "local-1795320428052",
+            "local-1795322404204",
+        )
+    ),
+    *(
+        PUBLIC / name
+        for name in (
+            "python_udf_eventlog",
+            "local-1642039451826",
+            "aqeshuffle_eventlog.zstd",
+            "spark2-eventlog.zstd",
+            "truncated_eventlog",
+        )
+    ),
+]
+MULTI_PART_LOGS = [
+    SAMPLES / "eventlog_v2_local-1795320584980",
+    PUBLIC / "eventlog_v2_local-1623876083964",
+    PUBLIC / "db_sim_eventlog",
+]
+TEXT_SOURCES = [
+    SAMPLES / "local-1795320224872",
+    SAMPLES / "local-1795320428052",
+    SAMPLES / "local-1795320253957.snappy",
+    SAMPLES / "local-1795320524741.lzf",
+    SAMPLES / "local-1795320703822.lz4",
+    PUBLIC / "aqeshuffle_eventlog.zstd",
+    PUBLIC / "python_udf_eventlog",
+]
+CODECS: tuple[Codec, ...] = ("none", "zstd", "lz4", "lzf", "snappy")
+EXTENSIONS = {"none": "", "zstd": ".zstd", "lz4": ".lz4", "lzf": ".lzf", "snappy": ".snappy"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fuzz case: how to break which log, with which seed."""
+
+    kind: str
+    source: Path
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}-{self.source.name}-{self.seed}"
+
+
+# --- the real logs, decoded -----------------------------------------------------------------
+
+
+@functools.cache
+def _decoded(path: Path) -> bytes:
+    codec = codec_of(path.name, str(path))
+    with path.open("rb") as stream:
+        return b"".join(iter_decompressed(stream, codec, DecodeReport(str(path))))
+
+
+def _encode(text: bytes, codec: Codec) -> bytes:
+    """Write `text` in one of Spark's framings, in Spark-like pieces (a zstd frame per 100 KiB)."""
+    if codec == "none":
+        return text
+    if codec == "zstd":
+        step = 100 << 10
+        return b"".join(zstd_of([text[i : i + step]], level=1) for i in range(0, len(text), step))
+    if codec == "lz4":
+        return lz4_of([text], block_bytes=32 << 10)
+    if codec == "snappy":
+        return snappy_of([text], block_bytes=32 << 10)
+    if codec == "lzf":
+        return lzf_of([text])
+    return gzip_of([text])
+
+
+def _lines(path: Path) -> list[bytes]:
+    return _decoded(path).rstrip(b"\n").split(b"\n")
+
+
+# --- line mutations -------------------------------------------------------------------------
+
+_NUMBER = re.compile(rb'":(-?\d+)')
+_STRING_START = re.compile(rb'":"')
+_CONTROL = "\u0000\u0007\u001b[2J\u001b]0;owned\u0007\r\n\t\u2028\u202e\ufeff"
+_HUGE_NUMBERS = [
+    b"9223372036854775808",
+    b"-9223372036854775809",
+    b"1" * 40,
+    b"1e400",
+    b"-0",
+    b"1.5",
+    b"9223372036854775807",
+    b"-9223372036854775808",
+    b"true",
+    b"null",
+    b'"7"',
+]
+
+
+def _pick_line(rng: random.Random, lines: list[bytes], pattern: re.Pattern[bytes]) -> int:
+    candidates = [i for i, line in enumerate(lines) if pattern.search(line)]
+    return rng.choice(candidates)
+
+
+def _glue(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines) - 1)
+        lines[i : i + 2] = [lines[i] + lines[i + 1]]
+    return lines
+
+
+def _bad_utf8(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    i = _pick_line(rng, lines, _STRING_START)
+    starts = [m.end() for m in _STRING_START.finditer(lines[i])]
+    at = rng.choice(starts)
+    bad = rng.choice([b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf8\x88\x80\x80"])
+    lines[i] = lines[i][:at] + bad + lines[i][at:]
+    return lines
+
+
+def _raw_control(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    i = _pick_line(rng, lines, _STRING_START)
+    at = rng.choice([m.end() for m in _STRING_START.finditer(lines[i])])
+    lines[i] = lines[i][:at] + rng.choice([b"\x00", b"\x1b[31m", b"\x07", b"\x1f"]) + lines[i][at:]
+    return lines
+
+
+def _huge_number(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    for _ in range(rng.randint(1, 3)):
+        i = _pick_line(rng, lines, _NUMBER)
+        match = rng.choice(list(_NUMBER.finditer(lines[i])))
+        value = rng.choice(_HUGE_NUMBERS)
+        lines[i] = lines[i][: match.start(1)] + value + lines[i][match.end(1) :]
+    return lines
+
+
+def _extreme_timestamps(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    keys = (b"Timestamp", b"time", b"Launch Time", b"Finish Time", b"Submission Time")
+    value = rng.choice([b"9223372036854775807", b"-9223372036854775808", b"-1", b"0"])
+    pattern = re.compile(rb'"(' + b"|".join(keys) + rb')":-?\d+')
+    return [pattern.sub(lambda m: b'"' + m.group(1) + b'":' + value, line) for line in lines]
+
+
+def _deep_plan(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    depth = rng.choice([50, 300, 450, 700, 5000, 200_000])
+    at = rng.randrange(1, len(lines))
+    return [*lines[:at], deep_plan_line(depth, execution_id=rng.randrange(1000, 2000)), *lines[at:]]
+
+
+def _event_indexes(lines: list[bytes], event: bytes) -> list[int]:
+    return [i for i, line in enumerate(lines) if event in line[:120]]
+
+
+def _mutate_json(line: bytes, change: Callable[[object], object]) -> bytes:
+    return orjson.dumps(change(orjson.loads(line)))
+
+
+def _huge_string(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    which = rng.choice(["app name", "metric name", "host"])
+    if which == "app name":
+        big = "n" * (16 * MIB)
+        [i] = _event_indexes(lines, b"SparkListenerApplicationStart")[:1]
+
+        def change(event: object) -> object:
+            assert isinstance(event, dict)
+            event["App Name"] = big
+            return event
+
+        lines[i] = _mutate_json(lines[i], change)
+    elif which == "metric name":
+        big = "m" * (4 * MIB)
+        indexes = _event_indexes(lines, b"SQLExecutionStart")
+        if not indexes:
+            return _huge_string(rng, lines)
+        i = rng.choice(indexes)
+
+        def change(event: object) -> object:
+            assert isinstance(event, dict)
+            metrics = []
+            stack = [event["sparkPlanInfo"]]
+            while stack:
+                node = stack.pop()
+                metrics += node.get("metrics", [])
+                stack.extend(node.get("children", []))
+            if metrics:
+                rng.choice(metrics)["name"] = big
+            return event
+
+        lines[i] = _mutate_json(lines[i], change)
+    else:
+        big = "h" * (4 * MIB)
+        for i in _event_indexes(lines, b"SparkListenerTaskEnd")[:3]:
+
+            def change(event: object) -> object:
+                assert isinstance(event, dict)
+                event["Task Info"]["Host"] = big
+                return event
+
+            lines[i] = _mutate_json(lines[i], change)
+    return lines
+
+
+def _control_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Put NULs and terminal control sequences into every string value of one event type."""
+    names = sorted({orjson.loads(line)["Event"] for line in lines})
+    target = rng.choice(names).encode()
+
+    def poison(value: object) -> object:
+        if isinstance(value, str):
+            at = rng.randrange(len(value) + 1)
+            return value[:at] + _CONTROL + value[at:]
+        if isinstance(value, list):
+            return [poison(v) for v in value]
+        if isinstance(value, dict):
+            return {k: (v if k == "Event" else poison(v)) for k, v in value.items()}
+        return value
+
+    return [
+        orjson.dumps(poison(orjson.loads(line))) if b'"' + target + b'"' in line[:120] else line
+        for line in lines
+    ]
+
+
+def _reorder(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Events out of order: a window shuffled, some lines duplicated, some dropped."""
+    start = rng.randrange(1, max(2, len(lines) - 40))
+    window = lines[start : start + 40]
+    rng.shuffle(window)
+    lines[start : start + 40] = window
+    for _ in range(5):
+        i = rng.randrange(1, len(lines))
+        if rng.random() < 0.5:
+            lines.insert(i, lines[rng.randrange(1, len(lines))])
+        else:
+            del lines[i]
+    return lines
+
+
+LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] = {
+    "glued": _glue,
+    "bad-utf8": _bad_utf8,
+    "raw-control": _raw_control,
+    "huge-number": _huge_number,
+    "extreme-timestamps": _extreme_timestamps,
+    "deep-plan": _deep_plan,
+    "huge-string": _huge_string,
+    "control-in-strings": _control_in_strings,
+    "reorder": _reorder,
+}
+
+
+# --- byte mutations -------------------------------------------------------------------------
+
+
+def _flip(rng: random.Random, data: bytes) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        out[rng.randrange(len(out))] ^= 1 << rng.randrange(8)
+    return bytes(out)
+
+
+def _truncate(rng: random.Random, data: bytes) -> bytes:
+    return data[: rng.randrange(len(data))]
+
+
+# --- the cases ------------------------------------------------------------------------------
+
+
+def _cases() -> list[Case]:
+    cases: list[Case] = []
+    seed = SEED
+    for path in SINGLE_LOGS:
+        for kind in ("flip", "flip", "truncate", "truncate"):
+            cases.append(Case(kind, path, seed))
+            seed += 1
+    for path in MULTI_PART_LOGS:
+        for kind in ("part-truncate", "part-truncate", "part-truncate", "part-flip", "part-flip"):
+            cases.append(Case(kind, path, seed))
+            seed += 1
+    for kind in LINE_MUTATIONS:
+        for path in TEXT_SOURCES:
+            cases.append(Case(kind, path, seed))
+            seed += 1
+    return cases
+
+
+CASES = _cases()
+
+
+def case_files(case: Case, out_dir: Path) -> Path:
+    """Write the broken log of `case` under `out_dir` and return the path to analyze."""
+    rng = random.Random(case.seed)
+    if not case.source.exists():
+        pytest.skip(f"{case.source} not present")
+    if case.kind in ("flip", "truncate"):
+        mutate = _flip if case.kind == "flip" else _truncate
+        out = out_dir / case.source.name
+        out.write_bytes(mutate(rng, case.source.read_bytes()))
+        return out
+    if case.kind.startswith("part-"):
+        out = out_dir / case.source.name
+        shutil.copytree(case.source, out)
+        parts = sorted(p for p in out.iterdir() if p.is_file() and p.stat().st_size > 0)
+        part = rng.choice(parts)
+        part.chmod(0o644)
+        mutate = _flip if case.kind == "part-flip" else _truncate
+        part.write_bytes(mutate(rng, part.read_bytes()))
+        return out
+    codec = rng.choice(CODECS)
+    lines = LINE_MUTATIONS[case.kind](rng, _lines(case.source))
+    out = out_dir / f"app-{case.seed}{EXTENSIONS[codec]}"
+    out.write_bytes(_encode(b"\n".join(lines) + b"\n", codec))
+    return out
+
+
+def _analyze(path: Path, strictness: Strictness) -> str:
+    """Analyze in-process; return `ok` or the error slug. Anything else propagates (a bug)."""
+    try:
+        api.analyze(str(path), strictness)
+    except AnalyzerError as error:
+        return error.slug
+    return "ok"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_fuzz_analyze_raises_only_analyzer_errors(case: Case, tmp_path: Path) -> None:
+    path = case_files(case, tmp_path)
+    start = time.perf_counter()
+    strict = _analyze(path, Strictness.STRICT)
+    lenient = _analyze(path, Strictness.LENIENT)
+    elapsed_s = time.perf_counter() - start
+    # Huge strings must be read in linear time: 16 MB is a few tenths of a second of work.
+    assert elapsed_s < 30, (case.id, elapsed_s)
+    if strict == "ok":
+        assert lenient == "ok", case.id
+    if case.kind in ("glued", "bad-utf8", "raw-control"):
+        assert strict == "malformed-line", (case.id, strict)
+        assert lenient == "ok", (case.id, lenient)
+
+
+CLI_KINDS = {"flip", "truncate", "part-truncate", "glued", "bad-utf8", "huge-number"}
+CLI_CASES = [c for c in CASES if c.kind in CLI_KINDS][::10]
+
+
+@pytest.fixture(scope="module")
+def cli_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[Case, Path]]]:
+    """The CLI subset's broken logs, side by side in one log directory."""
+    out = tmp_path_factory.mktemp("fuzz-cli")
+    built = []
+    for case in CLI_CASES:
+        case_dir = out / "work" / case.id
+        case_dir.mkdir(parents=True)
+        path = case_files(case, case_dir)
+        target = out / "logs" / f"{case.seed}-{path.name}"
+        target.parent.mkdir(exist_ok=True)
+        shutil.move(path, target)
+        built.append((case, target))
+    return out / "logs", built
+
+
+def _assert_clean(run_returncode: int, stderr: str, what: str) -> None:
+    assert run_returncode in (0, 1), (what, run_returncode, stderr[-2000:])
+    assert "Traceback" not in stderr, (what, stderr[-2000:])
+    assert len(stderr.splitlines()) <= 1, (what, stderr[-2000:])
+
+
+@pytest.mark.parametrize("index", range(len(CLI_CASES)), ids=lambda i: CLI_CASES[i].id)
+def test_fuzz_cli_report_is_one_line_or_a_report(
+    cli_dir: tuple[Path, list[tuple[Case, Path]]], index: int
+) -> None:
+    case, path = cli_dir[1][index]
+    run = run_cli(["report", str(path), "--format", "json"], timeout_s=120)
+    _assert_clean(run.returncode, run.stderr, case.id)
+    if run.returncode == 0:
+        assert isinstance(orjson.loads(run.stdout), dict)
+    else:
+        assert run.stderr.startswith("error: ")
+
+
+def test_fuzz_cli_apps_lists_every_broken_log(
+    cli_dir: tuple[Path, list[tuple[Case, Path]]],
+) -> None:
+    log_dir, built = cli_dir
+    run = run_cli(["apps", str(log_dir), "--json"], timeout_s=300)
+    _assert_clean(run.returncode, run.stderr, "apps")
+    listed = {Path(info["path"]).name for info in orjson.loads(run.stdout)}
+    assert {path.name for _, path in built} <= listed
+
+
+def test_fuzz_cases_are_deterministic(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    for case in [c for c in CASES if c.kind != "huge-string"][::13]:
+        first, second = case_files(case, a), case_files(case, b)
+        if first.is_file():
+            assert first.read_bytes() == second.read_bytes(), case.id
+
+
+def test_fuzz_encodings_round_trip() -> None:
+    text = _decoded(SAMPLES / "local-1795320224872")
+    for codec in CODECS:
+        data = _encode(text, codec)
+        out = b"".join(iter_decompressed(io.BytesIO(data), codec, DecodeReport("mem")))
+        assert out == text, codec
