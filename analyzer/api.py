@@ -128,14 +128,18 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | Path, text: str) -> None:
+WRITE_HINT = "give -o a file path in a directory you can write to"
+
+
+def write_atomic(path: str | Path, text: str, hint: str = WRITE_HINT) -> None:
     """Write `text` to `path` through a temporary file and a rename: never a half-written file.
 
     The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
     not the owner-only ones of a temporary file: reports are meant to be shared. Raises
     `CannotWriteError` with the path and the operating system's reason when the report cannot
     be written there (a directory, a path under a regular file, no permission, a read-only or
-    special file system); the temporary file is removed whatever happens.
+    special file system, a full disk) and `hint` as what to do; the temporary file is removed
+    whatever happens.
     """
     target = Path(path)
     try:
@@ -144,7 +148,7 @@ def write_atomic(path: str | Path, text: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
-        raise _cannot_write(target, error) from None
+        raise _cannot_write(target, error, hint) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -152,23 +156,19 @@ def write_atomic(path: str | Path, text: str) -> None:
         os.replace(tmp, target)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
-        raise _cannot_write(target, error) from None
+        raise _cannot_write(target, error, hint) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _cannot_write(target: Path, error: OSError) -> CannotWriteError:
+def _cannot_write(target: Path, error: OSError, hint: str) -> CannotWriteError:
     if isinstance(error, FileExistsError | NotADirectoryError) and not target.is_dir():
         # mkdir met a regular file where a directory of the path should be.
         reason = "a part of the path is a regular file, not a directory"
     else:
-        reason = (error.strerror or str(error)).lower()
-    return CannotWriteError(
-        f"cannot write the report here: {reason}",
-        path=str(target),
-        hint="give -o a file path in a directory you can write to",
-    )
+        reason = error.strerror or str(error)
+    return CannotWriteError(f"cannot write here: {reason}", path=str(target), hint=hint)
 
 
 def write_report(

@@ -144,6 +144,14 @@ def report_command(
         raise typer.Exit(EXIT_USAGE) from None
     except AnalyzerError as error:
         raise _fail(error) from None
+    except MemoryError:
+        raise _fail(
+            AnalyzerError(
+                "ran out of memory analyzing this log",
+                path=log,
+                hint="run it on a machine with more memory, or report the log as a bug",
+            )
+        ) from None
 
 
 @contextlib.contextmanager

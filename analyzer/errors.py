@@ -122,7 +122,7 @@ class RemoteStorageError(AnalyzerError):
 
 
 class CannotWriteError(AnalyzerError):
-    """The report cannot be written where the user asked (a directory, no permission, ...)."""
+    """An output cannot be written where asked (a directory, no permission, disk full, ...)."""
 
     slug = "cannot-write"
 
@@ -131,12 +131,6 @@ class UsageError(AnalyzerError):
     """An option value the user gave is not valid."""
 
     slug = "usage"
-
-
-class OutputError(AnalyzerError):
-    """An output file or directory could not be written (read-only, not a directory, disk full)."""
-
-    slug = "cannot-write"
 
 
 class BatchBusyError(AnalyzerError):

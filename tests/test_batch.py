@@ -389,13 +389,56 @@ def _peak_rss_kb(pid: int) -> int:
 
 
 @pytest.mark.slow
+def _heavy_log(app_id: str, n_tasks: int, n_metrics: int) -> bytes:
+    """A small log whose one stage declares `n_tasks` tasks and updates `n_metrics` SQL metrics:
+    the replay keeps a value per declared task and metric, as Spark's SQL tab does."""
+    metrics = ",".join(
+        f'{{"name":"m{i}","accumulatorId":{i + 1},"metricType":"sum"}}' for i in range(n_metrics)
+    )
+    plan = (
+        f'{{"nodeName":"Scan","simpleString":"Scan","children":[],"metadata":{{}},'
+        f'"metrics":[{metrics}]}}'
+    )
+    stage = (
+        f'{{"Stage ID":0,"Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":{n_tasks},'
+        '"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}'
+    )
+    updates = ",".join(
+        f'{{"ID":{i + 1},"Name":"m{i}","Update":"5","Value":"5","Internal":true,'
+        '"Count Failed Values":true,"Metadata":"sql"}'
+        for i in range(n_metrics)
+    )
+    lines = [
+        '{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",'
+        '"executionId":0,"description":"q","details":"","physicalPlanDescription":"",'
+        f'"sparkPlanInfo":{plan},"time":1700000000002}}',
+        '{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":1700000000003,'
+        f'"Stage Infos":[{stage}],"Stage IDs":[0],'
+        '"Properties":{"spark.sql.execution.id":"0"}}',
+        f'{{"Event":"SparkListenerStageSubmitted","Stage Info":{stage}}}',
+        '{"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,'
+        '"Task Type":"ResultTask","Task End Reason":{"Reason":"Success"},"Task Info":'
+        '{"Task ID":0,"Index":5,"Attempt":0,"Launch Time":1700000000004,"Executor ID":"driver",'
+        '"Host":"h","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,'
+        '"Finish Time":1700000000005,"Failed":false,"Killed":false,'
+        f'"Accumulables":[{updates}]}}}}',
+        '{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",'
+        '"executionId":0,"time":1700000000010}',
+        '{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}',
+    ]
+    return _event_head(app_id) + "\n".join(lines).encode() + b"\n"
+
+
 def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_path: Path) -> None:
     mib = b"x" * (1 << 20)
     # 1 GiB of `x` without a newline: not even a log (refused by the listing).
     _write_zstd(logs / "bomb.zstd", [b""], mib, 1024)
-    # The same after the head of a real log: an event line of 1 GiB, for a worker to choke on.
+    # The same after the head of a real log: an event line of 1 GiB, refused by the line limit.
     end = b'\n{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}\n'
     _write_zstd(logs / "bomb-app.zstd", [_event_head("bomb-app") + b'{"Event":"', end], mib, 1024)
+    # A well-formed log whose stage of 10 million tasks updates 12 SQL metrics: a worker needs
+    # gigabytes for it, and meets the memory limit.
+    _write_zstd(logs / "heavy.zstd", [_heavy_log("local-heavy", 10_000_000, 12)])
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [*CLI, "batch", str(logs), "-o", str(out), "-j", "2", "--max-memory-mb", "512"],
@@ -410,15 +453,17 @@ def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_
     stdout, stderr = proc.communicate()
     print(f"parent peak RSS {peak_kb / 1024:.0f} MiB")
     assert proc.returncode == 1, stdout + stderr
-    assert "2 failed" in stdout and "Traceback" not in stderr, stdout + stderr
+    assert "3 failed" in stdout and "Traceback" not in stderr, stdout + stderr
     index = (out / "index.html").read_text()
     assert "exceeded the memory limit of 512 MiB" in index
     failures = {e.log_name: e.error for e in _manifest(out).entries.values() if not e.ok}
-    assert failures["bomb-app.zstd"] == "exceeded the memory limit of 512 MiB"
+    assert failures["heavy.zstd"] == "exceeded the memory limit of 512 MiB"
+    assert "[line-too-long]" in failures["bomb-app.zstd"]
     assert "bomb.zstd" in index
     good = [i for i in discover_applications(str(logs)) if i.error is None and i.completed]
-    assert len(_app_keys(out)) == len(good) - 1  # all but bomb-app
-    # The driver's peak depends on the reader: listing decodes a log's head and tail in the driver.
+    assert len(_app_keys(out)) == len(good) - 2  # all but bomb-app and heavy
+    # The driver lists every log (heads and tails) in bounded memory, whatever a log holds.
+    assert peak_kb < 512 * 1024
 
 
 def test_log_over_the_time_limit_fails_alone(tmp_path: Path) -> None:

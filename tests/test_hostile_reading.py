@@ -554,3 +554,23 @@ def test_corrupt_data_still_says_corrupt(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(CorruptCompressedDataError):
         api.analyze(str(path))
+
+
+def test_stage_declaring_billions_of_tasks_is_malformed(tmp_path: Path) -> None:
+    """A stage that declares 2³¹ tasks would size per-task arrays of gigabytes: malformed."""
+    stage = (
+        '{"Stage ID":0,"Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":2147483647,'
+        '"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}'
+    )
+    lines = [
+        '{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}',
+        '{"Event":"SparkListenerApplicationStart","App Name":"huge","App ID":"local-huge",'
+        '"Timestamp":1700000000000,"User":"u"}',
+        '{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":1700000000002,'
+        f'"Stage Infos":[{stage}],"Stage IDs":[0],"Properties":{{}}}}',
+        '{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}',
+    ]
+    log = tmp_path / "local-huge"
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MalformedLineError, match="Number of Tasks"):
+        api.analyze(str(log))

@@ -34,7 +34,7 @@ class Engine(Protocol):
         ...
 
     def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None:
-        """Write each fleet table under `tables_dir`; `OutputError` if one cannot be written."""
+        """Write each fleet table under `tables_dir`; `CannotWriteError` if one cannot be."""
         ...
 
     def close(self) -> None:

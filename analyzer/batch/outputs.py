@@ -1,8 +1,8 @@
 """Writing a batch run's outputs, only ever from the driver that holds the output directory's lock.
 
 Every file is written atomically (a `.*.tmp` file renamed over the target). A write that fails
-(disk full, read-only, a path that is not a directory) raises `OutputError`, one line naming the
-file, and leaves no temporary file behind.
+(disk full, read-only, a path that is not a directory) raises `CannotWriteError`, one line naming
+the file, and leaves no temporary file behind.
 """
 
 from __future__ import annotations
@@ -18,25 +18,25 @@ from analyzer import api
 from analyzer.batch.jobs import REPORT_FILES, Job, JobResult
 from analyzer.batch.layout import APPS_DIR, STAGING_PREFIX, OutputLayout
 from analyzer.batch.manifest import Manifest
-from analyzer.errors import OutputError
+from analyzer.errors import CannotWriteError
 
 _OS_ERROR_RE = re.compile(r"\(os error (\d+)\)")
 _OUTPUT_HINT = "check free space and permissions of the output directory"
 
 
-def cannot_write(path: Path | str, error: BaseException) -> OutputError:
-    """Return the one-line `OutputError` for a failed write of `path`."""
+def cannot_write(path: Path | str, error: BaseException) -> CannotWriteError:
+    """Return the one-line `CannotWriteError` for a failed write of `path`."""
     if isinstance(error, OSError) and error.strerror:
         reason = error.strerror
     else:  # a native library's message, e.g. polars: "... (os error 28)"
         found = _OS_ERROR_RE.search(str(error))
         reason = os.strerror(int(found.group(1))) if found else str(error).splitlines()[0]
-    return OutputError(f"cannot write: {reason}", path=str(path), hint=_OUTPUT_HINT)
+    return CannotWriteError(f"cannot write: {reason}", path=str(path), hint=_OUTPUT_HINT)
 
 
 @contextlib.contextmanager
 def writing(path: Path | str) -> Iterator[None]:
-    """Turn an `OSError` raised while writing `path` into an `OutputError`."""
+    """Turn an `OSError` raised while writing `path` into an `CannotWriteError`."""
     try:
         yield
     except OSError as error:
@@ -44,10 +44,10 @@ def writing(path: Path | str) -> Iterator[None]:
 
 
 def prepare_output_dir(output: str) -> OutputLayout:
-    """Create the output directory (and `apps/`) and return its layout; `OutputError` if not."""
+    """Create the output directory (and `apps/`) and return its layout; `CannotWriteError` else."""
     layout = OutputLayout(Path(output))
     if layout.root.exists() and not layout.root.is_dir():
-        raise OutputError(
+        raise CannotWriteError(
             "is not a directory", path=output, hint="give -o a directory (it is created if missing)"
         )
     for directory in (layout.root, layout.apps_dir):
@@ -78,19 +78,19 @@ class OutputWriter:
                     target.mkdir(parents=True, exist_ok=True)
                     os.replace(staged / file_name, path)
                 elif file_name in given:
-                    api.write_atomic(path, given[file_name])
+                    api.write_atomic(path, given[file_name], _OUTPUT_HINT)
                 else:
                     path.unlink(missing_ok=True)
 
     def save_manifest(self, manifest: Manifest) -> None:
         """Write the manifest."""
         with writing(self.layout.manifest_path):
-            api.write_atomic(self.layout.manifest_path, manifest.to_json())
+            api.write_atomic(self.layout.manifest_path, manifest.to_json(), _OUTPUT_HINT)
 
     def write_index(self, html: str) -> None:
         """Write the index page."""
         with writing(self.layout.index_path):
-            api.write_atomic(self.layout.index_path, html)
+            api.write_atomic(self.layout.index_path, html, _OUTPUT_HINT)
 
 
 def remove_leftovers(layout: OutputLayout) -> int:

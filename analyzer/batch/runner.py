@@ -39,7 +39,7 @@ from analyzer.batch.outputs import (
 )
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
-from analyzer.errors import BatchBusyError, OutputError, Strictness, UsageError
+from analyzer.errors import BatchBusyError, CannotWriteError, Strictness, UsageError
 from analyzer.eventlog.source import is_url
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import IndexEntry, build_index_view
@@ -191,7 +191,7 @@ def _same_directory(log_dir: str, out_dir: Path) -> bool:
 def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) -> BatchSummary:
     """Analyze every chosen application of `log_dir` into `output`; see docs/batch.md.
 
-    Raises `LogNotFoundError` if `log_dir` is not a directory, `OutputError` if `output` cannot
+    Raises `LogNotFoundError` if `log_dir` is not a directory, `CannotWriteError` if `output` cannot
     be written at all, `BatchBusyError` if another run holds it; a log that cannot be analyzed is
     counted in the summary instead, and so is an output that cannot be written mid-run.
     """
@@ -203,7 +203,7 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
         remove_leftovers(layout)
         loaded = load_manifest(layout.manifest_path)
         if loaded.foreign:
-            raise OutputError(
+            raise CannotWriteError(
                 "exists and is not a batch manifest",
                 path=str(layout.manifest_path),
                 hint="choose an output directory of its own, or remove the file",
@@ -294,7 +294,7 @@ class _Run:
         try:
             try:
                 engine.run(self.plan.jobs, self.settings, self.on_result, self.progress.advance)
-            except OutputError as error:
+            except CannotWriteError as error:
                 self.summary.output_errors.append(str(error))
             finally:
                 self.progress.close()
@@ -305,7 +305,7 @@ class _Run:
     def on_result(self, result: JobResult) -> None:
         """Record one application's result: write its reports, then its manifest entry.
 
-        Raises `OutputError` if a report or the manifest cannot be written: the run stops.
+        Raises `CannotWriteError` if a report or the manifest cannot be written: the run stops.
         """
         job = self.jobs[result.log_name]
         if result.traceback is not None:
@@ -313,7 +313,7 @@ class _Run:
         if result.ok:
             try:
                 self.writer.write_reports(job, result)
-            except OutputError as error:
+            except CannotWriteError as error:
                 self._failed(job.log_name, str(error))
                 raise
             self._record(job, result)
@@ -362,7 +362,7 @@ class _Run:
         for step in steps:
             try:
                 step()
-            except OutputError as error:
+            except CannotWriteError as error:
                 self.summary.output_errors.append(str(error))
 
     def _table_rows(self) -> dict[str, list[Row]]:

@@ -28,8 +28,14 @@ Long = Annotated[int, msgspec.Meta(ge=LONG_MIN, le=LONG_MAX)]
 """A Java `long`, as Spark writes every id, count, size and time: a value outside its range cannot
 come from Spark, and the line holding it is malformed (the columns downstream are int64)."""
 
-TaskCount = Annotated[int, msgspec.Meta(ge=0, le=(1 << 31) - 1)]
-"""A stage's number of tasks: a non-negative Java `int` (Spark sizes arrays with it)."""
+MAX_STAGE_TASKS = 10_000_000
+"""The most tasks a stage may declare. Spark allows a Java `int`, and sizes arrays with it, as
+the replay does (one value per task slot and SQL metric, as Spark's SQL tab counts them): a
+hostile log declaring 2³¹ tasks would need gigabytes. Real stages stay far below this; a stage
+declaring more makes its line malformed (skipped and counted with `--lenient`)."""
+
+TaskCount = Annotated[int, msgspec.Meta(ge=0, le=MAX_STAGE_TASKS)]
+"""A stage's number of tasks: at most `MAX_STAGE_TASKS`."""
 
 
 class Accumulable(msgspec.Struct, frozen=True, gc=False):

@@ -38,6 +38,13 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
     notes = []
     if rs.truncated_tail:
         notes.append("the log ends in a cut line or frame; what came before it was read")
+    if rs.truncated_parts:
+        cut = rs.truncated_parts
+        names = ", ".join(cut[:3]) + (" …" if len(cut) > 3 else "")
+        notes.append(
+            f"{plural(len(cut), 'part')} of the log cut before the end ({names}): events after "
+            "each cut are missing (--lenient)"
+        )
     if rs.n_malformed_skipped:
         n_bad = rs.n_malformed_skipped
         notes.append(

@@ -200,6 +200,7 @@ def build_json_view(
             "n_lines": rs.n_lines,
             "truncated_tail": rs.truncated_tail,
             "n_malformed_skipped": rs.n_malformed_skipped,
+            "truncated_parts": list(rs.truncated_parts),
         },
         "stages": [
             {
