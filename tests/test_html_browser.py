@@ -98,14 +98,14 @@ def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
     assert blocked == []
 
 
-SPILL_LOG = Path(__file__).resolve().parent.parent / "sample_eventlogs" / "local-1795320332402.lz4"
+UDF_LOG = Path(__file__).resolve().parent.parent / "sample_eventlogs" / "local-1795320380842.zstd"
 """A sample whose findings (spill) point at plan nodes of two AQE executions."""
 
 
-@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+@pytest.mark.skipif(not UDF_LOG.exists(), reason="Python UDF sample log missing")
 def test_finding_link_opens_its_node_panel(browser: Any, tmp_path: Path) -> None:
     report = tmp_path / "report.html"
-    report.write_text(html_of(SPILL_LOG), encoding="utf-8")
+    report.write_text(html_of(UDF_LOG), encoding="utf-8")
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -132,6 +132,7 @@ def test_finding_link_opens_its_node_panel(browser: Any, tmp_path: Path) -> None
         name = node.get_attribute("data-name")
         node_id = dom_id.rsplit("-n", 1)[1] if dom_id else ""
         assert panel.locator("h3").inner_text() == f"{name} (node {node_id})"
-        assert panel.locator(f'.finding-refs a[href="#finding-{i + 1}"]').count() == 1
+        finding = (link.locator("xpath=ancestor::li[1]").get_attribute("id") or "").strip()
+        assert panel.locator(f'.finding-refs a[href="#{finding}"]').count() == 1
     page.close()
     assert errors == []

@@ -21,8 +21,9 @@ from analyzer.insights import Thresholds, detect_all
 from analyzer.report.options import ReportOptions
 
 LOGS = report_log_params()
-SPILL_LOG = SAMPLES / "local-1795320332402.lz4"
-"""The sample whose two findings (spill) point at plan nodes of two executions."""
+UDF_LOG = SAMPLES / "local-1795320380842.zstd"
+"""The sample whose Python UDFs are findings at plan nodes of two executions, and whose retried
+task is a finding at a stage of the first."""
 
 
 def _attrs_with_class(html: str, tag: str, css_class: str) -> list[dict[str, str]]:
@@ -70,20 +71,21 @@ def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
         assert f"docs/findings.md#{finding.rule}" in html
 
 
-@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+@pytest.mark.skipif(not UDF_LOG.exists(), reason="spill sample log missing")
 def test_nodes_and_panels_refer_back_to_their_findings() -> None:
-    html = html_of(SPILL_LOG)
+    html = html_of(UDF_LOG)
     marked = _attrs_with_class(html, "g", "has-finding")
     assert len(marked) == 2
     assert html.count('<text class="finding-mark"') == 2
     assert html.count('<a href="#finding-1">') == 2  # from its execution and its node's panel
-    assert html.count('<a href="#finding-2">') == 2
+    assert html.count('<a href="#finding-2">') == 1  # a stage's: from its execution only
+    assert html.count('<a href="#finding-3">') == 2
 
 
-@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+@pytest.mark.skipif(not UDF_LOG.exists(), reason="spill sample log missing")
 def test_thresholds_reach_the_page_through_the_api() -> None:
-    analysis = analysis_of(SPILL_LOG)
-    quiet = Thresholds().with_overrides(["spill_min_bytes=1_000_000_000_000"])
+    analysis = analysis_of(UDF_LOG)
+    quiet = Thresholds().with_overrides(["min_query_share=1"])
     for html in (
         html_report(analysis, thresholds=quiet),
         api.render_report(analysis, ReportOptions(fmt="html", now_ms=NOW_MS, thresholds=quiet)),
@@ -93,27 +95,28 @@ def test_thresholds_reach_the_page_through_the_api() -> None:
         assert _attrs_with_class(html, "g", "has-finding") == []
 
 
-@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+@pytest.mark.skipif(not UDF_LOG.exists(), reason="spill sample log missing")
 def test_findings_of_unlisted_executions_are_left_out() -> None:
-    analysis = analysis_of(SPILL_LOG)
+    analysis = analysis_of(UDF_LOG)
     findings = detect_all(analysis)
     first = findings[0].execution_id
     assert first is not None
     html = html_report(analysis, executions=(first,))
     items = _attrs_with_class(html, "li", "finding")
     assert len(items) == sum(1 for f in findings if f.execution_id == first) < len(findings)
-    assert f"1 of {len(findings)} (others belong to executions not shown)" in html
+    n_shown = sum(1 for f in findings if f.execution_id == first)
+    assert f"{n_shown} of {len(findings)} (others belong to executions not shown)" in html
 
 
-@pytest.mark.skipif(not SPILL_LOG.exists(), reason="spill sample log missing")
+@pytest.mark.skipif(not UDF_LOG.exists(), reason="spill sample log missing")
 def test_links_into_sections_left_out_for_size_are_dropped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(html_render, "MAX_SECTIONS_BYTES", 1)  # keeps only the first section
-    html = html_report(analysis_of(SPILL_LOG))
+    html = html_report(analysis_of(UDF_LOG))
     ids = _ids(html)
     assert sum(1 for a in ids.values() if "execution" in a.get("class", "").split()) == 1
-    assert len(_attrs_with_class(html, "li", "finding")) == 2
+    assert len(_attrs_with_class(html, "li", "finding")) == len(detect_all(analysis_of(UDF_LOG)))
     for link in _attrs_with_class(html, "a", "finding-node"):
         assert link["data-target-node"] in ids
     for link in _attrs_with_class(html, "a", "finding-execution"):

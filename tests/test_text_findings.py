@@ -55,19 +55,34 @@ def _cli(*args: str) -> str:
 
 
 def test_findings_come_first_ranked_and_referenced() -> None:
-    text = text_report(_analysis(sample_path("failed-query")))
+    text = text_report(_analysis(sample_path("executor-lost")))
     lines = text.splitlines()
+    spent = next(i for i, line in enumerate(lines) if line.startswith("Where the time went"))
     start = lines.index("Findings · 3, largest estimated time lost first")
     first_execution = next(i for i, line in enumerate(lines) if line.startswith("SQL execution "))
-    assert lines.index("Showing 3 of 3 SQL executions, by start time.") < start < first_execution
-    assert lines[start + 2] == " 1. ✖ critical · est. 4.0 s lost · failed-query"
+    assert lines.index("Showing 2 of 2 SQL executions, by start time.") < spent < start
+    assert start < first_execution
     headers = [line for line in lines[start:first_execution] if line[:3].strip().endswith(".")]
-    assert [h.split(" · ")[-1] for h in headers] == ["failed-query", "task-failures", "stage-retry"]
-    assert "    docs:     docs/findings.md#failed-query" in lines
-    # Under the failed execution: one line per finding, pointing back at the section.
+    assert [h.split(" · ")[-1] for h in headers] == [
+        "stage-retry",
+        "lost-executors",
+        "task-failures",
+    ]
+    assert "    docs:     docs/findings.md#stage-retry" in lines
+    # Under the execution: one line per finding of it, pointing back at the section.
     execution_1 = lines.index(next(x for x in lines if x.startswith("SQL execution 1 ·")))
-    assert lines[execution_1:].index("✖ failed-query — see Findings 1") < 10
-    assert "⚠ task-failures at stage 5.0 — see Findings 2" in lines
+    assert lines[execution_1:].index("⚠ stage-retry at stage 3.0 — see Findings 1") < 10
+    assert "⚠ task-failures at stage 3.0 — see Findings 3" in lines
+
+
+def test_a_failed_query_is_one_finding_with_its_root_cause() -> None:
+    text = text_report(_analysis(sample_path("failed-query")))
+    lines = text.splitlines()
+    start = lines.index("Findings · 1, largest estimated time lost first")
+    assert lines[start + 2].startswith(" 1. ✖ critical · est. ")
+    assert lines[start + 2].endswith(" lost · failed-query")
+    assert "bucket 3 is rejected" in lines[start + 3]
+    assert "✖ failed-query — see Findings 1" in lines
 
 
 def test_no_findings_says_so() -> None:
@@ -80,12 +95,12 @@ def test_plan_node_is_marked_and_lines_fit() -> None:
     text = text_report(
         _analysis(sample_path("skewed-join")),
         metrics="full",
-        thresholds=Thresholds().with_overrides(["data_skew_min_rows=100000"]),
+        thresholds=Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0"]),
     )
     lines = text.splitlines()
     join = next(i for i, line in enumerate(lines) if "─ SortMergeJoin #7 " in line)
     assert lines[join + 1].endswith("│ ⚠ data-skew — see Findings 1")
-    assert lines[join + 2].endswith("│ ℹ smj-small-side — see Findings 2")
+    assert "smj-small-side — see Findings" in lines[join + 2]
     assert "⚠ data-skew at #7 SortMergeJoin — see Findings 1" in lines
     assert "    where:    SQL execution 0 · node #7 SortMergeJoin · stage 4.0 · task 11" in lines
     assert all(visible_len(line) <= 100 for line in lines)
@@ -94,15 +109,12 @@ def test_plan_node_is_marked_and_lines_fit() -> None:
 def test_threshold_option_changes_what_is_shown() -> None:
     path = sample_path("skewed-join")
     default = _cli(path, "--metrics", "none")
-    assert "data-skew" not in default
     assert "Findings · 1, largest estimated time lost first\n" in default
-    lowered = _cli(path, "--metrics", "none", "--threshold", "data-skew-min-rows=100_000")
-    assert (
-        "Findings · 2, largest estimated time lost first; "
-        "thresholds changed: data_skew_min_rows=100000\n"
-    ) in lowered
-    assert " 1. ⚠ warning · est. 2.7 s lost · data-skew" in lowered
-    assert "⚠ data-skew at #7 SortMergeJoin — see Findings 1" in lowered
+    assert " 1. ⚠ warning · est. 2.7 s lost · data-skew" in default
+    assert "⚠ data-skew at #7 SortMergeJoin — see Findings 1" in default
+    raised = _cli(path, "--metrics", "none", "--threshold", "min-query-share=0.5")
+    assert "Findings · thresholds changed: min_query_share=0.5\n" in raised
+    assert "data-skew" not in raised and "No findings." in raised
 
 
 def test_unknown_threshold_is_a_one_line_usage_error() -> None:
@@ -116,11 +128,11 @@ def test_unknown_threshold_is_a_one_line_usage_error() -> None:
 
 
 def test_execution_filter_keeps_shown_and_application_findings() -> None:
-    path = _public("nds_q72_dataproc_2_2.zstd")
+    path = sample_path("executor-lost")
     found = detect_all(_analysis(path))
     app_level = [f for f in found if f.execution_id is None]
-    of_24 = [f for f in found if f.execution_id == 24]
-    assert app_level and of_24  # the log has both kinds
+    of_1 = [f for f in found if f.execution_id == 1]
+    assert app_level and of_1  # the log has both kinds
     everything = _cli(path, "--metrics", "none")
     assert f"Findings · {len(found)}, largest" in everything
     only_0 = _cli(path, "--metrics", "none", "-e", "0")
@@ -128,16 +140,16 @@ def test_execution_filter_keeps_shown_and_application_findings() -> None:
         f"Findings · {len(app_level)} of {len(found)} (others belong to executions not shown), "
         "largest estimated time lost first"
     ) in only_0
-    assert "tiny-tasks" in only_0 and "small-files" not in only_0
-    # --top 1 keeps execution 24 (the slowest): its findings come back.
-    top = _cli(path, "--metrics", "none", "--top", "1")
-    assert f"Findings · {len(found)}, largest" in top
-    assert "⚠ small-files at #118 Scan parquet — see Findings" in top
+    assert "· lost-executors" in only_0 and "· stage-retry" not in only_0
+    # -e 1 keeps execution 1, where the executor was lost: its findings come back.
+    one = _cli(path, "--metrics", "none", "-e", "1")
+    assert f"Findings · {len(found)}, largest" in one
+    assert "⚠ stage-retry at stage 3.0 — see Findings" in one
 
 
 def test_only_failed_query_findings_of_shown_execution_when_none_left() -> None:
     text = text_report(_analysis(sample_path("failed-query")), executions=(0,))
-    assert "Findings · 0 of 3 (others belong to executions not shown)\n" in text
+    assert "Findings · 0 of 1 (others belong to executions not shown)\n" in text
     assert "No findings." in text
 
 
@@ -146,10 +158,11 @@ def test_colour_by_severity_only_when_asked() -> None:
     plain = text_report(analysis)
     coloured = text_report(analysis, color=True)
     assert "\x1b[31m✖ critical\x1b[0m" in coloured
-    assert "\x1b[33m⚠ warning\x1b[0m" in coloured
     assert "\x1b[31m✖\x1b[0m failed-query — see Findings 1" in coloured
     assert "\x1b[" not in plain
-    info = text_report(_analysis(sample_path("join-agg-aqe-off")), color=True)
+    warned = text_report(_analysis(sample_path("executor-lost")), color=True)
+    assert "\x1b[33m⚠ warning\x1b[0m" in warned
+    info = text_report(_analysis(sample_path("partition-pruning")), color=True)
     assert "ℹ info ·" in info  # info stays plain
 
 

@@ -203,3 +203,33 @@ def task_durations(tasks: pl.DataFrame, task_ids: Iterable[int]) -> dict[int, in
     wanted = list(task_ids)
     frame = tasks.filter(pl.col("task_id").is_in(wanted)).select("task_id", "duration_ms")
     return {int(r[0]): int(r[1]) for r in frame.iter_rows()}
+
+
+def is_first_wave_with_even_data(
+    tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int, task_id: int, slack: float = 1.5
+) -> bool:
+    """True when a slow task ran in its stage's first wave and handled no more data than usual.
+
+    A task launched before any other task of its stage attempt finished, reading at most
+    `slack` × the median task's records and bytes, is slow for its executor's sake (a cold JVM:
+    code generation and just-in-time compilation), not because of its data.
+    """
+    stage = tasks.filter(
+        (pl.col("stage_id") == stage_id)
+        & (pl.col("stage_attempt_id") == stage_attempt_id)
+        & pl.col("successful")
+    ).with_columns(
+        (pl.col("input_records") + pl.col("shuffle_read_records")).alias("records"),
+        (pl.col("input_bytes") + pl.col("shuffle_read_bytes")).alias("bytes"),
+    )
+    if not stage.height:
+        return False
+    task = stage.filter(pl.col("task_id") == task_id)
+    if not task.height:
+        return False
+    first_finish = int(stage["finish_ms"].min() or 0)  # type: ignore[arg-type]
+    row = task.row(0, named=True)
+    median_records = float(stage["records"].quantile(0.5) or 0)
+    median_bytes = float(stage["bytes"].quantile(0.5) or 0)
+    even = row["records"] <= slack * median_records and row["bytes"] <= slack * median_bytes
+    return bool(even and row["launch_ms"] < first_finish)

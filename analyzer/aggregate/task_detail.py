@@ -291,3 +291,49 @@ def timeline_tasks(
         .iter_rows()
     )
     return tuple(TimelineTask(*r) for r in rows), n_all
+
+
+def first_failed_task(analysis: Analysis, stage_ids: Iterable[int]) -> tuple[int, str] | None:
+    """Return the failed task attempt of the given stages that ended first, and its reason."""
+    tasks = analysis.tasks
+    wanted = list(stage_ids)
+    if not tasks.height or not wanted:
+        return None
+    failed = tasks.filter(
+        pl.col("stage_id").is_in(wanted) & pl.col("failed") & pl.col("failure_reason").is_not_null()
+    ).sort("finish_ms", "task_id")
+    if not failed.height:
+        return None
+    row = failed.row(0, named=True)
+    return int(row["task_id"]), str(row["failure_reason"])
+
+
+def task_metric_shares(
+    analysis: Analysis,
+    execution_id: int,
+    stage_id: int,
+    task_id: int,
+    accumulator_ids: Iterable[int],
+) -> dict[int, tuple[int, int]]:
+    """Per accumulator: one task's value in a stage and the stage's total (negatives as 0).
+
+    The values are the ones Spark's SQL tab counts (one per task slot), so a task's share of a
+    node's rows in a stage is `value / total`.
+    """
+    wanted = list(accumulator_ids)
+    if not wanted or not analysis.slots.height:
+        return {}
+    frame = (
+        analysis.slots.filter(
+            (pl.col("execution_id") == execution_id)
+            & (pl.col("stage_id") == stage_id)
+            & pl.col("accumulator_id").is_in(wanted)
+        )
+        .with_columns(pl.col("value").clip(lower_bound=0))
+        .group_by("accumulator_id")
+        .agg(
+            pl.col("value").filter(pl.col("task_id") == task_id).sum().alias("task"),
+            pl.col("value").sum().alias("total"),
+        )
+    )
+    return {int(acc): (int(task or 0), int(total or 0)) for acc, task, total in frame.iter_rows()}

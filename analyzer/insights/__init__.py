@@ -1,26 +1,32 @@
 """Findings: why a query was slow, each from one small pure rule over an `Analysis`.
 
 `detect_all(analysis, thresholds)` is the single entry point the reports use: it runs every rule
-in `RULES` and returns the findings ranked by estimated time lost. See docs/findings.md.
+in `RULES`, keeps one finding per place (`data-skew` says more than `task-skew` about the same
+stage), groups a rule that fired on many stages of one query into one finding, and returns them
+ranked by estimated time lost. See docs/findings.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights.broadcast import detect_large_broadcast
 from analyzer.insights.data_skew import detect_data_skew
 from analyzer.insights.failed_queries import detect_failed_queries
 from analyzer.insights.file_scans import detect_small_files
-from analyzer.insights.finding import SEVERITIES, Finding, Severity
+from analyzer.insights.finding import SEVERITIES, Finding, Severity, ev
 from analyzer.insights.gc_pressure import detect_gc_pressure
+from analyzer.insights.idle_cores import detect_idle_cores
 from analyzer.insights.idle_executors import detect_idle_executors
 from analyzer.insights.large_results import detect_large_results
 from analyzer.insights.lost_executors import detect_lost_executors
 from analyzer.insights.nested_loop_join import detect_nested_loop_join
 from analyzer.insights.partition_pruning import detect_no_partition_pruning
 from analyzer.insights.partition_sizes import detect_partition_sizes
+from analyzer.insights.python_udf import detect_python_udf
+from analyzer.insights.row_explosion import detect_row_explosion
 from analyzer.insights.sort_merge_join import detect_small_side_sort_merge_join
 from analyzer.insights.speculation import detect_speculation
 from analyzer.insights.spill import detect_spill
@@ -39,9 +45,12 @@ RULES: tuple[Rule, ...] = (
     detect_stage_retries,
     detect_lost_executors,
     detect_speculation,
-    detect_task_skew,
+    detect_row_explosion,
     detect_data_skew,
+    detect_task_skew,
     detect_unsplit_skew,
+    detect_python_udf,
+    detect_idle_cores,
     detect_spill,
     detect_gc_pressure,
     detect_tiny_tasks,
@@ -63,13 +72,69 @@ def _rank_key(finding: Finding) -> tuple[int, int]:
     return (-finding.estimated_lost_ms, -SEVERITIES.index(finding.severity))
 
 
+SUPERSEDED = {"task-skew": ("data-skew", "aqe-skew-not-split")}
+"""A finding of the key's rule is left out where one of these rules points at the same stage of
+the same query: they name the node and the cause of the same slow task."""
+
+GROUP_MIN = 3
+"""A rule firing on this many stages of one query (and at no node) becomes one finding."""
+
+
+def _drop_superseded(findings: Sequence[Finding]) -> list[Finding]:
+    places = {(f.rule, f.execution_id, f.stage_id) for f in findings}
+    return [
+        f
+        for f in findings
+        if not any(
+            (other, f.execution_id, f.stage_id) in places for other in SUPERSEDED.get(f.rule, ())
+        )
+    ]
+
+
+def _group(findings: Sequence[Finding]) -> list[Finding]:
+    """Merge stage-level findings of one rule and query into one, when there are many."""
+    buckets: dict[tuple[str, int | None], list[Finding]] = defaultdict(list)
+    for f in findings:
+        if f.node_id is None and f.stage_id is not None:
+            buckets[(f.rule, f.execution_id)].append(f)
+    merged: dict[int, Finding] = {}
+    dropped: set[int] = set()
+    for group in buckets.values():
+        if len(group) < GROUP_MIN:
+            continue
+        group.sort(key=_rank_key)
+        first = group[0]
+        stages = sorted({f.stage_id for f in group if f.stage_id is not None})
+        lost = sum(f.estimated_lost_ms for f in group)
+        merged[id(first)] = Finding(
+            rule=first.rule,
+            severity=max((f.severity for f in group), key=SEVERITIES.index),
+            title=f"{first.title} (and {len(group) - 1} more stages like it)",
+            suggestion=first.suggestion,
+            estimated_lost_ms=lost,
+            estimate_method=first.estimate_method + "; summed over the stages",
+            execution_id=first.execution_id,
+            stage_id=first.stage_id,
+            stage_attempt_id=first.stage_attempt_id,
+            task_ids=first.task_ids,
+            evidence=(
+                ev("stage_ids", "stages", ", ".join(map(str, stages)), "text"),
+                ev("n_stages", "", len(stages), "count"),
+                *first.evidence,
+            ),
+        )
+        dropped.update(id(f) for f in group[1:])
+    return [merged.get(id(f), f) for f in findings if id(f) not in dropped]
+
+
 def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list[Finding]:
     """Run every rule in `RULES` and return the findings, largest estimated time lost first.
 
-    Findings with equal estimates (often 0: not a time cost) are ordered by severity, then by
-    the order of `RULES`. `thresholds` defaults to `Thresholds()`, sized for production
-    clusters; pass smaller ones for small test data.
+    One finding is kept per place (see `SUPERSEDED`) and a rule firing on `GROUP_MIN` or more
+    stages of a query gives one finding for them. Findings with equal estimates (often 0: not a
+    time cost) are ordered by severity, then by the order of `RULES`. `thresholds` defaults to
+    `Thresholds()`.
     """
     chosen = thresholds if thresholds is not None else Thresholds()
     found = [finding for rule in RULES for finding in rule(analysis, chosen)]
-    return sorted(found, key=_rank_key)
+    return sorted(_group(_drop_superseded(found)), key=_rank_key)

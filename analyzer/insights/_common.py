@@ -1,8 +1,10 @@
-"""Lookups the rules share: stage figures computed once per analysis, time-lost arithmetic."""
+"""What the rules share: figures computed once per analysis, significance, time-lost arithmetic."""
 
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
+from functools import cached_property
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
@@ -10,48 +12,108 @@ from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.insights.finding import Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, StageAttempt
+from analyzer.model.plan import PlanGraph
 
-_STAGE_STATS: dict[int, dict[tuple[int, int], StageTaskStats]] = {}
+_CONTEXTS: dict[int, RuleContext] = {}
+
+
+@dataclass
+class RuleContext:
+    """Lookups every rule needs, built once per analysis (see `context`)."""
+
+    analysis: Analysis
+
+    @cached_property
+    def stage_stats(self) -> dict[tuple[int, int], StageTaskStats]:
+        """Task figures per (stage, attempt)."""
+        return aggregate_stage_tasks(self.analysis.tasks)
+
+    @cached_property
+    def attempts(self) -> dict[tuple[int, int], StageAttempt]:
+        """The stage attempts by (stage id, attempt id)."""
+        return {(s.stage_id, s.attempt_id): s for s in self.analysis.application.stages}
+
+    @cached_property
+    def executions(self) -> dict[int, Execution]:
+        """The SQL executions by id."""
+        return {e.execution_id: e for e in self.analysis.application.executions}
+
+    @cached_property
+    def execution_of_stage(self) -> dict[int, int]:
+        """The SQL execution of every stage that ran for one (the first one wins)."""
+        out: dict[int, int] = {}
+        for ex in self.analysis.application.executions:
+            for stage_id in ex.stage_ids:
+                out.setdefault(stage_id, ex.execution_id)
+        return out
+
+    @cached_property
+    def failed_executions(self) -> frozenset[int]:
+        """Executions that failed: their stages' failures belong to `failed-query`."""
+        return frozenset(
+            e.execution_id for e in self.analysis.application.executions if e.status == "FAILED"
+        )
+
+    @cached_property
+    def cores(self) -> int:
+        """Cores of every executor that ever ran (the driver's in local mode), at least 1."""
+        executors = self.analysis.application.executors
+        workers = [e for e in executors if e.executor_id != "driver"]
+        return max(1, sum(e.n_cores for e in (workers or executors)))
+
+    def wall_ms(self, execution_id: int | None) -> int:
+        """The wall time a finding is measured against: its query's, else the application's."""
+        if execution_id is not None:
+            ex = self.executions.get(execution_id)
+            if ex is not None and ex.duration_ms is not None:
+                return max(ex.duration_ms, 0)
+        return max(self.analysis.application.duration_ms or 0, 0)
+
+    def significant(self, lost_ms: float, execution_id: int | None, t: Thresholds) -> bool:
+        """True when a loss is a meaningful share of its query's wall time and above the floor."""
+        return lost_ms >= t.min_lost_ms and lost_ms >= t.min_query_share * self.wall_ms(
+            execution_id
+        )
+
+    def severity(
+        self,
+        lost_ms: float,
+        execution_id: int | None,
+        t: Thresholds,
+        floor: Severity = "warning",
+    ) -> Severity:
+        """`critical` for a loss of `critical_query_share` of the query's wall time and at least
+        `critical_min_ms`, else `floor`."""
+        wall = self.wall_ms(execution_id)
+        big = lost_ms >= t.critical_min_ms and lost_ms >= t.critical_query_share * wall
+        return "critical" if wall > 0 and big else floor
+
+    def stage_execution(self, stage_id: int) -> int | None:
+        """The SQL execution a stage ran for, if any."""
+        return self.execution_of_stage.get(stage_id)
+
+    def in_failed_execution(self, stage_id: int) -> bool:
+        """True for a stage of a failed execution (its failures are the query's failure)."""
+        return self.execution_of_stage.get(stage_id) in self.failed_executions
+
+
+def context(analysis: Analysis) -> RuleContext:
+    """Return the rules' shared lookups of `analysis`, built once per analysis object."""
+    key = id(analysis)
+    hit = _CONTEXTS.get(key)
+    if hit is None:
+        hit = RuleContext(analysis)
+        _CONTEXTS[key] = hit
+        weakref.finalize(analysis, _CONTEXTS.pop, key, None)
+    return hit
 
 
 def stage_stats(analysis: Analysis) -> dict[tuple[int, int], StageTaskStats]:
     """Return the task figures per (stage, attempt), computed once per analysis object."""
-    key = id(analysis)
-    hit = _STAGE_STATS.get(key)
-    if hit is None:
-        hit = aggregate_stage_tasks(analysis.tasks)
-        _STAGE_STATS[key] = hit
-        weakref.finalize(analysis, _STAGE_STATS.pop, key, None)
-    return hit
+    return context(analysis).stage_stats
 
 
-def stage_attempts(analysis: Analysis) -> dict[tuple[int, int], StageAttempt]:
-    """Return the stage attempts of the application by (stage id, attempt id)."""
-    return {(s.stage_id, s.attempt_id): s for s in analysis.application.stages}
-
-
-def execution_of_stage(analysis: Analysis) -> dict[int, int]:
-    """Return the SQL execution id of every stage that ran for one (first one wins)."""
-    out: dict[int, int] = {}
-    for ex in analysis.application.executions:
-        for stage_id in ex.stage_ids:
-            out.setdefault(stage_id, ex.execution_id)
-    return out
-
-
-def executions_by_id(analysis: Analysis) -> dict[int, Execution]:
-    """Return the SQL executions by id."""
-    return {e.execution_id: e for e in analysis.application.executions}
-
-
-def total_cores(analysis: Analysis) -> int:
-    """Return the cores of every executor that ever ran (the driver's in local mode), at least 1."""
-    executors = analysis.application.executors
-    workers = [e for e in executors if e.executor_id != "driver"]
-    return max(1, sum(e.n_cores for e in (workers or executors)))
-
-
-def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms: int) -> int:
+def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms: float) -> int:
     """Turn task time spent on one thing into the stage wall time it probably cost.
 
     The stage's wall time is split in proportion to task time: a part that took 20 % of the
@@ -66,11 +128,6 @@ def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms:
     if stage_wall_ms is None:
         return int(part_task_ms)
     return int(min(stage_wall_ms, stage_wall_ms * part_task_ms / stage_task_ms))
-
-
-def severity_for(lost_ms: int, thresholds: Thresholds, floor: Severity = "warning") -> Severity:
-    """Return `critical` when the estimated loss reaches `critical_lost_ms`, else `floor`."""
-    return "critical" if lost_ms >= thresholds.critical_lost_ms else floor
 
 
 def metric(stats: NodeStats | None, name: str) -> MetricStats | None:
@@ -91,6 +148,9 @@ def adaptive_enabled(analysis: Analysis, execution: Execution) -> bool:
     return len(execution.plans) > 1
 
 
+ROW_METRIC_NAMES = ("number of output rows", "records read", "shuffle records written")
+
+
 def rows_out(analysis: Analysis, execution: Execution, node_id: int) -> int | None:
     """Return the rows a node produced: its own row metric, else its first descendant's.
 
@@ -104,7 +164,7 @@ def rows_out(analysis: Analysis, execution: Execution, node_id: int) -> int | No
     while current is not None and current not in seen:
         seen.add(current)
         ns = stats.get(current)
-        for name in ("number of output rows", "records read", "shuffle records written"):
+        for name in ROW_METRIC_NAMES:
             m = metric(ns, name)
             if m is not None:
                 return m.total
@@ -137,3 +197,69 @@ def stage_wall_ms(analysis: Analysis, stage_ids: tuple[int, ...]) -> int:
         if st.stage_id in stage_ids and st.duration_ms is not None:
             last[st.stage_id] = st.duration_ms
     return sum(last.values())
+
+
+def node_self_wall_ms(analysis: Analysis, execution: Execution, node_ids: set[int]) -> int:
+    """Turn the self time of some nodes into the wall time it probably cost.
+
+    Each node's self time in a stage is charged to that stage's wall time by its share of the
+    stage's task run time (see `wall_share_ms`); the stages' charges add up.
+    """
+    times = analysis.times.get(execution.execution_id)
+    if times is None:
+        return 0
+    by_stage: dict[int, float] = {}
+    for node_id in node_ids:
+        nt = times.nodes.get(node_id)
+        if nt is None:
+            continue
+        for stage_id, ms in nt.by_stage:
+            by_stage[stage_id] = by_stage.get(stage_id, 0.0) + ms
+    ctx = context(analysis)
+    total = 0
+    for stage_id, ms in by_stage.items():
+        st = times.stages.get(stage_id)
+        wall = _stage_wall(ctx, stage_id)
+        total += wall_share_ms(wall, ms, st.run_ms if st else 0)
+    return total
+
+
+def _stage_wall(ctx: RuleContext, stage_id: int) -> int | None:
+    spans = [
+        (s.submission_ms, s.completion_ms)
+        for (sid, _), s in ctx.attempts.items()
+        if sid == stage_id and s.submission_ms is not None and s.completion_ms is not None
+    ]
+    if not spans:
+        return None
+    return max(end for _, end in spans) - min(start for start, _ in spans)
+
+
+def descendants_in_stage(graph: PlanGraph, node_id: int, stage_nodes: set[int]) -> list[int]:
+    """Return the nodes below `node_id` reachable without leaving `stage_nodes`, nearest first."""
+    out: list[int] = []
+    frontier = [c.node_id for c in graph.children_of(node_id)]
+    seen: set[int] = set()
+    while frontier:
+        current = frontier.pop(0)
+        if current in seen or current not in stage_nodes:
+            continue
+        seen.add(current)
+        out.append(current)
+        frontier.extend(c.node_id for c in graph.children_of(current))
+    return out
+
+
+def ancestors_in_stage(graph: PlanGraph, node_id: int, stage_nodes: set[int]) -> list[int]:
+    """Return the nodes above `node_id` (its consumers) that ran in the same stage."""
+    out: list[int] = []
+    frontier = [p.node_id for p in graph.parents_of(node_id)]
+    seen: set[int] = set()
+    while frontier:
+        current = frontier.pop(0)
+        if current in seen or current not in stage_nodes:
+            continue
+        seen.add(current)
+        out.append(current)
+        frontier.extend(p.node_id for p in graph.parents_of(current))
+    return out

@@ -1,119 +1,244 @@
-"""Rule `data-skew`: one task of a plan node handled far more rows or bytes than the median task."""
+"""Rule `data-skew`: one task of a stage handled far more rows than the median task, traced back
+to where the skew starts: the scan whose files or splits are uneven, or the operator whose keys
+are (the join or aggregate above the shuffle that grouped the hot key into one partition)."""
 
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_stats import task_durations
-from analyzer.insights._common import severity_for, stage_stats
+from analyzer.aggregate.task_detail import task_metric_shares
+from analyzer.insights._common import ancestors_in_stage, context, descendants_in_stage
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_factor
+from analyzer.model.application import Execution
+from analyzer.model.plan import PlanNode
+from analyzer.units import fmt_count, fmt_factor, fmt_pct
 
 RULE = "data-skew"
 METHOD = (
-    "duration of the task holding the largest value minus the median task duration of its stage"
+    "duration of the task holding the most rows minus the median task duration of its stage: the "
+    "stage would have ended that much sooner with evenly spread rows"
 )
-ROW_METRICS = frozenset({"number of output rows", "records read"})
+ROW_METRICS = ("number of output rows", "records read")
 """Per-task row counts that show how data is spread over partitions."""
-BYTE_METRICS = frozenset({"local bytes read", "remote bytes read", "size of files read"})
-"""Per-task byte counts that show how data is spread over partitions."""
+KEYED = ("Join", "Aggregate", "Window")
+"""Operators whose input partitions are grouped by key: skew read from a shuffle is theirs."""
+
+
+def _row_metric(node_stats: tuple[MetricStats, ...]) -> MetricStats | None:
+    for name in ROW_METRICS:
+        for m in node_stats:
+            if m.name == name:
+                return m
+    return None
+
+
+def _is_scan(node: PlanNode) -> bool:
+    return "Scan" in node.name and "Exchange" not in node.name
 
 
 def _skewed(m: MetricStats, thresholds: Thresholds) -> bool:
-    """Return True if one task's value is both large and far above the median task's."""
+    """True if one task's rows are far above the median task's."""
     if m.count < thresholds.skew_min_tasks or m.max_at is None or m.max_at.task_id is None:
         return False
-    floor = (
-        thresholds.data_skew_min_rows if m.name in ROW_METRICS else thresholds.data_skew_min_bytes
+    return m.max_value > 0 and (m.median == 0 or m.max_value >= thresholds.skew_ratio * m.median)
+
+
+def _origin(
+    analysis: Analysis,
+    execution: Execution,
+    stage_id: int,
+    top: int,
+    task_id: int,
+    thresholds: Thresholds,
+) -> tuple[int, float]:
+    """Walk down from the skewed node to the deepest input where the hot task already held
+    most of its share of the rows; return that node and the hot task's share there."""
+    graph = execution.final_plan.graph
+    stats = analysis.node_stats.get(execution.execution_id, {})
+    in_stage = {nid for nid, ns in stats.items() if stage_id in ns.stage_ids}
+    below = descendants_in_stage(graph, top, in_stage | _untimed(execution, in_stage))
+    accs: dict[int, int] = {}
+    for nid in [top, *below]:
+        m = _row_metric(stats[nid].metrics) if nid in stats else None
+        if m is not None:
+            accs[nid] = m.accumulator_id
+    shares = task_metric_shares(
+        analysis, execution.execution_id, stage_id, task_id, set(accs.values())
     )
-    if m.max_value < floor:
-        return False
-    return m.median == 0 or m.max_value >= thresholds.data_skew_ratio * m.median
+
+    def share(nid: int) -> float:
+        task, total = shares.get(accs.get(nid, -1), (0, 0))
+        return task / total if total else 0.0
+
+    top_share = share(top)
+    origin, origin_share = top, top_share
+    for nid in below:
+        if nid in accs and share(nid) >= thresholds.skew_origin_share * top_share:
+            origin, origin_share = nid, share(nid)
+    return origin, origin_share
+
+
+def _untimed(execution: Execution, in_stage: set[int]) -> set[int]:
+    """Operators with no metrics of their own inside the codegen clusters of a stage's nodes."""
+    graph = execution.final_plan.graph
+    clusters = {graph.node(n).cluster_id for n in in_stage} | in_stage
+    return {n.node_id for n in graph.nodes if n.cluster_id in clusters}
+
+
+def _keyed_consumer(execution: Execution, exchange: int, in_stage: set[int]) -> int | None:
+    """The join or aggregate above a shuffle read, in the stage that reads it."""
+    graph = execution.final_plan.graph
+    for nid in ancestors_in_stage(graph, exchange, in_stage | _untimed(execution, in_stage)):
+        if any(part in graph.node(nid).name for part in KEYED):
+            return nid
+    return None
 
 
 def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report plan nodes whose largest per-task rows or bytes is `data_skew_ratio` × the median.
+    """Report stages where one task handled `skew_ratio` × the median task's rows and the hot
+    task's extra time is a meaningful share of the query's wall time.
 
-    The largest value must reach `data_skew_min_rows` (row metrics) or `data_skew_min_bytes`
-    (byte metrics). Nodes skewed in the same stage are reported once, on the node with the
-    highest ratio (ties: the node nearest the plan's root), naming the others.
-
-    Example (a join where one key holds 90 % of the rows): `Node 7 SortMergeJoin: one task had
-    33.9× the median number of output rows (370,075 vs 10,902)`.
+    The finding names where the skew starts: a scan (its files or splits are uneven), else the
+    join or aggregate that reads a skewed shuffle (a hot key), else the node itself.
     """
+    ctx = context(analysis)
     findings = []
-    stats_by_stage = {key[0]: s for key, s in sorted(stage_stats(analysis).items())}
+    stats_by_stage = {key[0]: s for key, s in sorted(ctx.stage_stats.items())}
     for execution in analysis.application.executions:
         graph = execution.final_plan.graph
         per_stage: dict[int, list[tuple[float, int, MetricStats]]] = {}
         for node_id, ns in analysis.node_stats.get(execution.execution_id, {}).items():
             if graph.node(node_id).is_cluster:
                 continue
-            for m in ns.metrics:
-                if m.name not in ROW_METRICS | BYTE_METRICS or not _skewed(m, thresholds):
-                    continue
-                assert m.max_at is not None and m.max_at.stage_id is not None
-                ratio = m.max_value / m.median if m.median else float("inf")
-                per_stage.setdefault(m.max_at.stage_id, []).append((ratio, node_id, m))
+            m = _row_metric(ns.metrics)
+            if m is None or not _skewed(m, thresholds):
+                continue
+            assert m.max_at is not None and m.max_at.stage_id is not None
+            ratio = m.max_value / m.median if m.median else float("inf")
+            per_stage.setdefault(m.max_at.stage_id, []).append((ratio, node_id, m))
         for stage_id, hits in sorted(per_stage.items()):
-            hits.sort(key=lambda h: (-h[0], h[1]))
+            s = stats_by_stage.get(stage_id)
+            if s is None or s.n_successful < thresholds.skew_min_tasks:
+                continue
+            # The node nearest the root among the skewed ones: the skew's furthest effect.
+            hits.sort(key=lambda h: (h[1], -h[0]))
             ratio, node_id, m = hits[0]
             assert m.max_at is not None and m.max_at.task_id is not None
-            node = graph.node(node_id)
-            s = stats_by_stage.get(stage_id)
-            task_ms = task_durations(analysis.tasks, [m.max_at.task_id]).get(m.max_at.task_id, 0)
-            median_ms = s.median_duration_ms if s is not None else 0
-            lost_ms = max(0, task_ms - median_ms)
-            fmt = fmt_count if m.name in ROW_METRICS else fmt_bytes
-            unit: Unit = "count" if m.name in ROW_METRICS else "bytes"
+            task_id = m.max_at.task_id
+            task_ms = task_durations(analysis.tasks, [task_id]).get(task_id, 0)
+            lost_ms = max(0, task_ms - s.median_duration_ms)
+            if not ctx.significant(lost_ms, execution.execution_id, thresholds):
+                continue
+            origin, share = _origin(analysis, execution, stage_id, node_id, task_id, thresholds)
+            stats = analysis.node_stats.get(execution.execution_id, {})
+            in_stage = {nid for nid, ns in stats.items() if stage_id in ns.stage_ids}
+            origin_node = graph.node(origin)
+            if _is_scan(origin_node):
+                where, why = origin, "uneven files"
+            elif "Exchange" in origin_node.name:
+                where = _keyed_consumer(execution, origin, in_stage) or node_id
+                why = "hot key"
+            else:
+                where, why = origin, "hot key"
+            node = graph.node(where)
             ratio_str = fmt_factor(ratio) if m.median else "∞ (median 0)"
-            others = sorted({f"{graph.node(n).name} ({n})" for _, n, _ in hits[1:] if n != node_id})
-            evidence = [
-                ev("metric", "metric", m.name, "text"),
-                ev(
-                    "max_value",
-                    "largest task",
-                    m.max_value,
-                    unit,
-                    f" in task {m.max_at.task_id} (partition {m.max_at.partition_id})",
-                ),
-                ev("median_value", "median task", m.median, unit),
-                # An infinite ratio (median 0) has no value: JSON has no infinity.
-                ev(
-                    "ratio",
-                    "ratio",
-                    ratio if m.median else None,
-                    "ratio",
-                    "" if m.median else ratio_str,
-                ),
-                ev("total_value", "total", m.total, unit),
-                ev("max_task_duration_ms", "largest task duration", task_ms, "ms"),
-                ev("median_task_duration_ms", "median task duration", median_ms, "ms"),
-            ]
-            if others:
-                evidence.append(ev("also_skewed", "also skewed", ", ".join(others), "text"))
             findings.append(
-                Finding(
-                    rule=RULE,
-                    severity=severity_for(lost_ms, thresholds),
-                    title=(
-                        f"Node {node_id} {node.name}: one task had {ratio_str} the median "
-                        f"{m.name} ({fmt(m.max_value)} vs {fmt(m.median)})"
-                    ),
-                    suggestion=(
-                        "Spread the hot key: for joins enable spark.sql.adaptive.skewJoin.enabled "
-                        "(AQE), otherwise salt the key or aggregate it separately; check for "
-                        "null or default keys."
-                    ),
-                    estimated_lost_ms=lost_ms,
-                    estimate_method=METHOD,
-                    execution_id=execution.execution_id,
-                    node_id=node_id,
-                    stage_id=stage_id,
-                    stage_attempt_id=m.max_at.stage_attempt_id,
-                    task_ids=(m.max_at.task_id,),
-                    evidence=tuple(evidence),
+                _finding(
+                    execution,
+                    stage_id,
+                    node,
+                    m,
+                    why,
+                    ratio,
+                    ratio_str,
+                    share,
+                    task_id,
+                    task_ms,
+                    s.median_duration_ms,
+                    lost_ms,
+                    ctx.severity(lost_ms, execution.execution_id, thresholds),
+                    f"{graph.node(node_id).name} (#{node_id})" if where != node_id else "",
                 )
             )
     return findings
+
+
+def _finding(
+    execution: Execution,
+    stage_id: int,
+    node: PlanNode,
+    m: MetricStats,
+    why: str,
+    ratio: float,
+    ratio_str: str,
+    share: float,
+    task_id: int,
+    task_ms: int,
+    median_ms: int,
+    lost_ms: int,
+    severity: str,
+    skewed_at: str,
+) -> Finding:
+    assert m.max_at is not None
+    if why == "uneven files":
+        title = (
+            f"Node {node.node_id} {node.name}: one task read {fmt_pct(share)} of the rows "
+            f"(uneven files or splits)"
+        )
+        suggestion = (
+            "Even out the input: rewrite the table into files of similar size (or more, smaller "
+            "ones), lower spark.sql.files.maxPartitionBytes so large files are split, or "
+            "repartition() right after reading; splittable formats and codecs let Spark split "
+            "large files."
+        )
+    else:
+        title = (
+            f"Node {node.node_id} {node.name}: one task had {ratio_str} the median "
+            f"{m.name} ({fmt_count(m.max_value)} vs {fmt_count(m.median)}), a hot key"
+        )
+        suggestion = (
+            "Spread the hot key: for joins enable spark.sql.adaptive.skewJoin.enabled (AQE), "
+            "otherwise salt the key or aggregate it separately; check for null or default keys."
+        )
+    evidence = [
+        ev("metric", "metric", m.name, "text"),
+        ev(
+            "max_value",
+            "largest task",
+            m.max_value,
+            "count",
+            f" in task {task_id}"
+            + (
+                f" (partition {m.max_at.partition_id})" if (m.max_at.partition_id or 0) >= 0 else ""
+            ),
+        ),
+        ev("median_value", "median task", m.median, "count"),
+        ev("ratio", "ratio", ratio if m.median else None, "ratio", "" if m.median else ratio_str),
+        ev("total_value", "total", m.total, "count"),
+        ev(
+            "hot_task_share",
+            "the hot task's share of the rows where the skew starts",
+            share,
+            "share",
+        ),
+        ev("max_task_duration_ms", "largest task duration", task_ms, "ms"),
+        ev("median_task_duration_ms", "median task duration", median_ms, "ms"),
+    ]
+    if skewed_at:
+        evidence.append(ev("skew_seen_at", "skewed output downstream at", skewed_at, "text"))
+    return Finding(
+        rule=RULE,
+        severity=severity,  # type: ignore[arg-type]
+        title=title,
+        suggestion=suggestion,
+        estimated_lost_ms=lost_ms,
+        estimate_method=METHOD,
+        execution_id=execution.execution_id,
+        node_id=node.node_id,
+        stage_id=stage_id,
+        stage_attempt_id=m.max_at.stage_attempt_id,
+        task_ids=(task_id,),
+        evidence=tuple(evidence),
+    )

@@ -1,10 +1,14 @@
-"""Rule `failed-query`: a SQL execution failed, so all of its work was lost."""
+"""Rule `failed-query`: a SQL execution failed; its root cause and what failed with it."""
 
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.task_detail import first_failed_task
+from analyzer.insights._common import context
+from analyzer.insights.failure_cause import is_cancellation, root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.application import Job
 
 RULE = "failed-query"
 METHOD = "the failed execution's whole wall time: its result was never produced"
@@ -24,43 +28,83 @@ def first_line(text: str, limit: int = FIRST_LINE_CHARS) -> str:
     return ""
 
 
+def _first_failed(jobs: list[Job]) -> Job | None:
+    """The job that failed first (by completion, then id), preferring a real failure to a
+    cancellation: cancelled jobs are what a failure takes down with it."""
+    failed = [j for j in jobs if j.status == "FAILED"]
+    real = [j for j in failed if not is_cancellation(j.error_message)]
+    pool = real or failed
+    return min(pool, key=lambda j: (j.completion_ms or 0, j.job_id), default=None)
+
+
 def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report every SQL execution whose status is FAILED, with Spark's error message."""
+    """Report every SQL execution whose status is FAILED, with the error that started it.
+
+    The root cause is the first failing job's exception, read out of Spark's wrapping (the last
+    line of a Python traceback, the last `Caused by:`), else the first failed task's reason;
+    the jobs cancelled and the stages and tasks that failed with it are its evidence.
+    """
+    ctx = context(analysis)
     findings = []
     jobs = {j.job_id: j for j in analysis.application.jobs}
     for ex in analysis.application.executions:
         if ex.status != "FAILED":
             continue
-        message = ex.error_message or next(
-            (jobs[j].error_message for j in ex.job_ids if j in jobs and jobs[j].error_message),
-            None,
+        ex_jobs = [jobs[j] for j in ex.job_ids if j in jobs]
+        first_job = _first_failed(ex_jobs)
+        stage_ids = set(ex.stage_ids)
+        task_failure = first_failed_task(analysis, stage_ids)
+        message = ex.error_message or (first_job.error_message if first_job else None)
+        cause = root_cause(message)
+        if (not cause or is_cancellation(cause)) and task_failure is not None:
+            cause = root_cause(task_failure[1])
+        cause = cause or "no error message in the log"
+        failed_jobs = sorted(j.job_id for j in ex_jobs if j.status == "FAILED")
+        cancelled = sorted(
+            j.job_id for j in ex_jobs if j.status == "FAILED" and is_cancellation(j.error_message)
         )
-        reason = first_line(message or "no error message in the log")
-        failed_jobs = sorted(j for j in ex.job_ids if j in jobs and jobs[j].status == "FAILED")
+        failed_stages = sorted(
+            {st.stage_id for st in analysis.application.stages if st.stage_id in stage_ids}
+            & {st.stage_id for st in analysis.application.stages if st.status == "FAILED"}
+        )
+        n_failed_tasks = sum(
+            s.n_failed for (sid, _), s in ctx.stage_stats.items() if sid in stage_ids
+        )
         lost_ms = ex.duration_ms or 0
+        evidence = [
+            ev("root_cause", "root cause", cause, "text"),
+            ev(
+                "first_failed_job",
+                "failed first",
+                f"job {first_job.job_id}" if first_job else "–",
+                "text",
+            ),
+        ]
+        if task_failure is not None:
+            evidence.append(ev("first_failed_task", "first failed task", task_failure[0], "id"))
+        evidence += [
+            ev("failed_jobs", "failed jobs", ", ".join(map(str, failed_jobs)) or "–", "text"),
+            ev("n_failed_jobs", "", len(failed_jobs), "count"),
+            ev("n_cancelled_jobs", "of which cancelled with it", len(cancelled), "count"),
+            ev("failed_stages", "failed stages", ", ".join(map(str, failed_stages)) or "–", "text"),
+            ev("n_failed_tasks", "failed task attempts", n_failed_tasks, "count"),
+            ev("duration_ms", "duration", ex.duration_ms, "ms"),
+        ]
         findings.append(
             Finding(
                 rule=RULE,
                 severity="critical",
-                title=f"Query {ex.execution_id} failed: {reason}",
+                title=f"Query {ex.execution_id} failed: {cause}",
                 suggestion=(
-                    "Fix the error the message names (see the failed tasks' reasons); if it is "
-                    "an out-of-memory or lost executor, see the other findings for the stage."
+                    "Fix the error the root cause names (for a UDF, the line of its traceback); "
+                    "if it is an out-of-memory error or a lost executor, give tasks more memory "
+                    "or smaller partitions (see the other findings of this query)."
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
                 execution_id=ex.execution_id,
-                evidence=(
-                    ev("error", "error", reason, "text"),
-                    ev(
-                        "failed_jobs",
-                        "failed jobs",
-                        ", ".join(map(str, failed_jobs)) or "–",
-                        "text",
-                    ),
-                    ev("duration_ms", "duration", ex.duration_ms, "ms"),
-                    ev("n_failed_jobs", "", len(failed_jobs), "count"),
-                ),
+                task_ids=(task_failure[0],) if task_failure else (),
+                evidence=tuple(evidence),
             )
         )
     return findings

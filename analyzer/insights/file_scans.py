@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import metric, severity_for, total_cores
+from analyzer.insights._common import context, metric, node_self_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count
 
 RULE = "small-files"
 METHOD = (
-    "files read × small_file_overhead_ms (task time to open a file), divided by the "
-    "application's executor cores"
+    "files read × 10 ms (task time to open a file and read its footer), divided by the "
+    "application's executor cores, at most the scan's own wall-time share"
 )
+FILE_OPEN_MS = 10
+"""Assumed task time to open one file and read its metadata (ms)."""
 
 
 def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report scans of `small_files_min_files`+ files averaging under `small_file_bytes`."""
+    """Report scans of `small_files_min_files`+ files averaging under `small_file_bytes`, when
+    opening them cost a meaningful share of the query's wall time."""
+    ctx = context(analysis)
     findings = []
-    cores = total_cores(analysis)
+    cores = ctx.cores
     for ex in analysis.application.executions:
         stats = analysis.node_stats.get(ex.execution_id, {})
         for node in ex.final_plan.graph.nodes:
@@ -33,11 +37,16 @@ def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 or mean >= thresholds.small_file_bytes
             ):
                 continue
-            lost_ms = files.total * thresholds.small_file_overhead_ms // cores
+            lost_ms = min(
+                files.total * FILE_OPEN_MS // cores,
+                node_self_wall_ms(analysis, ex, {node.node_id}),
+            )
+            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
+                continue
             findings.append(
                 Finding(
                     rule=RULE,
-                    severity=severity_for(lost_ms, thresholds),
+                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
                     title=(
                         f"Node {node.node_id} {node.name}: {fmt_count(files.total)} files of "
                         f"{fmt_bytes(mean)} on average"

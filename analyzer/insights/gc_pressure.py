@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import (
-    execution_of_stage,
-    severity_for,
-    stage_attempts,
-    stage_stats,
-    wall_share_ms,
-)
+from analyzer.insights._common import context, wall_share_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
@@ -34,22 +28,25 @@ def gc_share(gc_ms: int, task_ms: int) -> float:
 
 
 def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stage attempts whose GC time is at least `gc_share` of task time and `gc_min_ms`."""
+    """Report stage attempts whose GC time is at least `gc_share` of their task time, when it
+    cost a meaningful share of the query's wall time."""
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
-    attempts = stage_attempts(analysis)
-    for key, s in sorted(stage_stats(analysis).items()):
+    for key, s in sorted(ctx.stage_stats.items()):
         share = gc_share(s.gc_sum_ms, s.duration_sum_ms)
-        if s.gc_sum_ms == 0 or s.gc_sum_ms < thresholds.gc_min_ms or share < thresholds.gc_share:
+        if s.gc_sum_ms == 0 or share < thresholds.gc_share:
             continue
-        stage = attempts.get(key)
+        stage = ctx.attempts.get(key)
+        execution_id = ctx.stage_execution(s.stage_id)
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.gc_sum_ms, s.duration_sum_ms
         )
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(lost_ms, thresholds),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC",
                 suggestion=(
                     "Reduce memory pressure per task: raise spark.executor.memory or lower "
@@ -60,7 +57,7 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(s.stage_id),
+                execution_id=execution_id,
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(

@@ -3,30 +3,43 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import execution_of_stage, severity_for, stage_stats
+from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes
 
 RULE = "large-result"
+MIN_RESULT_BYTES = 4 * 1024 * 1024
+"""Results smaller than this are never reported."""
 METHOD = (
-    "summed time the driver spent fetching task results plus the tasks' result serialization "
-    "time (task time; the driver fetches results one stream at a time)"
+    "the tasks' result serialization and fetch time plus the time the query ran on after its "
+    "last stage (the driver receiving and converting the results)"
 )
 
 
 def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stages whose ResultTasks sent `large_result_bytes` or more to the driver."""
+    """Report stages whose ResultTasks sent much data to the driver: `large_result_bytes` or
+    more, or at least `MIN_RESULT_BYTES` when shipping them cost a meaningful share of the query.
+
+    The cost is the tasks' result serialization and fetch time plus the time the execution ran
+    on after its last stage ended (the driver deserializing and converting what it collected).
+    """
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
-    for _key, s in sorted(stage_stats(analysis).items()):
-        if s.n_result_tasks == 0 or s.result_size_bytes < thresholds.large_result_bytes:
+    for _key, s in sorted(ctx.stage_stats.items()):
+        if s.n_result_tasks == 0 or s.result_size_bytes < MIN_RESULT_BYTES:
             continue
-        lost_ms = s.getting_result_sum_ms + s.result_serialization_sum_ms
+        execution_id = ctx.stage_execution(s.stage_id)
+        tail_ms = driver_tail_ms(analysis, execution_id)
+        lost_ms = s.getting_result_sum_ms + s.result_serialization_sum_ms + tail_ms
+        if s.result_size_bytes < thresholds.large_result_bytes and not ctx.significant(
+            lost_ms, execution_id, thresholds
+        ):
+            continue
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(lost_ms, thresholds),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=(
                     f"Stage {s.stage_id}: {fmt_bytes(s.result_size_bytes)} of results "
                     "sent to the driver"
@@ -38,13 +51,14 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(s.stage_id),
+                execution_id=execution_id,
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
                     ev("result_size_bytes", "result bytes", s.result_size_bytes, "bytes"),
                     ev("n_result_tasks", "result tasks", s.n_result_tasks, "count"),
                     ev("getting_result_ms", "getting result time", s.getting_result_sum_ms, "ms"),
+                    ev("driver_tail_ms", "query time after its last stage", tail_ms, "ms"),
                     ev(
                         "result_serialization_ms",
                         "result serialization time",
@@ -55,3 +69,19 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             )
         )
     return findings
+
+
+def driver_tail_ms(analysis: Analysis, execution_id: int | None) -> int:
+    """Return how long an execution ran on after its last stage ended (driver-side work)."""
+    if execution_id is None:
+        return 0
+    ctx = context(analysis)
+    ex = ctx.executions.get(execution_id)
+    if ex is None or ex.end_ms is None:
+        return 0
+    ends = [
+        s.completion_ms
+        for s in analysis.application.stages
+        if s.stage_id in set(ex.stage_ids) and s.completion_ms is not None
+    ]
+    return max(0, ex.end_ms - max(ends)) if ends else 0

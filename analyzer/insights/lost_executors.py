@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import stage_stats
+from analyzer.insights._common import context
 from analyzer.insights.failed_queries import first_line
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -13,8 +13,21 @@ METHOD = (
     "summed duration of task attempts that failed with ExecutorLostFailure (task time, not "
     "wall time: their stages also reran lost shuffle output, see stage-retry)"
 )
-NORMAL_REMOVALS = ("dynamic allocation", "idle", "decommission", "shutdown", "finished")
-"""Removal reasons (lowercase substrings) that are routine, not a loss."""
+ROUTINE_REMOVALS = (
+    "dynamic allocation",
+    "idle",
+    "decommission",
+    "shutdown",
+    "finished",
+    "killed by driver",
+    "explicit termination request",
+    "requested by driver",
+    "scaling down",
+    "executor shutdown",
+)
+"""Removal reasons (lowercase substrings) of executors released on purpose, not lost."""
+MEMORY_SIGNS = ("memory", "exit code 137", "exited with code 137", "oom", "143")
+"""Reasons that say the executor was killed for memory (137: SIGKILL, often by an OOM killer)."""
 
 
 def is_loss(reason: str | None) -> bool:
@@ -22,32 +35,42 @@ def is_loss(reason: str | None) -> bool:
 
     >>> is_loss("Container killed by YARN for exceeding memory limits")
     True
-    >>> is_loss("Executor killed by driver due to dynamic allocation (idle)")
+    >>> is_loss("Executor killed by driver.")
+    False
+    >>> is_loss("Container container_e87_1 exited from explicit termination request.")
     False
     """
     if not reason:
         return False
     low = reason.lower()
-    return not any(word in low for word in NORMAL_REMOVALS)
+    return not any(word in low for word in ROUTINE_REMOVALS)
+
+
+def about_memory(reasons: list[str]) -> bool:
+    """Return True if any removal reason points at memory."""
+    return any(sign in r.lower() for r in reasons for sign in MEMORY_SIGNS)
 
 
 def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report executors removed for a reason other than routine release, and ExecutorLost tasks."""
+    """Report executors removed for a reason other than a routine release, with the task attempts
+    that failed with them (ExecutorLostFailure)."""
+    ctx = context(analysis)
     app = analysis.application
     lost = [e for e in app.executors if e.removed_ms is not None and is_loss(e.removed_reason)]
-    n_task_losses = sum(s.n_executor_lost for s in stage_stats(analysis).values())
+    n_task_losses = sum(s.n_executor_lost for s in ctx.stage_stats.values())
     if not lost and n_task_losses == 0:
         return []
     lost_task_ms = sum(
-        s.failed_duration_sum_ms for s in stage_stats(analysis).values() if s.n_executor_lost
+        s.failed_duration_sum_ms for s in ctx.stage_stats.values() if s.n_executor_lost
     )
+    reasons = [first_line(e.removed_reason or "") for e in lost]
     evidence = [ev("n_executors_lost", "executors lost", len(lost), "count")]
-    for e in lost[:5]:
+    for e, reason in list(zip(lost, reasons, strict=True))[:5]:
         evidence.append(
             ev(
                 f"executor_{e.executor_id}_removed_reason",
                 f"executor {e.executor_id} ({e.host})",
-                first_line(e.removed_reason or ""),
+                reason,
                 "text",
             )
         )
@@ -60,16 +83,24 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         )
     )
     evidence.append(ev("lost_task_ms", "time in those stages' failed attempts", lost_task_ms, "ms"))
+    if about_memory(reasons):
+        suggestion = (
+            "The executors were killed for memory: raise spark.executor.memoryOverhead (off-heap "
+            "and Python memory live there), lower spark.executor.cores, or use smaller "
+            "partitions."
+        )
+    else:
+        suggestion = (
+            "Find why executors died (the executor logs, the cluster manager's events); for "
+            "preempted or spot nodes enable spark.decommission.enabled and "
+            "spark.storage.decommission.shuffleBlocks.enabled so their work is not lost."
+        )
     return [
         Finding(
             rule=RULE,
             severity="warning",
             title=f"{len(lost)} executor(s) lost; {n_task_losses} task attempt(s) lost with them",
-            suggestion=(
-                "Find why executors died: for memory kills raise spark.executor.memoryOverhead "
-                "(or lower spark.executor.cores); for preempted or spot nodes enable "
-                "spark.decommission.enabled and spark.storage.decommission.shuffleBlocks.enabled."
-            ),
+            suggestion=suggestion,
             estimated_lost_ms=lost_task_ms,
             estimate_method=METHOD,
             evidence=tuple(evidence),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import rows_out, severity_for, stage_wall_ms
+from analyzer.insights._common import context, rows_out, stage_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_count
@@ -14,10 +14,12 @@ NAMES = ("BroadcastNestedLoopJoin", "CartesianProduct")
 
 
 def detect_nested_loop_join(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report nested-loop and cartesian joins comparing `nested_loop_min_pairs` or more row pairs.
+    """Report nested-loop and cartesian joins comparing `nested_loop_min_pairs` or more row pairs,
+    when their stages took a meaningful share of the query's wall time.
 
     Pairs are the left input's rows times the right input's rows.
     """
+    ctx = context(analysis)
     findings = []
     for ex in analysis.application.executions:
         graph = ex.final_plan.graph
@@ -37,10 +39,12 @@ def detect_nested_loop_join(analysis: Analysis, thresholds: Thresholds) -> list[
                 continue
             stage_ids = stats[node.node_id].stage_ids if node.node_id in stats else ()
             lost_ms = stage_wall_ms(analysis, stage_ids)
+            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
+                continue
             findings.append(
                 Finding(
                     rule=RULE,
-                    severity=severity_for(lost_ms, thresholds),
+                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
                     title=(
                         f"Node {node.node_id} {node.name}: {fmt_count(left)} × {fmt_count(right)} "
                         f"= {fmt_count(pairs)} row pairs compared"

@@ -41,7 +41,7 @@ def detect_no_partition_pruning(analysis: Analysis, thresholds: Thresholds) -> l
             findings.append(
                 Finding(
                     rule=RULE,
-                    severity="warning",
+                    severity="info",
                     title=(
                         f"Node {node.node_id} {node.name}: read {fmt_count(parts.total)} "
                         "partitions without a partition filter"

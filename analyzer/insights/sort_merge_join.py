@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import (
-    exchange_below,
-    metric,
-    severity_for,
-    total_cores,
-)
+from analyzer.insights._common import context, exchange_below, metric
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count
@@ -21,12 +16,14 @@ METHOD = (
 
 
 def detect_small_side_sort_merge_join(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report sort-merge joins whose smaller input shuffled at most `smj_small_side_bytes`.
+    """Report sort-merge joins whose smaller input shuffled at most `smj_small_side_bytes`, when
+    shuffling and sorting the larger side cost a meaningful share of the query's wall time.
 
     Input sizes are the `data size` of the Exchange feeding each side.
     """
+    ctx = context(analysis)
     findings = []
-    cores = total_cores(analysis)
+    cores = ctx.cores
     for ex in analysis.application.executions:
         graph = ex.final_plan.graph
         stats = analysis.node_stats.get(ex.execution_id, {})
@@ -53,12 +50,12 @@ def detect_small_side_sort_merge_join(analysis: Analysis, thresholds: Thresholds
             write = metric(stats.get(large[2]), "shuffle write time")
             write_ms = (write.total // 1_000_000) if write is not None else 0
             lost_ms = (sort_ms + write_ms) // cores
+            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
+                continue
             findings.append(
                 Finding(
                     rule=RULE,
-                    severity=severity_for(
-                        lost_ms, thresholds, floor="info" if lost_ms < 1000 else "warning"
-                    ),
+                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
                     title=(
                         f"Node {join.node_id} {join.name}: one side is only "
                         f"{fmt_bytes(small[0])}; a broadcast hash join would avoid shuffling and "

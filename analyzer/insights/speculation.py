@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import execution_of_stage, stage_stats
+from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 
@@ -16,9 +16,9 @@ METHOD = (
 
 def detect_speculation(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report stage attempts that ran speculative task attempts (slow tasks or executors)."""
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
-    for _key, s in sorted(stage_stats(analysis).items()):
+    for _key, s in sorted(ctx.stage_stats.items()):
         if s.n_speculative == 0:
             continue
         findings.append(
@@ -33,7 +33,7 @@ def detect_speculation(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 ),
                 estimated_lost_ms=0,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(s.stage_id),
+                execution_id=ctx.stage_execution(s.stage_id),
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import (
-    execution_of_stage,
-    metric,
-    severity_for,
-    stage_attempts,
-    stage_stats,
-    wall_share_ms,
-)
+from analyzer.insights._common import context, metric, wall_share_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes
@@ -32,23 +25,23 @@ def spill_task_ms(disk_bytes_spilled: int, thresholds: Thresholds) -> float:
 
 
 def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stage attempts that spilled at least `spill_min_bytes` (in memory or on disk).
+    """Report stage attempts that spilled at least `spill_min_bytes` (in memory or on disk),
+    when the spill's estimated I/O cost a meaningful share of the query's wall time.
 
     The finding names the plan node with the largest `spill size` in that stage, when the
     execution's plan has one (Sort, HashAggregate, Window, SortMergeJoin …).
     """
     findings = []
-    exec_of = execution_of_stage(analysis)
-    attempts = stage_attempts(analysis)
-    for key, s in sorted(stage_stats(analysis).items()):
+    ctx = context(analysis)
+    for key, s in sorted(ctx.stage_stats.items()):
         spilled = max(s.memory_bytes_spilled, s.disk_bytes_spilled)
         if spilled == 0 or spilled < thresholds.spill_min_bytes:
             continue
-        stage = attempts.get(key)
-        execution_id = exec_of.get(s.stage_id)
+        stage = ctx.attempts.get(key)
+        execution_id = ctx.stage_execution(s.stage_id)
         node_id, node_name, node_spill = None, None, 0
         if execution_id is not None:
-            ex = next(e for e in analysis.application.executions if e.execution_id == execution_id)
+            ex = ctx.executions[execution_id]
             graph = ex.final_plan.graph
             for nid, ns in sorted(analysis.node_stats.get(execution_id, {}).items()):
                 m = metric(ns, "spill size")
@@ -56,6 +49,8 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                     node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
         task_ms = spill_task_ms(s.disk_bytes_spilled, thresholds)
         lost_ms = wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [
             ev("memory_bytes_spilled", "memory bytes spilled", s.memory_bytes_spilled, "bytes"),
@@ -77,7 +72,7 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(lost_ms, thresholds),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=f"Stage {s.stage_id}: spilled {fmt_bytes(spilled)}{where}",
                 suggestion=(
                     "Give each task more memory: raise spark.sql.shuffle.partitions (or "

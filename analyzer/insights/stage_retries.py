@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import execution_of_stage, severity_for
-from analyzer.insights.failed_queries import first_line
+from analyzer.insights._common import context
+from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 
@@ -22,9 +22,14 @@ def _cancelled(reason: str | None, n_failed_tasks: int) -> bool:
 
 
 def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report failed stage attempts, except stages cancelled with their job (no failed task)."""
+    """Report stage attempts that failed and were run again, when the lost attempt cost a
+    meaningful share of the query's wall time.
+
+    A stage that failed without another attempt is part of a failed query (`failed-query`), and
+    a stage cancelled with its job (no failed task) is no failure of its own.
+    """
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
     stages = analysis.application.stages
     n_attempts: dict[int, int] = {}
     for st in stages:
@@ -32,14 +37,18 @@ def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Fin
     for st in stages:
         if st.status != "FAILED" or _cancelled(st.failure_reason, st.n_failed_attempts):
             continue
-        retried = n_attempts[st.stage_id] > 1
+        if n_attempts[st.stage_id] < 2 or ctx.in_failed_execution(st.stage_id):
+            continue
+        execution_id = ctx.stage_execution(st.stage_id)
         lost_ms = st.duration_ms or 0
-        reason = first_line(st.failure_reason or "no reason in the log")
-        what = "failed and was retried" if retried else "failed"
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        reason = root_cause(st.failure_reason) or "no reason in the log"
+        what = "failed and was retried"
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(lost_ms, thresholds),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=f"Stage {st.stage_id} attempt {st.attempt_id} {what}: {reason}",
                 suggestion=(
                     "For FetchFailed: shuffle files were lost with an executor; keep them with "
@@ -49,7 +58,7 @@ def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(st.stage_id),
+                execution_id=execution_id,
                 stage_id=st.stage_id,
                 stage_attempt_id=st.attempt_id,
                 evidence=(

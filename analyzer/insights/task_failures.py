@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import (
-    execution_of_stage,
-    severity_for,
-    stage_attempts,
-    stage_stats,
-    wall_share_ms,
-)
-from analyzer.insights.failed_queries import first_line
+from analyzer.insights._common import context, wall_share_ms
+from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 
@@ -22,21 +16,26 @@ METHOD = (
 
 
 def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stage attempts with failed task attempts (fetch failures and lost executors included).
+    """Report stage attempts whose failed task attempts were retried (fetch failures and lost
+    executors included) and cost a meaningful share of their query's wall time.
 
     Killed attempts (speculative duplicates, cancelled jobs) are not failures; see `speculation`.
+    The failures of a failed query are its `failed-query` finding's evidence, not findings of
+    their own.
     """
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
-    attempts = stage_attempts(analysis)
-    for key, s in sorted(stage_stats(analysis).items()):
-        if s.n_failed == 0:
+    for key, s in sorted(ctx.stage_stats.items()):
+        if s.n_failed == 0 or ctx.in_failed_execution(s.stage_id):
             continue
-        stage = attempts.get(key)
+        stage = ctx.attempts.get(key)
+        execution_id = ctx.stage_execution(s.stage_id)
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.failed_duration_sum_ms, s.duration_sum_ms
         )
-        reason = first_line(s.first_failure_reason or "unknown")
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        reason = root_cause(s.first_failure_reason) or "unknown"
         kinds = []
         if s.n_fetch_failed:
             kinds.append(f"{s.n_fetch_failed} fetch failures")
@@ -57,7 +56,7 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(lost_ms, thresholds),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=f"Stage {s.stage_id}: {s.n_failed} task attempt(s) failed ({reason})",
                 suggestion=(
                     "Read the first failure: fix data or code errors at their source; for "
@@ -67,7 +66,7 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(s.stage_id),
+                execution_id=execution_id,
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 task_ids=s.failed_task_ids,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import execution_of_stage, severity_for, stage_stats
+from analyzer.aggregate.stage_stats import is_first_wave_with_even_data
+from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_duration_ms
@@ -16,31 +17,38 @@ METHOD = (
 
 
 def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stages whose slowest successful task ran `task_skew_ratio` × longer than the median.
+    """Report stages whose slowest successful task ran `skew_ratio` × longer than the median,
+    when its extra time is a meaningful share of the query's wall time.
 
-    The slowest task must also run at least `task_skew_min_task_ms`, and the stage must have at
-    least `skew_min_tasks` successful tasks, so short or tiny stages never count.
+    Stages need at least `skew_min_tasks` successful tasks. A slow task of the stage's first wave
+    that read no more than the others is a cold executor warming up, not skew. Where `data-skew`
+    explains the same stage (a node whose rows are skewed), only that finding is kept.
 
     >>> from analyzer.api import analyze  # doctest: +SKIP
     >>> detect_task_skew(analyze("app.zstd"), Thresholds())[0].title  # doctest: +SKIP
     'Stage 4: slowest task ran 12.3× the median (41.2 s vs 3.3 s)'
     """
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
-    for s in stage_stats(analysis).values():
+    for s in ctx.stage_stats.values():
         if s.n_successful < thresholds.skew_min_tasks or s.slowest_task_id is None:
-            continue
-        if s.max_duration_ms < thresholds.task_skew_min_task_ms:
             continue
         median = max(s.median_duration_ms, 1)
         ratio = s.max_duration_ms / median
-        if ratio < thresholds.task_skew_ratio:
+        if ratio < thresholds.skew_ratio:
             continue
         lost_ms = s.max_duration_ms - s.median_duration_ms
+        execution_id = ctx.stage_execution(s.stage_id)
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        if is_first_wave_with_even_data(
+            analysis.tasks, s.stage_id, s.stage_attempt_id, s.slowest_task_id
+        ):
+            continue  # a cold executor's first tasks, not skew
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(lost_ms, thresholds),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=(
                     f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median "
                     f"({fmt_duration_ms(s.max_duration_ms)} vs "
@@ -53,7 +61,7 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(s.stage_id),
+                execution_id=execution_id,
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 task_ids=(s.slowest_task_id,),

@@ -1,4 +1,11 @@
-"""Every threshold the finding rules use, in one frozen dataclass, with `--threshold` parsing."""
+"""Every threshold the finding rules use, in one frozen dataclass, with `--threshold` parsing.
+
+Most rules are scale-free: a time-cost finding fires when its estimated loss is a meaningful
+share of its query's wall time (`min_query_share`), with a small absolute floor against noise
+(`min_lost_ms`), so the same rule works on a two-minute job and a two-hour one. The absolute
+thresholds left are sizes that are a risk by themselves (a huge partition, a broadcast the
+driver must hold), and floors below which a measurement means nothing.
+"""
 
 from __future__ import annotations
 
@@ -18,36 +25,59 @@ def _help(text: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """When each rule fires; defaults suit production clusters (docs/findings.md explains each).
+    """When each rule fires (docs/findings.md explains each).
 
     Change one from the command line with `--threshold name=value`, or in code with
     `Thresholds.with_overrides(["name=value"])` or `dataclasses.replace`.
     """
 
-    critical_lost_ms: int = field(
-        default=600_000,
-        metadata=_help("A finding estimated to cost at least this much wall time is critical."),
+    min_query_share: float = field(
+        default=0.05,
+        metadata=_help(
+            "A time-cost finding needs an estimated loss of at least this share of its query's "
+            "wall time (of the application's, for application-wide ones) …"
+        ),
+    )
+    min_lost_ms: int = field(
+        default=1_000, metadata=_help("… and at least this many ms (noise floor).")
+    )
+    critical_query_share: float = field(
+        default=0.25,
+        metadata=_help("A loss of at least this share of the query's wall time …"),
+    )
+    critical_min_ms: int = field(
+        default=60_000, metadata=_help("… and at least this many ms is critical.")
     )
     skew_min_tasks: int = field(
         default=4, metadata=_help("Stages with fewer tasks are never called skewed.")
     )
-    task_skew_ratio: float = field(
-        default=5.0, metadata=_help("Slowest task / median task duration that counts as skew.")
+    skew_ratio: float = field(
+        default=4.0,
+        metadata=_help("Largest / median task (time, rows or bytes) that counts as skew."),
     )
-    task_skew_min_task_ms: int = field(
-        default=5_000, metadata=_help("The slowest task must run at least this long (ms).")
+    skew_origin_share: float = field(
+        default=0.5,
+        metadata=_help(
+            "Skew starts at an input when the hot task already held this share of the rows "
+            "there that it held at the skewed node."
+        ),
     )
-    data_skew_ratio: float = field(
-        default=5.0, metadata=_help("Largest / median per-task rows or bytes of a plan node.")
+    explosion_ratio: float = field(
+        default=3.0, metadata=_help("A join whose output rows reach this × its input rows …")
     )
-    data_skew_min_rows: int = field(
-        default=10_000_000, metadata=_help("The largest task must handle at least this many rows.")
+    explosion_min_rows: int = field(
+        default=1_000_000, metadata=_help("… and at least this many rows, exploded.")
     )
-    data_skew_min_bytes: int = field(
-        default=256 * MIB, metadata=_help("… or at least this many bytes.")
+    idle_cores_share: float = field(
+        default=0.5,
+        metadata=_help("A stage leaving at least this share of the cores idle underuses them …"),
+    )
+    idle_cores_min_ms: int = field(
+        default=5_000,
+        metadata=_help("… when the idle capacity costs at least this many ms of wall time."),
     )
     spill_min_bytes: int = field(
-        default=256 * MIB,
+        default=64 * MIB,
         metadata=_help("Bytes spilled (memory or disk) by a stage before spill is reported."),
     )
     spill_disk_bytes_per_s: int = field(
@@ -58,18 +88,11 @@ class Thresholds:
         default=0.10,
         metadata=_help("GC time / task time (launch to finish) that counts as pressure."),
     )
-    gc_min_ms: int = field(
-        default=10_000, metadata=_help("Summed GC time of the stage must reach this (ms).")
-    )
     tiny_task_ms: int = field(
         default=100, metadata=_help("A stage whose median task is shorter than this (ms) …")
     )
     tiny_tasks_min_tasks: int = field(
-        default=500, metadata=_help("… and that has at least this many tasks has too many tasks.")
-    )
-    few_partitions_min_bytes: int = field(
-        default=512 * MIB,
-        metadata=_help("Median bytes read per task above which fewer tasks than cores is too few."),
+        default=200, metadata=_help("… and that has at least this many tasks has too many tasks.")
     )
     huge_partition_bytes: int = field(
         default=2 * GIB, metadata=_help("A task reading more than this (input + shuffle) is huge.")
@@ -79,32 +102,22 @@ class Thresholds:
         metadata=_help("A sort-merge join side this small (shuffled bytes) could be broadcast."),
     )
     broadcast_large_bytes: int = field(
-        default=512 * MIB, metadata=_help("A broadcast larger than this is large.")
+        default=256 * MIB,
+        metadata=_help("A broadcast this large is reported whatever it cost (driver memory)."),
     )
     nested_loop_min_pairs: int = field(
-        default=100_000_000,
-        metadata=_help(
-            "Left rows × right rows of a nested-loop or cartesian join worth reporting."
-        ),
-    )
-    unsplit_skew_ratio: float = field(
-        default=5.0,
-        metadata=_help(
-            "Largest / median shuffle read of a join task (Spark's skewedPartitionFactor)."
-        ),
+        default=10_000_000,
+        metadata=_help("Left rows × right rows of a nested-loop or cartesian join worth a look."),
     )
     unsplit_skew_min_bytes: int = field(
-        default=256 * MIB,
-        metadata=_help("… and at least this many bytes (skewedPartitionThresholdInBytes)."),
+        default=64 * MIB,
+        metadata=_help("A skewed join partition AQE did not split, at least this large."),
     )
     small_files_min_files: int = field(
-        default=1_000, metadata=_help("A scan reading at least this many files …")
+        default=500, metadata=_help("A scan reading at least this many files …")
     )
     small_file_bytes: int = field(
         default=16 * MIB, metadata=_help("… averaging less than this many bytes reads small files.")
-    )
-    small_file_overhead_ms: int = field(
-        default=10, metadata=_help("Assumed task time to open one file (ms), for the estimate.")
     )
     pruning_min_partitions: int = field(
         default=100,
@@ -113,17 +126,15 @@ class Thresholds:
         ),
     )
     large_result_bytes: int = field(
-        default=512 * MIB,
-        metadata=_help(
-            "Bytes of task results sent to the driver by one stage that count as large."
-        ),
+        default=256 * MIB,
+        metadata=_help("Task results sent to the driver by one stage reported whatever the cost."),
     )
     idle_share: float = field(
         default=0.5,
         metadata=_help("Share of executor core time with no task running that is idle."),
     )
     idle_min_core_ms: int = field(
-        default=3_600_000, metadata=_help("Idle core time must reach this (ms) to be reported.")
+        default=600_000, metadata=_help("Idle core time must reach this (ms) to be reported.")
     )
 
     @classmethod
@@ -144,8 +155,8 @@ class Thresholds:
 
         Integers accept `_` separators; floats accept any Python float literal.
 
-        >>> Thresholds().with_overrides(["task_skew_min_task_ms=500"]).task_skew_min_task_ms
-        500
+        >>> Thresholds().with_overrides(["min_lost_ms=200"]).min_lost_ms
+        200
 
         Raises `UsageError` for a malformed assignment, an unknown name, or a bad value.
         """
@@ -168,10 +179,10 @@ class Thresholds:
             wanted = types[name]
             try:
                 value: int | float = int(raw) if wanted in (int, "int") else float(raw)
-            except ValueError:
+            except (ValueError, OverflowError):
                 kind = "an integer" if wanted in (int, "int") else "a number"
                 raise UsageError(f"threshold {name} must be {kind}, got {raw!r}") from None
-            if value < 0 or value != value:  # NaN is never a sensible threshold
-                raise UsageError(f"threshold {name} must be >= 0, got {raw!r}")
+            if value < 0 or value != value or value in (float("inf"),):
+                raise UsageError(f"threshold {name} must be a finite number >= 0, got {raw!r}")
             changes[name] = value
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

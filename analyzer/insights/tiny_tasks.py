@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import (
-    execution_of_stage,
-    severity_for,
-    stage_attempts,
-    stage_stats,
-    wall_share_ms,
-)
+from analyzer.insights._common import context, wall_share_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_count, fmt_duration_ms
@@ -22,26 +16,33 @@ METHOD = (
 
 
 def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stages of `tiny_tasks_min_tasks`+ tasks whose median task is under `tiny_task_ms`."""
+    """Report stages of SQL executions with `tiny_tasks_min_tasks`+ tasks whose median task is
+    under `tiny_task_ms`, when their per-task overhead cost a meaningful share of the query.
+
+    Stages outside SQL (file listing, RDD jobs) are left out: no SQL setting sizes their tasks.
+    """
+    ctx = context(analysis)
     findings = []
-    exec_of = execution_of_stage(analysis)
-    attempts = stage_attempts(analysis)
-    for key, s in sorted(stage_stats(analysis).items()):
+    for key, s in sorted(ctx.stage_stats.items()):
         if s.n_successful < thresholds.tiny_tasks_min_tasks:
             continue
         if s.median_duration_ms >= thresholds.tiny_task_ms:
             continue
-        stage = attempts.get(key)
+        execution_id = ctx.stage_execution(s.stage_id)
+        if execution_id is None:
+            continue  # file listing and RDD jobs: no SQL setting sizes their tasks
+        stage = ctx.attempts.get(key)
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.overhead_sum_ms, s.duration_sum_ms
         )
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        reads_shuffle = s.shuffle_read_median_bytes > 0 or s.read_sum_bytes == 0
         per_task = s.read_sum_bytes // max(1, s.n_successful)
         findings.append(
             Finding(
                 rule=RULE,
-                severity=severity_for(
-                    lost_ms, thresholds, floor="info" if lost_ms < 1000 else "warning"
-                ),
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=(
                     f"Stage {s.stage_id}: {fmt_count(s.n_successful)} tasks with a median of "
                     f"{fmt_duration_ms(s.median_duration_ms)}"
@@ -50,10 +51,13 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                     "Use fewer, larger partitions: lower spark.sql.shuffle.partitions, keep "
                     "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
                     "instead of repartition() for small data."
+                    if reads_shuffle
+                    else "Read fewer, larger splits: raise spark.sql.files.maxPartitionBytes "
+                    "and spark.sql.files.openCostInBytes, or compact the input's small files."
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
-                execution_id=exec_of.get(s.stage_id),
+                execution_id=execution_id,
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import adaptive_enabled, severity_for, stage_stats
+from analyzer.insights._common import adaptive_enabled, context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_duration_ms
@@ -19,12 +19,13 @@ SKEW_KEYS = ("spark.sql.adaptive.skewJoin.enabled", "spark.sql.adaptive.enabled"
 def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report SortMergeJoins of AQE plans whose stage read a skewed shuffle partition, unsplit.
 
-    Skewed means the largest task's shuffle read is `unsplit_skew_ratio` × the median and at
+    Skewed means the largest task's shuffle read is `skew_ratio` × the median and at
     least `unsplit_skew_min_bytes` (Spark's own skew test uses the same two numbers). A join
     AQE did split is named `SortMergeJoin(skew=true)` and is not reported.
     """
+    ctx = context(analysis)
     findings = []
-    by_stage = {key[0]: s for key, s in sorted(stage_stats(analysis).items())}
+    by_stage = {key[0]: s for key, s in sorted(ctx.stage_stats.items())}
     props = dict(analysis.application.spark_properties)
     for ex in analysis.application.executions:
         if not adaptive_enabled(analysis, ex):
@@ -41,15 +42,17 @@ def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Find
                 largest, median = s.shuffle_read_max_bytes, s.shuffle_read_median_bytes
                 if largest < thresholds.unsplit_skew_min_bytes:
                     continue
-                if median > 0 and largest < thresholds.unsplit_skew_ratio * median:
+                if median > 0 and largest < thresholds.skew_ratio * median:
                     continue
                 lost_ms = max(0, s.max_duration_ms - s.median_duration_ms)
+                if not ctx.significant(lost_ms, ex.execution_id, thresholds):
+                    continue
                 skew_conf = conf.get("spark.sql.adaptive.skewJoin.enabled", "true (default)")
                 ratio = largest / median if median else None
                 findings.append(
                     Finding(
                         rule=RULE,
-                        severity=severity_for(lost_ms, thresholds),
+                        severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
                         title=(
                             f"Node {join.node_id} {join.name}: a {fmt_bytes(largest)} partition "
                             f"(median {fmt_bytes(median)}) was not split by AQE"

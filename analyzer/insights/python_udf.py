@@ -1,0 +1,85 @@
+"""Rule `python-udf`: a query spent much of its time evaluating Python code row by row."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.attribution import is_python_operator
+from analyzer.insights._common import context, metric, node_self_wall_ms
+from analyzer.insights.finding import Finding, ev
+from analyzer.insights.thresholds import Thresholds
+from analyzer.units import fmt_pct
+
+RULE = "python-udf"
+METHOD = "the wall-time share of the Python evaluation operator's self time in its stages"
+ARROW_NAMES = ("Arrow", "Pandas", "InArrow")
+
+
+def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report Python evaluation operators (BatchEvalPython, ArrowEvalPython, *InPandas, …) whose
+    self time cost a meaningful share of the query's wall time.
+
+    Python runs in a separate worker process: rows are serialized to it and back, and a
+    row-at-a-time UDF runs the interpreter once per row, far slower than Spark's generated code.
+    """
+    ctx = context(analysis)
+    findings = []
+    for ex in analysis.application.executions:
+        times = analysis.times.get(ex.execution_id)
+        if times is None:
+            continue
+        graph = ex.final_plan.graph
+        stats = analysis.node_stats.get(ex.execution_id, {})
+        run_ms = max(1, times.task_run_ms - times.failed_run_ms)
+        for node in graph.nodes:
+            if node.is_cluster or not is_python_operator(node.name):
+                continue
+            nt = times.nodes.get(node.node_id)
+            if nt is None or not nt.self_time_ms:
+                continue
+            lost_ms = node_self_wall_ms(analysis, ex, {node.node_id})
+            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
+                continue
+            rows = metric(stats.get(node.node_id), "number of output rows")
+            vectorized = any(part in node.name for part in ARROW_NAMES)
+            suggestion = (
+                "Use Spark's built-in functions where they can do the job (they run in the JVM's "
+                "generated code); otherwise keep the Python but batch it: a pandas UDF "
+                "(@pandas_udf) handles Arrow batches instead of one row at a time."
+                if not vectorized
+                else "Use Spark's built-in functions where they can do the job; otherwise speed "
+                "up the Python itself (vectorized NumPy/pandas operations on the whole batch) "
+                "and tune spark.sql.execution.arrow.maxRecordsPerBatch."
+            )
+            findings.append(
+                Finding(
+                    rule=RULE,
+                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
+                    title=(
+                        f"Node {node.node_id} {node.name}: Python UDFs took "
+                        f"{fmt_pct(nt.self_time_ms / run_ms)} of the query's task time"
+                    ),
+                    suggestion=suggestion,
+                    estimated_lost_ms=lost_ms,
+                    estimate_method=METHOD,
+                    execution_id=ex.execution_id,
+                    node_id=node.node_id,
+                    stage_id=nt.stage_ids[0] if nt.stage_ids else None,
+                    evidence=(
+                        ev("self_time_ms", "its self time", nt.self_time_ms, "ms"),
+                        ev(
+                            "task_time_share",
+                            "share of the query's task time",
+                            nt.self_time_ms / run_ms,
+                            "share",
+                        ),
+                        ev("rows", "rows through Python", rows.total if rows else None, "count"),
+                        ev(
+                            "vectorized",
+                            "vectorized (Arrow)",
+                            "yes" if vectorized else "no",
+                            "text",
+                        ),
+                    ),
+                )
+            )
+    return findings
