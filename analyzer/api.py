@@ -35,7 +35,7 @@ def list_applications(log_dir: str) -> list[AppInfo]:
 
 
 def analyze(
-    path: str,
+    path: str | os.PathLike[str],
     strictness: Strictness = Strictness.STRICT,
     progress: Callable[[int], None] | None = None,
 ) -> Analysis:
@@ -44,7 +44,7 @@ def analyze(
     `progress`, if given, is called now and then with the number of events read so far.
     Raises an `AnalyzerError` subclass for logs that cannot be read.
     """
-    source = resolve_log(path)
+    source = resolve_log(os.fspath(path))
     reader = read_events(source, strictness)
     builder = ApplicationBuilder()
     for n, event in enumerate(reader, start=1):

@@ -391,6 +391,43 @@ def test_row_explosion_names_the_join_of_q72() -> None:
     assert detect_row_explosion(sample(CLEAN), small(*ANY)) == []
 
 
+QUIET_PUBLIC_LOGS = (
+    "aqeshuffle_eventlog.zstd",
+    "db_sim_eventlog",
+    "eventlog_v2_local-1623876083964",
+    "join_missing_sql_end",
+    "local-1596020211915",
+    "local-1642039451826",
+    "python_udf_eventlog",
+    "spark2-eventlog.zstd",
+    "truncated_eventlog",
+)
+"""Public logs of healthy applications: no finding above `info` may fire on them."""
+
+
+@pytest.mark.parametrize("name", QUIET_PUBLIC_LOGS)
+def test_healthy_public_logs_raise_no_warning(name: str) -> None:
+    path = PUBLIC_EVENTLOGS / name
+    if not path.exists():
+        pytest.skip("public logs not present")
+    found = detect_all(api.analyze(str(path), Strictness.LENIENT))
+    assert [(f.rule, f.title) for f in found if f.severity != "info"] == []
+
+
+def test_gpu_oom_leads_with_the_failed_query_and_caps_grouped_spill() -> None:
+    path = PUBLIC_EVENTLOGS / "gpu_oom_eventlog.zstd"
+    if not path.exists():
+        pytest.skip("public logs not present")
+    analysis = api.analyze(str(path))
+    found = detect_all(analysis)
+    assert found[0].rule == "failed-query"
+    assert "GpuSplitAndRetryOOM" in found[0].title
+    query_wall_ms = next(
+        e.duration_ms for e in analysis.application.executions if e.execution_id == 24
+    )
+    assert all(f.estimated_lost_ms <= (query_wall_ms or 0) for f in found if f.execution_id == 24)
+
+
 def test_idle_cores_needs_a_long_stage() -> None:
     for name in (CLEAN, "skewed-join", "spill-sort-agg-window"):
         assert detect_idle_cores(sample(name), Thresholds()) == []

@@ -41,6 +41,8 @@ from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanGraph, PlanNode
 
 NS_PER_MS = 1_000_000
+TOTAL = -1
+"""The stage id under which a metric's total (task and driver values) is kept."""
 
 EXCLUSIVE_METRICS: frozenset[str] = frozenset(
     {
@@ -118,18 +120,23 @@ COST_FACTORS: tuple[tuple[str, float], ...] = (
     ("Expand", 1.0),
     ("Generate", 1.0),
     ("Sort", 0.5),
-    ("Exchange", 0.3),
+    ("Exchange", 0.2),
     ("ColumnarToRow", 0.3),
     ("RowToColumnar", 0.3),
-    ("Filter", 0.3),
+    ("Filter", 0.1),
     ("Scan", 0.2),
     ("Project", 0.1),
+    ("Range", 0.05),
     ("Write", 1.0),
     ("Insert", 1.0),
 )
 """Relative cost of one row by operator family (first name part that matches): the weight by
 which time no metric claims is shared. A Python operator's per-row cost dwarfs fused JVM code."""
 DEFAULT_COST = 0.2
+EXPRESSION_COST = 0.05
+"""What each function call in a Project's or Filter's expressions adds to its cost per row (a
+projection that builds strings costs far more than one that drops columns)."""
+MAX_EXPRESSION_COST = 2.0
 NESTED_LOOP_COST = 0.01
 """Cost of one pair of rows compared by a nested-loop or cartesian join."""
 
@@ -204,16 +211,22 @@ class ExecutionTime:
         return sum(n.self_time_ms or 0.0 for n in self.nodes.values())
 
 
-def cost_factor(name: str) -> float:
-    """Return the cost of one row for an operator called `name` (see `COST_FACTORS`).
+def cost_factor(name: str, desc: str = "") -> float:
+    """Return the cost of one row for an operator called `name` (see `COST_FACTORS`); a Project's
+    or Filter's grows with the function calls in its description `desc`.
 
     >>> cost_factor("BatchEvalPython"), cost_factor("SortMergeJoin"), cost_factor("Project")
     (50.0, 1.0, 0.1)
+    >>> round(cost_factor("Project", "Project [upper(trim(name#1)) AS n#2]"), 2)
+    0.2
     """
     if is_python_operator(name):
         return COST_FACTORS[0][1]
     for part, factor in COST_FACTORS[1:]:
         if part in name:
+            if part in ("Project", "Filter") and desc:
+                calls = desc.count("(")  # every function call opens a parenthesis
+                return factor + min(MAX_EXPRESSION_COST, EXPRESSION_COST * calls)
             return factor
     return DEFAULT_COST
 
@@ -434,19 +447,23 @@ class _ExecutionAttribution:
             pairs = sides[0] * sides[1] if len(sides) == 2 else 0
             return NESTED_LOOP_COST * pairs + rows_out
         if "Join" in name:
-            return cost_factor(name) * (rows_in + rows_out)
+            return cost_factor(name, node.desc) * (rows_in + rows_out)
         if "Exchange" in name:
-            return cost_factor(name) * rows_out
-        if any(part in name for part in ("Expand", "Generate", "Scan")):
-            return cost_factor(name) * rows_out
-        return cost_factor(name) * max(rows_in, rows_out if not rows_in else 0)
+            return cost_factor(name, node.desc) * rows_out
+        if any(part in name for part in ("Expand", "Generate", "Scan", "Range")):
+            return cost_factor(name, node.desc) * rows_out
+        return cost_factor(name, node.desc) * max(rows_in, rows_out if not rows_in else 0)
 
     def _side_rows(self, node: PlanNode) -> int:
-        """All rows one input of a join produced, over every stage (a broadcast's included)."""
+        """All rows one input of a join produced, driver values included (a broadcast's rows are
+        counted on the driver), else what its own inputs produced."""
         memo: dict[tuple[int, int], int] = {}
         acc = _rows_metric(node, ROW_METRICS)
         if acc is not None:
-            return sum(self.value(acc, s) for s in self.stages)
+            return self.sums.by_acc_stage.get((acc, TOTAL), 0)
+        children = self.graph.children_of(node.node_id)
+        if len(children) == 1:
+            return self._side_rows(children[0])
         return sum(self._rows_out(node, s, memo) for s in self.stages)
 
     def run(self) -> ExecutionTime:
@@ -457,9 +474,7 @@ class _ExecutionAttribution:
         per_stage: dict[int, dict[int, float]] = defaultdict(dict)
         driver: dict[int, float] = defaultdict(float)
         stage_times: dict[int, StageTime] = {}
-        operators = [
-            n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS
-        ]
+        operators = [n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS]
         for node in graph.nodes:
             for m in node.metrics:
                 if m.name in DRIVER_METRICS:
@@ -537,7 +552,7 @@ class _ExecutionAttribution:
         )
 
     def _driver_total(self, acc_id: int) -> int:
-        return self.sums.by_acc_stage.get((acc_id, -1), 0)
+        return self.sums.by_acc_stage.get((acc_id, TOTAL), 0)
 
 
 def attribute_time(
@@ -562,11 +577,11 @@ def attribute_time(
     out: dict[int, ExecutionTime] = {}
     for execution in app.executions:
         by_acc_stage = dict(per_execution.get(execution.execution_id, {}))
-        # Driver-side metrics have no stage: their totals come from the node statistics.
+        # Every metric's total over stages and driver values, under the stage `TOTAL`: driver-
+        # side metrics (a broadcast's rows and build time) have no stage of their own.
         for ns in node_stats.get(execution.execution_id, {}).values():
             for m in ns.metrics:
-                if m.name in DRIVER_METRICS:
-                    by_acc_stage[(m.accumulator_id, -1)] = m.total
+                by_acc_stage[(m.accumulator_id, TOTAL)] = m.total
         sums = _Sums(
             by_acc_stage=by_acc_stage, run_ms=run_ok, all_run_ms=run_all, outside_ms=outside
         )

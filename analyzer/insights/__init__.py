@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import context
 from analyzer.insights.broadcast import detect_large_broadcast
 from analyzer.insights.data_skew import detect_data_skew
 from analyzer.insights.failed_queries import detect_failed_queries
@@ -91,8 +92,11 @@ def _drop_superseded(findings: Sequence[Finding]) -> list[Finding]:
     ]
 
 
-def _group(findings: Sequence[Finding]) -> list[Finding]:
-    """Merge stage-level findings of one rule and query into one, when there are many."""
+def _group(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
+    """Merge stage-level findings of one rule and query into one, when there are many.
+
+    The estimates add up, capped by the query's wall time: stages that ran side by side cannot
+    have lost more time than the query took."""
     buckets: dict[tuple[str, int | None], list[Finding]] = defaultdict(list)
     for f in findings:
         if f.node_id is None and f.stage_id is not None:
@@ -106,13 +110,18 @@ def _group(findings: Sequence[Finding]) -> list[Finding]:
         first = group[0]
         stages = sorted({f.stage_id for f in group if f.stage_id is not None})
         lost = sum(f.estimated_lost_ms for f in group)
+        if first.execution_id is not None and (
+            wall := context(analysis).wall_ms(first.execution_id)
+        ):
+            lost = min(lost, wall)
         merged[id(first)] = Finding(
             rule=first.rule,
             severity=max((f.severity for f in group), key=SEVERITIES.index),
             title=f"{first.title} (and {len(group) - 1} more stages like it)",
             suggestion=first.suggestion,
             estimated_lost_ms=lost,
-            estimate_method=first.estimate_method + "; summed over the stages",
+            estimate_method=first.estimate_method
+            + "; summed over the stages, at most the query's wall time",
             execution_id=first.execution_id,
             stage_id=first.stage_id,
             stage_attempt_id=first.stage_attempt_id,
@@ -137,4 +146,4 @@ def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list
     """
     chosen = thresholds if thresholds is not None else Thresholds()
     found = [finding for rule in RULES for finding in rule(analysis, chosen)]
-    return sorted(_group(_drop_superseded(found)), key=_rank_key)
+    return sorted(_group(analysis, _drop_superseded(found)), key=_rank_key)

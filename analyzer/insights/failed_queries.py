@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.attribution import is_python_operator
 from analyzer.aggregate.task_detail import first_failed_task
 from analyzer.insights._common import context
 from analyzer.insights.failure_cause import is_cancellation, root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.model.application import Job
+from analyzer.model.application import Execution, Job
 
 RULE = "failed-query"
 METHOD = "the failed execution's whole wall time: its result was never produced"
@@ -35,6 +36,27 @@ def _first_failed(jobs: list[Job]) -> Job | None:
     real = [j for j in failed if not is_cancellation(j.error_message)]
     pool = real or failed
     return min(pool, key=lambda j: (j.completion_ms or 0, j.job_id), default=None)
+
+
+def python_failure_node(
+    analysis: Analysis, execution: Execution, failed_stage_ids: set[int], reasons: list[str]
+) -> int | None:
+    """Return the Python evaluation operator a Python exception came from, when the plan
+    says which: the one in a failed stage, else the plan's only one; None otherwise."""
+    if not any("PythonException" in r or "Traceback (most recent call last)" in r for r in reasons):
+        return None
+    graph = execution.final_plan.graph
+    python = [n.node_id for n in graph.nodes if not n.is_cluster and is_python_operator(n.name)]
+    times = analysis.times.get(execution.execution_id)
+    if times is not None:
+        in_failed = [
+            nid
+            for nid in python
+            if (nt := times.nodes.get(nid)) is not None and set(nt.stage_ids) & failed_stage_ids
+        ]
+        if in_failed:
+            return in_failed[0]
+    return python[0] if len(python) == 1 else None
 
 
 def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -71,6 +93,8 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             s.n_failed for (sid, _), s in ctx.stage_stats.items() if sid in stage_ids
         )
         lost_ms = ex.duration_ms or 0
+        reasons = [r for r in (message, task_failure[1] if task_failure else None) if r]
+        node_id = python_failure_node(analysis, ex, set(failed_stages), reasons)
         evidence = [
             ev("root_cause", "root cause", cause, "text"),
             ev(
@@ -103,6 +127,7 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
                 execution_id=ex.execution_id,
+                node_id=node_id,
                 task_ids=(task_failure[0],) if task_failure else (),
                 evidence=tuple(evidence),
             )

@@ -30,6 +30,9 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         if s.n_result_tasks == 0 or s.result_size_bytes < MIN_RESULT_BYTES:
             continue
         execution_id = ctx.stage_execution(s.stage_id)
+        top = collecting_node(analysis, execution_id, s.stage_id)
+        if top is _FOR_DRIVER:
+            continue  # a broadcast or subquery collecting its input, not a result for the user
         tail_ms = driver_tail_ms(analysis, execution_id)
         lost_ms = s.getting_result_sum_ms + s.result_serialization_sum_ms + tail_ms
         if s.result_size_bytes < thresholds.large_result_bytes and not ctx.significant(
@@ -52,6 +55,7 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
                 execution_id=execution_id,
+                node_id=top if isinstance(top, int) else None,
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=(
@@ -85,3 +89,43 @@ def driver_tail_ms(analysis: Analysis, execution_id: int | None) -> int:
         if s.stage_id in set(ex.stage_ids) and s.completion_ms is not None
     ]
     return max(0, ex.end_ms - max(ends)) if ends else 0
+
+
+_FOR_DRIVER = object()
+"""`collecting_node`'s answer for a stage whose results a broadcast or subquery collects."""
+DRIVER_COLLECTORS = ("BroadcastExchange", "SubqueryBroadcast", "Subquery")
+
+
+def collecting_node(analysis: Analysis, execution_id: int | None, stage_id: int) -> object:
+    """Return the top operator of the plan part a result stage ran (its results go to the
+    driver from there), `_FOR_DRIVER` when that part feeds a broadcast or a subquery, or None."""
+    if execution_id is None:
+        return None
+    times = analysis.times.get(execution_id)
+    execution = context(analysis).executions.get(execution_id)
+    if times is None or execution is None:
+        return None
+    graph = execution.final_plan.graph
+    in_stage = {n.node_id for n in times.nodes.values() if stage_id in n.stage_ids}
+    tops = [
+        nid for nid in in_stage if not any(p.node_id in in_stage for p in graph.parents_of(nid))
+    ]
+    if not tops:
+        return None
+    top = graph.node(min(tops))
+    if top.is_cluster and top.member_ids:
+        members = set(top.member_ids)
+        heads = [
+            m for m in top.member_ids if not any(p.node_id in members for p in graph.parents_of(m))
+        ]
+        top = graph.node(heads[0] if heads else top.member_ids[0])
+    if any(d in top.name for d in DRIVER_COLLECTORS) or any(
+        any(d in p.name for d in DRIVER_COLLECTORS) for p in graph.parents_of(top.node_id)
+    ):
+        return _FOR_DRIVER
+    while top.name in ("AdaptiveSparkPlan", "InputAdapter"):
+        children = graph.children_of(top.node_id)
+        if not children:
+            break
+        top = children[0]
+    return top.node_id

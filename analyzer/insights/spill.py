@@ -10,18 +10,22 @@ from analyzer.units import fmt_bytes
 
 RULE = "spill"
 METHOD = (
-    "disk bytes spilled written once and read back once at spill_disk_bytes_per_s, as task time, "
-    "charged to the stage's wall time by its share of the stage's task time"
+    "bytes spilled (the larger of memory and disk) spilled once and read back once at "
+    "spill_bytes_per_s, as task time, charged to the stage's wall time by its share of the "
+    "stage's task time"
 )
 
 
-def spill_task_ms(disk_bytes_spilled: int, thresholds: Thresholds) -> float:
-    """Return the task time (ms) writing and re-reading `disk_bytes_spilled` probably took.
+def spill_task_ms(bytes_spilled: int, thresholds: Thresholds) -> float:
+    """Return the task time (ms) spilling `bytes_spilled` and reading them back probably took.
 
-    >>> spill_task_ms(400 * 1024 * 1024, Thresholds())
+    `bytes_spilled` is the larger of memory and disk bytes spilled: the in-memory size is what
+    was serialized and compressed, the disk size what was written and read.
+
+    >>> spill_task_ms(200 * 1024 * 1024, Thresholds())
     4000.0
     """
-    return 2 * disk_bytes_spilled * 1000 / max(1, thresholds.spill_disk_bytes_per_s)
+    return 2 * bytes_spilled * 1000 / max(1, thresholds.spill_bytes_per_s)
 
 
 def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -47,7 +51,7 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 m = metric(ns, "spill size")
                 if m is not None and s.stage_id in ns.stage_ids and m.total > node_spill:
                     node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
-        task_ms = spill_task_ms(s.disk_bytes_spilled, thresholds)
+        task_ms = spill_task_ms(spilled, thresholds)
         lost_ms = wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
         if not ctx.significant(lost_ms, execution_id, thresholds):
             continue

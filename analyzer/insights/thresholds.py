@@ -73,16 +73,19 @@ class Thresholds:
         metadata=_help("A stage leaving at least this share of the cores idle underuses them …"),
     )
     idle_cores_min_ms: int = field(
-        default=5_000,
+        default=2_000,
         metadata=_help("… when the idle capacity costs at least this many ms of wall time."),
     )
     spill_min_bytes: int = field(
         default=64 * MIB,
         metadata=_help("Bytes spilled (memory or disk) by a stage before spill is reported."),
     )
-    spill_disk_bytes_per_s: int = field(
-        default=200 * MIB,
-        metadata=_help("Assumed local-disk throughput, to turn bytes spilled into time."),
+    spill_bytes_per_s: int = field(
+        default=100 * MIB,
+        metadata=_help(
+            "Assumed speed of spilling (serializing, compressing, writing) and of reading back, "
+            "per task, to turn bytes spilled into time."
+        ),
     )
     gc_share: float = field(
         default=0.10,

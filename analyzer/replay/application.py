@@ -54,6 +54,7 @@ def _max_tasks(cores: int, cpus_per_task: Decimal) -> int:
     """Tasks `cores` cores run at once (`ResourceProfile.numTasksBasedOnCores`)."""
     return max(0, min(int(Decimal(cores) // cpus_per_task), _INT_MAX))
 
+
 _JAVA_LONG = re.compile(r"[+-]?\d+")
 """What Java's `Long.parseLong` accepts: a sign, then decimal digits (any script's, as
 `Character.digit`); no spaces, no underscores."""

@@ -94,9 +94,7 @@ class TopOperatorView:
     name: str = field(metadata=_help("Operator name."))
     time_ms: int = field(metadata=_help("Its self time, in ms."))
     time_str: str = field(metadata=_help("Its self time, formatted."))
-    share_str: str = field(
-        metadata=_help("Its share of the execution's task run time: `42.0 %`.")
-    )
+    share_str: str = field(metadata=_help("Its share of the execution's task run time: `42.0 %`."))
     source_str: str = field(
         metadata=_help(
             "Where it ran and how its time is known: `stage 50; 96.6 % measured`, `measured` "
