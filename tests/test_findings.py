@@ -414,18 +414,14 @@ def test_healthy_public_logs_raise_no_warning(name: str) -> None:
     assert [(f.rule, f.title) for f in found if f.severity != "info"] == []
 
 
-def test_gpu_oom_leads_with_the_failed_query_and_caps_grouped_spill() -> None:
+def test_gpu_oom_spill_is_evidence_of_the_failed_query() -> None:
     path = PUBLIC_EVENTLOGS / "gpu_oom_eventlog.zstd"
     if not path.exists():
         pytest.skip("public logs not present")
     analysis = api.analyze(str(path))
     found = detect_all(analysis)
-    assert found[0].rule == "failed-query"
-    assert "GpuSplitAndRetryOOM" in found[0].title
-    query_wall_ms = next(
-        e.duration_ms for e in analysis.application.executions if e.execution_id == 24
-    )
-    assert all(f.estimated_lost_ms <= (query_wall_ms or 0) for f in found if f.execution_id == 24)
+    assert [f.rule for f in found] == ["failed-query"]
+    assert found[0].number("bytes_spilled") > 20 * 1024**3
 
 
 def test_idle_cores_needs_a_long_stage() -> None:

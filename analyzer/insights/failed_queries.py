@@ -112,8 +112,15 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             ev("n_cancelled_jobs", "of which cancelled with it", len(cancelled), "count"),
             ev("failed_stages", "failed stages", ", ".join(map(str, failed_stages)) or "–", "text"),
             ev("n_failed_tasks", "failed task attempts", n_failed_tasks, "count"),
-            ev("duration_ms", "duration", ex.duration_ms, "ms"),
         ]
+        spilled = sum(
+            max(s.memory_bytes_spilled, s.disk_bytes_spilled)
+            for (sid, _), s in ctx.stage_stats.items()
+            if sid in stage_ids
+        )
+        if spilled:
+            evidence.append(ev("bytes_spilled", "spilled before it failed", spilled, "bytes"))
+        evidence.append(ev("duration_ms", "duration", ex.duration_ms, "ms"))
         findings.append(
             Finding(
                 rule=RULE,

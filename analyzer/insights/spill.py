@@ -33,7 +33,8 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     when the spill's estimated I/O cost a meaningful share of the query's wall time.
 
     The finding names the plan node with the largest `spill size` in that stage, when the
-    execution's plan has one (Sort, HashAggregate, Window, SortMergeJoin …).
+    execution's plan has one (Sort, HashAggregate, Window, SortMergeJoin …). Stages of a failed
+    query are left to `failed-query`, whose evidence carries their spill.
     """
     findings = []
     ctx = context(analysis)
@@ -41,6 +42,8 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         spilled = max(s.memory_bytes_spilled, s.disk_bytes_spilled)
         if spilled == 0 or spilled < thresholds.spill_min_bytes:
             continue
+        if ctx.in_failed_execution(s.stage_id):
+            continue  # part of the failed query's finding (its evidence), not a cost of its own
         stage = ctx.attempts.get(key)
         execution_id = ctx.stage_execution(s.stage_id)
         node_id, node_name, node_spill = None, None, 0
