@@ -8,6 +8,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from eventlog_samples import sample_logs
+
 from analyzer.aggregate.analysis import Analysis
 from analyzer.api import analyze
 from analyzer.render.html import render_html
@@ -23,13 +25,7 @@ NOW_MS = 1_700_000_000_000
 
 def report_logs() -> list[Path]:
     """Every sample log (files and rolling directories), then the public NDS q72 log."""
-    logs = []
-    if SAMPLES.is_dir():
-        logs = sorted(
-            p
-            for p in SAMPLES.iterdir()
-            if not p.name.startswith(".") and p.suffix not in (".md", ".txt", ".json", ".py")
-        )
+    logs = sample_logs()
     if Q72.exists():
         logs.append(Q72)
     return logs

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from eventlog_samples import PUBLIC, SAMPLES
+from eventlog_samples import PUBLIC, sample_logs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,12 +17,9 @@ from analyzer.errors import Strictness
 
 
 def _logs() -> list[Path]:
-    found: list[Path] = []
-    for folder in (SAMPLES, PUBLIC):
-        if folder.is_dir():
-            found += sorted(
-                p for p in folder.iterdir() if not p.name.endswith((".md", ".json"))
-            )
+    found = sample_logs()
+    if PUBLIC.is_dir():
+        found += sorted(p for p in PUBLIC.iterdir() if not p.name.endswith((".md", ".json")))
     return found
 
 

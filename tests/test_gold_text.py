@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PUBLIC, SAMPLES
+from eventlog_samples import PUBLIC, sample_logs
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -32,13 +32,7 @@ PLAN_AND_SUMMARY_ONLY = {"nds_q72_dataproc_2_2.zstd", "gpu_oom_eventlog.zstd"}
 
 
 def _logs() -> list[Path]:
-    found: list[Path] = []
-    if SAMPLES.is_dir():
-        found += sorted(
-            p
-            for p in SAMPLES.iterdir()
-            if not p.name.startswith(".") and p.suffix not in (".md", ".py", ".txt", ".json")
-        )
+    found = sample_logs()
     found += [PUBLIC / name for name in PUBLIC_LOGS if (PUBLIC / name).exists()]
     return found
 
