@@ -1973,12 +1973,16 @@ def run_nightly_orders(spark: Any, scratch: Path, scale: int = 1, skewed: bool =
     describe(spark, "nightly orders: customers by day of their latest order")
     latest_first = Window.partitionBy("customer_id").orderBy(F.desc("day"), F.desc("order_id"))
     whole_customer = latest_first.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    # A sliding frame is recomputed for every row (Spark cannot remove rows from an aggregate),
+    # so its cost grows with the customer's number of orders, up to 100 per row.
+    last_100 = latest_first.rowsBetween(0, 99)
     (
         orders.select(
             "day",
             "amount",
             F.row_number().over(latest_first).alias("rank"),
             F.sum("amount").over(whole_customer).alias("customer_total"),
+            F.avg("amount").over(last_100).alias("recent_avg"),
         )
         .filter(F.col("rank") == 1)
         .groupBy("day")
@@ -1986,6 +1990,7 @@ def run_nightly_orders(spark: Any, scratch: Path, scale: int = 1, skewed: bool =
             F.count("*").alias("n_customers"),
             F.sum("amount").alias("last_amount"),
             F.avg(F.try_divide(F.col("amount"), F.col("customer_total"))).alias("last_share"),
+            F.avg(F.col("amount") - F.col("recent_avg")).alias("last_vs_recent"),
         )
         .write.mode("overwrite")
         .parquet(str(scratch / "last_order_day.parquet"))
@@ -2036,10 +2041,10 @@ def executions_ms(summary: LogSummary) -> int:
     return sum(e.duration_ms for e in summary.facts.executions.values())
 
 
-def range_rows(summary: LogSummary) -> int:
-    """Return the rows the Range operators of a log generated."""
-    f = summary.facts
-    return sum(f.total(ex, "Range", "number of output rows") for ex in f.executions.values())
+def orders_rows(summary: LogSummary) -> int:
+    """Return the orders the nightly job generated (its window query reads nothing else)."""
+    ex = summary.facts.execution("latest order")
+    return 0 if ex is None else summary.facts.total(ex, "Range", "number of output rows")
 
 
 def n_executions_with(summary: LogSummary, name: str) -> int:
@@ -2076,7 +2081,7 @@ PAIRS: tuple[Pair, ...] = (
         expect_cause="more-input",
         baseline=PairRun(conf=DEFAULT_JOB_CONF),
         candidate=PairRun(conf=DEFAULT_JOB_CONF, scale=4),
-        check=lambda b, c: range_rows(c) >= 3 * range_rows(b),
+        check=lambda b, c: orders_rows(c) == 4 * orders_rows(b) > 0,
     ),
     Pair(
         name="broadcast-off",
@@ -2115,7 +2120,7 @@ PAIRS: tuple[Pair, ...] = (
     Pair(
         name="skew",
         change="customer 0 places 90% of the orders in the candidate's data, so one task of "
-        "the per-customer window sorts and buffers them",
+        "the per-customer window sorts them and slides the 100-order frame over them",
         expect_cause="skew",
         baseline=PairRun(conf=DEFAULT_JOB_CONF),
         candidate=PairRun(conf=DEFAULT_JOB_CONF, skewed=True),
@@ -2127,7 +2132,7 @@ PAIRS: tuple[Pair, ...] = (
         expect_cause="fewer-cores",
         baseline=PairRun(conf=DEFAULT_JOB_CONF, master="local[2,3]"),
         candidate=PairRun(conf=DEFAULT_JOB_CONF, master="local[1,3]"),
-        check=lambda b, c: executions_ms(c) > executions_ms(b),
+        check=lambda b, c: executions_ms(c) >= 1.3 * executions_ms(b),
     ),
 )
 PAIRS_BY_NAME = {p.name: p for p in PAIRS}
@@ -2528,6 +2533,43 @@ def load_pair_manifest(pairs_dir: Path) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["pairs"])
 
 
+PAIR_ATTEMPTS = 3
+"""Runs of a pair until the candidate is visibly changed and slower: the machine is shared, and
+a baseline slowed by other work can hide a change of a few seconds."""
+
+
+def run_pair_once(
+    pair: Pair, pair_dir: Path, problems: list[str]
+) -> tuple[dict[str, Any], list[LogSummary]] | None:
+    """Run both sides of a pair into `pair_dir`; None if a run failed."""
+    for path in pair_dir.iterdir():
+        remove_log(path)
+    records: dict[str, Any] = {}
+    summaries: list[LogSummary] = []
+    for side in PAIR_SIDES:
+        workload = pair.workload(side)
+        log_path = run_workload_into(workload, pair_dir, problems)
+        if log_path is None:
+            return None
+        summary, failed_checks = verify(workload, log_path)
+        if failed_checks:
+            problems.append(f"{workload.name}: failed checks {failed_checks}")
+        run = pair.baseline if side == "baseline" else pair.candidate
+        records[side] = pair_side_record(workload, run, log_path, summary)
+        summaries.append(summary)
+    return records, summaries
+
+
+def pair_problems(pair: Pair, summaries: list[LogSummary]) -> list[str]:
+    """Return why a pair's two runs do not show its change (empty if they do)."""
+    found = []
+    if not pair.check(*summaries):
+        found.append(f"pair {pair.name}: the change is not visible in the logs")
+    if executions_ms(summaries[1]) <= executions_ms(summaries[0]):
+        found.append(f"pair {pair.name}: the candidate was not slower than the baseline")
+    return found
+
+
 def run_pairs(out: Path, selected: list[Pair], problems: list[str]) -> None:
     """Run both sides of the selected pairs into `out/pairs/<pair>/` and write its manifest."""
     pairs_dir = out / PAIRS_DIR_NAME
@@ -2542,36 +2584,27 @@ def run_pairs(out: Path, selected: list[Pair], problems: list[str]) -> None:
         print(f"pair {pair.name}: {pair.change}")
         pair_dir = pairs_dir / pair.name
         pair_dir.mkdir(exist_ok=True)
-        for path in pair_dir.iterdir():
-            remove_log(path)
         entries.pop(pair.name, None)
-        records: dict[str, Any] = {}
-        summaries: list[LogSummary] = []
-        for side in PAIR_SIDES:
-            workload = pair.workload(side)
-            log_path = run_workload_into(workload, pair_dir, problems)
-            if log_path is None:
+        for attempt in range(1, PAIR_ATTEMPTS + 1):
+            outcome = run_pair_once(pair, pair_dir, problems)
+            if outcome is None:
                 break
-            summary, failed_checks = verify(workload, log_path)
-            if failed_checks:
-                problems.append(f"{workload.name}: failed checks {failed_checks}")
-            run = pair.baseline if side == "baseline" else pair.candidate
-            records[side] = pair_side_record(workload, run, log_path, summary)
-            summaries.append(summary)
-        if len(summaries) != 2:
-            continue
-        if not pair.check(*summaries):
-            problems.append(f"pair {pair.name}: the change is not visible in the logs")
-        if executions_ms(summaries[1]) <= executions_ms(summaries[0]):
-            problems.append(f"pair {pair.name}: the candidate was not slower than the baseline")
-        entries[pair.name] = {
-            "pair": pair.name,
-            "directory": f"{PAIRS_DIR_NAME}/{pair.name}",
-            "app_name": PAIR_APP_NAME,
-            "change": pair.change,
-            "expect_cause": pair.expect_cause,
-            **records,
-        }
+            records, summaries = outcome
+            not_shown = pair_problems(pair, summaries)
+            entries[pair.name] = {
+                "pair": pair.name,
+                "directory": f"{PAIRS_DIR_NAME}/{pair.name}",
+                "app_name": PAIR_APP_NAME,
+                "change": pair.change,
+                "expect_cause": pair.expect_cause,
+                "attempts": attempt,
+                **records,
+            }
+            if not not_shown:
+                break
+            print(f"  attempt {attempt}: {'; '.join(not_shown)}", flush=True)
+            if attempt == PAIR_ATTEMPTS:
+                problems.extend(not_shown)
     ordered = [entries[p.name] for p in PAIRS if p.name in entries]
     manifest = {"format_version": MANIFEST_FORMAT_VERSION, "pairs": ordered}
     (pairs_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -2595,9 +2628,9 @@ def render_pairs_readme(entries: list[dict[str, Any]]) -> str:
         "listing of `sample_eventlogs/` skips these plain subdirectories. The job generates 1M "
         "orders (8 partitions), joins them to 2,000 products and to the 8% active customers of "
         "1,000,000, writes daily revenue per region and category to parquet (SQL execution "
-        "'daily revenue'), then ranks each customer's orders with a window (and sums them over "
-        "the whole customer) and writes how many customers placed their latest order on each "
-        "day (execution 'latest order').",
+        "'daily revenue'), then ranks each customer's orders with a window (with the "
+        "customer's total and a moving average over 100 of their orders) and writes how many "
+        "customers placed their latest order on each day (execution 'latest order').",
         "",
         "Unless the pair says otherwise (`conf` in the manifest), a run uses `local[2,3]`, "
         "AQE on with partition coalescing off (16 shuffle partitions, so every run has the "
@@ -2624,7 +2657,9 @@ def render_pairs_readme(entries: list[dict[str, Any]]) -> str:
     lines += [
         "",
         "Times are the summed wall time of the SQL executions, on a 2-core machine shared with "
-        "other work, so they vary from run to run; the direction of each change does not.",
+        "other work, so they vary from run to run. A pair is run again (up to "
+        f"{PAIR_ATTEMPTS} times, `attempts` in the manifest) until its candidate shows the "
+        "change and is slower than its baseline.",
         "",
     ]
     return "\n".join(lines)
