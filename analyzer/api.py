@@ -44,7 +44,8 @@ def analyze(
     `progress`, if given, is called now and then with the number of events read so far.
     Raises an `AnalyzerError` subclass for logs that cannot be read.
     """
-    source = resolve_log(os.fspath(path))
+    location = os.fspath(path)
+    source = resolve_log(location)
     reader = read_events(source, strictness)
     builder = ApplicationBuilder()
     for n, event in enumerate(reader, start=1):
@@ -53,7 +54,7 @@ def analyze(
             progress(n)
     if reader.decode_stats.n_events == 0:
         raise EmptyLogError(
-            "the log holds no Spark events", path=path, hint="check that it is a Spark event log"
+            "the log holds no Spark events", path=location, hint="check that it is a Spark event log"
         )
     return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
 

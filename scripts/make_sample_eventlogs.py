@@ -10,6 +10,14 @@ more than one `events_N` file, AQE on and off, skew with and without AQE's skew-
 spills, a retried task, a failed query, Python UDFs, caching, a scalar subquery, parquet I/O, all
 join strategies, many tiny tasks and a large collected result.
 
+The `cause-*` applications each carry one known root cause on one operator (data skew, row
+explosion, a slow Python UDF, a nested-loop join, idle cores, small files, a failed query, a
+large broadcast, a large result, spill, skewed input files), labelled in the manifest (`expect`)
+as the specification finding rules must meet; the `clean-*` ones are controls without any.
+`pairs/<pair>/` holds the same nightly job run twice, a baseline and a candidate with one change
+(more input, a plan change, shuffle partitions, skew, fewer cores), listed in
+`pairs/.manifest.json`.
+
 After the runs the script reads every log back with the analyzer's own reader
 (`analyzer.eventlog`: every codec and layout), prints a summary per application,
 checks what each workload is meant to show (for example a nonzero spill), and writes
@@ -17,11 +25,16 @@ checks what each workload is meant to show (for example a nonzero spill), and wr
 
 Usage:
     .venv/bin/python scripts/make_sample_eventlogs.py [--out DIR] [--only NAME[,NAME]]
+        [--pairs all|PAIR[,PAIR]]
+
+Without `--only` or `--pairs` every log is regenerated; with them, only those, and the manifests
+keep the other entries.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -68,6 +81,33 @@ Runner = Callable[[Any, Path], None]
 
 
 @dataclass(frozen=True)
+class Label:
+    """One known root cause of a labelled application: the finding a report must show."""
+
+    rule: str
+    """Finding rule id, e.g. `data-skew` (docs/findings.md)."""
+    node: str
+    """Operator name as in the final plan (trailing spaces stripped), e.g. `SortMergeJoin`."""
+    execution: str
+    """A substring of the SQL execution's description (the workload sets job descriptions)."""
+    note: str
+    message: str = ""
+    """For `failed-query`: the exception line the report must quote."""
+
+    def as_json(self) -> dict[str, str]:
+        """Return the label as the manifest stores it (without empty fields)."""
+        record = {
+            "rule": self.rule,
+            "node": self.node,
+            "execution": self.execution,
+            "note": self.note,
+        }
+        if self.message:
+            record["message"] = self.message
+        return record
+
+
+@dataclass(frozen=True)
 class Workload:
     """One sample application: its Spark settings, what it runs, and what its log must show."""
 
@@ -86,11 +126,21 @@ class Workload:
     """`local[...]`, `local-cluster[...]`, or `standalone` (see `standalone_hosts`)."""
     standalone_hosts: tuple[str, ...] = ()
     """With master `standalone`: one Worker per host (loopback addresses), started for this app."""
+    labels: tuple[Label, ...] = ()
+    """The root causes the application was built to show (manifest `expect`)."""
+    clean: bool = False
+    """A control: nothing pathological, no finding expected (manifest `clean`, `expect: []`)."""
+    setup: Runner | None = None
+    """Prepares input (e.g. parquet files under scratch) in a session without an event log."""
+    app: str = ""
+    """The Spark application name when it is not `sea-<name>` (the runs of a pair share one)."""
+    warm: bool = False
+    """Warm the JVM up (`warm_up`) in the unlogged setup session before the logged application."""
 
     @property
     def app_name(self) -> str:
         """Return the Spark application name."""
-        return f"sea-{self.name}"
+        return self.app or f"sea-{self.name}"
 
 
 def hashed(col_name: str, seed: int, modulo: int) -> Any:
@@ -478,6 +528,369 @@ def run_rdd_only(spark: Any, scratch: Path) -> None:
     assert sc.parallelize(range(10_000), 4).map(lambda x: x * 2).sum() == 99_990_000
 
 
+# ------------------------------------------------------------------------------------------------
+# Labelled root causes: each application is built so that one known cause, on one operator,
+# dominates its time. The labels (`Label`) are the specification finding rules must meet.
+# ------------------------------------------------------------------------------------------------
+
+
+def warm_up(spark: Any, scratch: Path) -> None:
+    """Run a small join + aggregate, a window and a parquet write in an unlogged session.
+
+    A fresh JVM here spends tens of seconds loading and compiling Spark's classes in its first
+    queries; the labelled applications run after this in the same JVM, so that their time goes
+    to their cause rather than to the JVM's start.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    left = spark.range(0, 100_000, 1, 2).select(F.col("id"), hashed("id", 90, 1_000).alias("k"))
+    right = spark.range(0, 1_000, 1, 2).select(F.col("id").alias("k"), (F.col("id") % 7).alias("g"))
+    left.join(right.hint("merge"), "k").groupBy("g").agg(F.count("*"), F.sum("id")).collect()
+    by_key = Window.partitionBy("k").orderBy("id")
+    left.join(F.broadcast(right), "k").select(F.sum("id").over(by_key).alias("w")).agg(
+        F.max("w")
+    ).collect()
+    right.write.mode("overwrite").parquet(str(scratch / "warm-up.parquet"))
+
+
+def describe(spark: Any, text: str) -> None:
+    """Name the next queries: Spark uses the job description as the SQL execution description."""
+    spark.sparkContext.setJobDescription(text)
+
+
+GUEST_CUSTOMER_ID = 2
+"""The skewed key: 2 is the smallest id that Spark's hash partitioning puts in reduce partition
+0 of 8, whose task starts first, so the skewed task is the join stage's whole critical path."""
+
+
+def run_cause_skew_join(spark: Any, scratch: Path) -> None:
+    """Sort-merge join where one customer holds 90% of 4M orders (AQE off), then aggregate."""
+    from pyspark.sql import functions as F
+
+    # Plain arithmetic on the id keeps the map side cheap, so the skewed reduce task dominates.
+    orders = spark.range(0, 4_000_000, 1, 8).select(
+        F.col("id").alias("order_id"),
+        F.when(F.col("id") % 10 < 9, F.lit(GUEST_CUSTOMER_ID))
+        .otherwise((F.col("id") * 7_919) % 50_000)
+        .alias("customer_id"),
+        ((F.col("id") * 31) % 100_000 / F.lit(100.0)).alias("amount"),
+    )
+    # The guest customer has three address rows; every other customer has one.
+    customers = customers_frame(spark, 50_000).unionByName(
+        customers_frame(spark, 2).select(
+            F.lit(GUEST_CUSTOMER_ID).cast("long").alias("customer_id"), "region", "segment"
+        )
+    )
+    describe(spark, "revenue per region: orders x customers (customer 2 holds 90% of orders)")
+    (
+        orders.join(customers, "customer_id")
+        .groupBy("region")
+        .agg(F.count("*").alias("n_orders"), F.sum("amount").alias("revenue"))
+        .collect()
+    )
+
+
+def run_cause_row_explosion(spark: Any, scratch: Path) -> None:
+    """Join two 80k-row tables on a key with only 100 values (64M rows out), then count."""
+    from pyspark.sql import functions as F
+
+    visits = spark.range(0, 80_000, 1, 4).select(
+        hashed("id", 21, 100).alias("store_id"), F.col("id").alias("visit_id")
+    )
+    sales = spark.range(0, 80_000, 1, 4).select(
+        hashed("id", 22, 100).alias("store_id"), F.col("id").alias("sale_id")
+    )
+    describe(spark, "visits x sales per store (many-to-many on store_id), counted")
+    visits.join(sales, "store_id").agg(F.count("*").alias("pairs")).collect()
+
+
+PYTHON_UDF_LOOP_ITERATIONS = 1_500
+
+
+def run_cause_python_udf(spark: Any, scratch: Path) -> None:
+    """Score 30k rows with a slow pure-Python UDF (a per-row loop), then sum the scores."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    def risk_score(order_id: int) -> int:
+        """Return a made-up risk score with a deliberately slow per-row loop."""
+        score = 0
+        for i in range(PYTHON_UDF_LOOP_ITERATIONS):
+            score = (score * 31 + order_id + i) % 1_000_003
+        return score
+
+    score_udf = F.udf(risk_score, LongType())
+    orders = orders_frame(spark, 30_000, 2_000)
+    describe(spark, "risk score per order with a Python UDF, summed")
+    orders.select(score_udf("order_id").alias("score")).agg(F.sum("score")).collect()
+
+
+def run_cause_nested_loop(spark: Any, scratch: Path) -> None:
+    """Match 20k events to 4k time windows by a range condition (broadcast nested-loop join)."""
+    from pyspark.sql import functions as F
+
+    events = spark.range(0, 20_000, 1, 4).select(
+        F.col("id").alias("event_id"), hashed("id", 31, 86_400).alias("ts")
+    )
+    windows = spark.range(0, 4_000, 1, 1).select(
+        F.col("id").alias("window_id"),
+        (F.col("id") * 20).alias("start_ts"),
+        (F.col("id") * 20 + 60).alias("end_ts"),
+    )
+    describe(spark, "events per time window: range join (ts between start and end)")
+    (
+        events.join(windows, (F.col("ts") >= F.col("start_ts")) & (F.col("ts") < F.col("end_ts")))
+        .groupBy("window_id")
+        .agg(F.count("*").alias("n_events"))
+        .agg(F.max("n_events"))
+        .collect()
+    )
+
+
+def run_cause_idle_cores(spark: Any, scratch: Path) -> None:
+    """Running total over 2M orders with a window that has no partitionBy: one task does it all."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    orders = spark.range(0, 2_000_000, 1, 8).select(
+        F.col("id").alias("order_id"),
+        hashed("id", 41, 1_000_000_000).alias("ts"),
+        (hashed("id", 42, 100_000) / F.lit(100.0)).alias("amount"),
+    )
+    by_time = Window.orderBy("ts")
+    describe(spark, "running revenue total over all orders (window without partitionBy)")
+    (
+        orders.select(
+            "order_id",
+            F.sum("amount").over(by_time).alias("running_total"),
+            F.lag("amount", 1).over(by_time).alias("previous_amount"),
+        )
+        .agg(F.max("running_total"), F.count("previous_amount"))
+        .collect()
+    )
+
+
+SMALL_FILES_ROWS = 24_000
+SMALL_FILES_ROWS_PER_FILE = 10
+
+
+def small_files_dir(scratch: Path) -> str:
+    """Return where the small-files workload keeps its table."""
+    return str(scratch / "clicks.parquet")
+
+
+def setup_small_files(spark: Any, scratch: Path) -> None:
+    """Write a clicks table as 2,400 parquet files of 10 rows each (before the logged app)."""
+    from pyspark.sql import functions as F
+
+    (
+        spark.range(0, SMALL_FILES_ROWS, 1, 4)
+        .select(
+            F.col("id").alias("click_id"),
+            hashed("id", 51, 500).alias("page_id"),
+            hashed("id", 52, 10_000).alias("user_id"),
+        )
+        .write.option("maxRecordsPerFile", SMALL_FILES_ROWS_PER_FILE)
+        .mode("overwrite")
+        .parquet(small_files_dir(scratch))
+    )
+
+
+def run_cause_small_files(spark: Any, scratch: Path) -> None:
+    """Read the 2,400-file clicks table and count clicks per page."""
+    from pyspark.sql import functions as F
+
+    describe(spark, "clicks per page from a table of 2,400 tiny parquet files")
+    (
+        spark.read.parquet(small_files_dir(scratch))
+        .groupBy("page_id")
+        .agg(F.count("*").alias("clicks"), F.countDistinct("user_id").alias("users"))
+        .orderBy(F.desc("clicks"))
+        .limit(10)
+        .collect()
+    )
+
+
+BAD_CUSTOMER_ID = 4242
+BAD_CUSTOMER_MESSAGE = f"ValueError: bad customer id {BAD_CUSTOMER_ID}"
+
+
+def run_cause_failed_udf(spark: Any, scratch: Path) -> None:
+    """Run a good query, then one whose Python UDF raises for customer 4242 (the query fails)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    def checked_customer(customer_id: int) -> int:
+        """Return the id; reject the one known-bad customer."""
+        if customer_id == BAD_CUSTOMER_ID:
+            raise ValueError(f"bad customer id {customer_id}")
+        return customer_id
+
+    check_udf = F.udf(checked_customer, LongType())
+    orders = orders_frame(spark, 200_000, 10_000)
+    describe(spark, "revenue per customer bucket")
+    orders.groupBy((F.col("customer_id") % 10).alias("bucket")).agg(F.sum("amount")).collect()
+    describe(spark, "validated revenue per customer (Python UDF rejects bad ids)")
+    try:
+        (
+            orders.select(check_udf("customer_id").alias("customer_id"), "amount")
+            .groupBy("customer_id")
+            .agg(F.sum("amount"))
+            .collect()
+        )
+    except Exception as exc:  # the failure is the point of this workload
+        print(f"expected failure: {type(exc).__name__}", file=sys.stderr)
+
+
+def run_cause_large_broadcast(spark: Any, scratch: Path) -> None:
+    """Join 1M sales to a 600k-row product table that is broadcast (tens of MB)."""
+    from pyspark.sql import functions as F
+
+    products = spark.range(0, 600_000, 1, 4).select(
+        F.col("id").alias("product_id"),
+        F.sha2(F.col("id").cast("string"), 256).alias("description"),
+        (F.col("id") % 40).alias("category"),
+    )
+    # The sales' estimated size (1M rows with a string) exceeds the products' (600k rows), so
+    # the planner broadcasts the products, the smaller side under the raised threshold.
+    sales = spark.range(0, 1_000_000, 1, 4).select(
+        hashed("id", 61, 600_000).alias("product_id"),
+        (F.col("id") % 7).alias("qty"),
+        F.concat(F.lit("store-"), (F.col("id") % 50).cast("string")).alias("store"),
+    )
+    describe(spark, "units per category: sales x products (products broadcast)")
+    (
+        sales.join(products, "product_id")
+        .groupBy("category")
+        .agg(
+            F.sum("qty").alias("units"),
+            F.max(F.length("description")),
+            F.approx_count_distinct("store"),
+        )
+        .collect()
+    )
+
+
+def run_cause_large_result(spark: Any, scratch: Path) -> None:
+    """Collect 300k rows with a 135-character fingerprint each (about 45 MB) to the driver."""
+    from pyspark.sql import functions as F
+
+    # Eight cheap 64-bit hashes in hex: as incompressible as a SHA-256 hex digest, but cheap to
+    # compute, so moving the result to the driver is what the query spends its time on.
+    fingerprint = F.concat_ws(
+        "-", *(F.lpad(F.hex(F.xxhash64(F.col("id"), F.lit(seed))), 16, "0") for seed in range(8))
+    )
+    describe(spark, "collect every document fingerprint to the driver")
+    spark.range(0, 300_000, 1, 4).select("id", fingerprint.alias("fingerprint")).collect()
+
+
+def run_cause_spill_sort(spark: Any, scratch: Path) -> None:
+    """Sort 6M rows within 4 partitions on a small heap, so the sort spills, then write (noop)."""
+    from pyspark.sql import functions as F
+
+    rows = spark.range(0, 6_000_000, 1, 4).select(
+        F.col("id").alias("event_id"),
+        hashed("id", 71, 1_000_000_000).alias("user_id"),
+        F.concat(
+            F.lit("event-"), F.col("id").cast("string"), F.lit("-"), hashed("id", 72, 9_999)
+        ).alias("label"),
+    )
+    describe(spark, "events sorted by user within each partition before writing")
+    rows.sortWithinPartitions("user_id").write.format("noop").mode("overwrite").save()
+
+
+SKEWED_FILES_BIG_ROWS = 2_000_000
+
+
+def skewed_files_dir(scratch: Path) -> str:
+    """Return where the skewed-files workload keeps its table."""
+    return str(scratch / "page_views.parquet")
+
+
+def setup_skewed_files(spark: Any, scratch: Path) -> None:
+    """Write a page-views table: two big files hold 99.9% of the rows, 6 files hold 200 each."""
+    from pyspark.sql import functions as F
+
+    def views(start: int, end: int, n_files: int) -> Any:
+        return spark.range(start, end, 1, n_files).select(
+            F.col("id").alias("view_id"),
+            hashed("id", 81, 1_000).alias("page_id"),
+            hashed("id", 82, 1_000_000).alias("user_id"),
+            (hashed("id", 83, 60_000) / F.lit(1000.0)).alias("seconds"),
+        )
+
+    table = skewed_files_dir(scratch)
+    views(0, 2 * SKEWED_FILES_BIG_ROWS, 2).write.mode("overwrite").parquet(table)
+    start = 2 * SKEWED_FILES_BIG_ROWS
+    views(start, start + 1_200, 6).write.mode("append").parquet(table)
+
+
+def run_cause_skewed_files(spark: Any, scratch: Path) -> None:
+    """Read the uneven page-views table, join pages (broadcast) and sum time per section."""
+    from pyspark.sql import functions as F
+
+    pages = spark.range(0, 1_000, 1, 1).select(
+        F.col("id").alias("page_id"), (F.col("id") % 20).alias("section")
+    )
+    describe(spark, "time per section: page views (2 of 8 files hold 99.9%) x pages")
+    (
+        spark.read.parquet(skewed_files_dir(scratch))
+        .join(F.broadcast(pages), "page_id")
+        .groupBy("section")
+        .agg(
+            F.sum("seconds").alias("seconds"),
+            F.approx_count_distinct("user_id").alias("users"),
+        )
+        .collect()
+    )
+
+
+# Clean controls: nothing pathological, so no finding is expected.
+
+
+def run_clean_join_agg(spark: Any, scratch: Path) -> None:
+    """Join 1M orders to 20k customers (broadcast) and aggregate per region, AQE on."""
+    from pyspark.sql import functions as F
+
+    orders = orders_frame(spark, 1_000_000, 20_000, n_partitions=4)
+    customers = customers_frame(spark, 20_000)
+    describe(spark, "revenue per region and segment")
+    (
+        orders.join(customers, "customer_id")
+        .groupBy("region", "segment")
+        .agg(F.count("*").alias("n_orders"), F.sum("amount").alias("revenue"))
+        .orderBy(F.desc("revenue"))
+        .collect()
+    )
+
+
+def run_clean_multi_query(spark: Any, scratch: Path) -> None:
+    """Run four small, well-shaped queries against two temp views."""
+    orders_frame(spark, 200_000, 5_000, n_partitions=2).createOrReplaceTempView("orders")
+    customers_frame(spark, 5_000).createOrReplaceTempView("customers")
+    statements = (
+        ("order count", "SELECT count(*), sum(amount) FROM orders"),
+        (
+            "orders per region",
+            "SELECT region, count(*) AS n FROM orders JOIN customers USING (customer_id) "
+            "GROUP BY region ORDER BY n DESC",
+        ),
+        (
+            "top customers",
+            "SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id "
+            "ORDER BY total DESC LIMIT 20",
+        ),
+        (
+            "segment mix",
+            "SELECT segment, count(DISTINCT region) FROM customers GROUP BY segment",
+        ),
+    )
+    for description, statement in statements:
+        describe(spark, description)
+        spark.sql(statement).collect()
+
+
 AQE_OFF = {"spark.sql.adaptive.enabled": "false"}
 NO_AUTO_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
 
@@ -664,6 +1077,240 @@ WORKLOADS: tuple[Workload, ...] = (
         run=run_rdd_only,
         expects=("no_sql",),
     ),
+    Workload(
+        name="cause-skew-join",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled data skew: sort-merge join (AQE and broadcast off) where customer 2 "
+        "holds 90% of 4M orders and 3 of 50k rows on the other side; one reduce task does the "
+        "join",
+        run=run_cause_skew_join,
+        conf={**NO_AUTO_BROADCAST, **AQE_OFF, "spark.sql.shuffle.partitions": "8"},
+        expects=("skewed_smj", "one_task_dominates"),
+        labels=(
+            Label(
+                rule="data-skew",
+                node="SortMergeJoin",
+                execution="revenue per region",
+                note="key customer_id=2 holds 90% of the streamed side; its one reduce task "
+                "does most of the query's work",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-row-explosion",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled row explosion: a many-to-many sort-merge join of 2 x 80k rows over "
+        "100 keys emits 64M rows, then a count",
+        run=run_cause_row_explosion,
+        conf={**NO_AUTO_BROADCAST, **AQE_OFF},
+        expects=("row_explosion",),
+        labels=(
+            Label(
+                rule="row-explosion",
+                node="SortMergeJoin",
+                execution="visits x sales",
+                note="64M output rows from 2 x 80k input rows (400x)",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-python-udf",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled slow Python UDF: a per-row Python loop (BatchEvalPython) over 30k "
+        "cheap rows takes most of the query",
+        run=run_cause_python_udf,
+        expects=("python_udf", "slow_python_udf"),
+        labels=(
+            Label(
+                rule="python-udf",
+                node="BatchEvalPython",
+                execution="risk score per order",
+                note="the UDF's per-row loop is nearly all of the task time",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-nested-loop",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled nested-loop join: a range join of 20k events x 4k windows has no "
+        "equi-key, so it runs as a broadcast nested-loop join (80M comparisons)",
+        run=run_cause_nested_loop,
+        expects=("nested_loop_join",),
+        labels=(
+            Label(
+                rule="nested-loop-join",
+                node="BroadcastNestedLoopJoin",
+                execution="events per time window",
+                note="range condition without an equi-key: every event is compared with every "
+                "window",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-idle-cores",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled idle cores: a window without partitionBy moves 2M rows into one "
+        "partition, so one task sorts and windows everything while 3 of 4 slots idle",
+        run=run_cause_idle_cores,
+        expects=("single_task_window",),
+        master="local[4,3]",
+        labels=(
+            Label(
+                rule="idle-cores",
+                node="Window",
+                execution="running revenue total",
+                note="Window with no partitionBy: its stage runs 1 task on a 4-slot master",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-small-files",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled small files: a parquet table of 2,400 files of 10 rows each "
+        "(written before the app by a setup session) read and aggregated",
+        run=run_cause_small_files,
+        setup=setup_small_files,
+        expects=("many_files_read",),
+        labels=(
+            Label(
+                rule="small-files",
+                node="Scan parquet",
+                execution="clicks per page",
+                note="2,400 files of about 1 KB: opening files dominates the scan",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-failed-udf",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled failed query: a Python UDF raises ValueError for customer 4242, so "
+        "the second query fails after 3 attempts; a good query before it",
+        run=run_cause_failed_udf,
+        expects=("failed_execution", "failure_message"),
+        labels=(
+            Label(
+                rule="failed-query",
+                node="BatchEvalPython",
+                execution="validated revenue per customer",
+                note="the Python UDF raises on every attempt",
+                message=BAD_CUSTOMER_MESSAGE,
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-large-broadcast",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled large broadcast: a 600k-row product table (tens of MB) is "
+        "broadcast (threshold raised to 100 MB) for a join with 1M sales",
+        run=run_cause_large_broadcast,
+        conf={"spark.sql.autoBroadcastJoinThreshold": "100m"},
+        expects=("large_broadcast",),
+        labels=(
+            Label(
+                rule="large-broadcast",
+                node="BroadcastExchange",
+                execution="units per category",
+                note="collecting and building the broadcast relation is most of the query",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-large-result",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled large result: collect() of 300k rows with a 135-character hex "
+        "fingerprint each (about 45 MB) to the driver",
+        run=run_cause_large_result,
+        conf=AQE_OFF,
+        expects=("large_result",),
+        labels=(
+            Label(
+                rule="large-result",
+                node="Project",
+                execution="collect every document fingerprint",
+                note="the result stage (its top operator) sends tens of MB to the driver",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-spill-sort",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled spill: a sort of 6M rows within 4 partitions on a 640 MB driver "
+        "heap spills hundreds of MB (no test knobs)",
+        run=run_cause_spill_sort,
+        conf={"spark.driver.memory": "640m"},
+        expects=("spill", "sort_spill"),
+        labels=(
+            Label(
+                rule="spill",
+                node="Sort",
+                execution="events sorted by user",
+                note="the sort's buffers exceed execution memory and spill to disk",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-skewed-files",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled scan skew: a parquet table whose 2 big files hold 99.9% of the rows "
+        "(one row group each) read in 8 MB splits, so most scan tasks read no rows; a "
+        "broadcast hash join and an aggregate follow",
+        run=run_cause_skewed_files,
+        setup=setup_skewed_files,
+        conf={"spark.sql.files.maxPartitionBytes": "8m"},
+        expects=("skewed_scan",),
+        labels=(
+            Label(
+                rule="data-skew",
+                node="Scan parquet",
+                execution="time per section",
+                note="uneven files",
+            ),
+        ),
+    ),
+    Workload(
+        name="clean-join-agg",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="clean control: 1M orders joined to 20k customers (broadcast) and aggregated "
+        "per region with AQE on; nothing pathological",
+        run=run_clean_join_agg,
+        expects=("balanced",),
+        clean=True,
+    ),
+    Workload(
+        name="clean-multi-query",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="clean control: four small, well-shaped SQL queries (count, join + group by, "
+        "top-k, distinct count); nothing pathological",
+        run=run_clean_multi_query,
+        expects=("balanced", "several_executions_4"),
+        clean=True,
+    ),
 )
 WORKLOADS_BY_NAME = {w.name: w for w in WORKLOADS}
 
@@ -768,20 +1415,38 @@ def run_one(workload: Workload, log_dir: Path, scratch: Path) -> None:
         with standalone_cluster(workload.standalone_hosts, scratch) as url:
             run_session(workload, url, log_dir, scratch)
     else:
+        if workload.setup is not None or workload.warm:
+            run_session(workload, workload.master, log_dir, scratch, setup=True)
         run_session(workload, workload.master, log_dir, scratch)
 
 
-def run_session(workload: Workload, master: str, log_dir: Path, scratch: Path) -> None:
-    """Start the workload's SparkSession on `master`, run it, and stop the session."""
+def run_session(
+    workload: Workload, master: str, log_dir: Path, scratch: Path, setup: bool = False
+) -> None:
+    """Start the workload's SparkSession on `master`, run it, and stop the session.
+
+    With `setup`, run the warm-up and the workload's setup step instead, with the same settings
+    but no event log, so the logged application holds only the workload itself. SQL execution
+    ids are counted per JVM, so the logged application's first execution id is then not 0.
+    """
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.master(master).appName(workload.app_name)
-    for key, value in spark_conf(workload, log_dir).items():
+    conf = spark_conf(workload, log_dir)
+    if setup:
+        conf["spark.eventLog.enabled"] = "false"
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        workload.run(spark, scratch)
+        if setup:
+            if workload.warm:
+                warm_up(spark, scratch)
+            if workload.setup is not None:
+                workload.setup(spark, scratch)
+        else:
+            workload.run(spark, scratch)
     finally:
         spark.stop()
 
@@ -805,6 +1470,166 @@ def iter_events(log_path: Path, stats: Any) -> Iterator[dict[str, Any]]:
 
     for line in iter_lines(resolve_log(str(log_path)), stats):
         yield json.loads(line.data)
+
+
+@dataclass
+class TaskFacts:
+    """One finished task attempt: where it ran, how long, and its SQL metric updates."""
+
+    stage_id: int
+    duration_ms: int
+    result_bytes: int
+    succeeded: bool
+    metric_updates: dict[int, int]
+    """Accumulator id -> this attempt's update."""
+
+
+@dataclass
+class ExecutionFacts:
+    """One SQL execution: its description, times, plan metrics, stages and driver updates."""
+
+    execution_id: int
+    description: str
+    start_ms: int
+    end_ms: int | None = None
+    error: str = ""
+    metrics: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Accumulator id -> (operator name, metric name), over every plan version."""
+    node_names: set[str] = field(default_factory=set)
+    """Operator names (trailing spaces stripped) of every plan version."""
+    stage_ids: set[int] = field(default_factory=set)
+    driver_updates: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def duration_ms(self) -> int:
+        """Return the execution's wall time (0 if it never ended)."""
+        return 0 if self.end_ms is None else self.end_ms - self.start_ms
+
+
+def collect_plan_metrics(plan: dict[str, Any], ex: ExecutionFacts) -> None:
+    """Record the operator names and metric accumulator ids of a SparkPlanInfo tree."""
+    name = str(plan.get("nodeName", "")).strip()
+    ex.node_names.add(name)
+    for metric in plan.get("metrics", []):
+        ex.metrics[int(metric["accumulatorId"])] = (name, str(metric.get("name", "")))
+    for child in plan.get("children", []):
+        collect_plan_metrics(child, ex)
+
+
+def as_int(value: Any) -> int | None:
+    """Return an accumulator update as an int, or None if it is not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass
+class LogFacts:
+    """Per-execution, per-stage and per-task facts of a log, for the workloads' checks."""
+
+    app_start_ms: int = 0
+    app_end_ms: int = 0
+    executions: dict[int, ExecutionFacts] = field(default_factory=dict)
+    stage_execution: dict[int, int] = field(default_factory=dict)
+    tasks: list[TaskFacts] = field(default_factory=list)
+
+    def add(self, kind: str, event: dict[str, Any]) -> None:
+        """Take in one decoded event."""
+        if kind == "SparkListenerApplicationStart":
+            self.app_start_ms = int(event.get("Timestamp", 0))
+        elif kind == "SparkListenerApplicationEnd":
+            self.app_end_ms = int(event.get("Timestamp", 0))
+        elif kind == "SparkListenerSQLExecutionStart":
+            ex = ExecutionFacts(
+                execution_id=int(event["executionId"]),
+                description=str(event.get("description", "")),
+                start_ms=int(event.get("time", 0)),
+            )
+            self.executions[ex.execution_id] = ex
+            collect_plan_metrics(event.get("sparkPlanInfo", {}), ex)
+        elif kind == "SparkListenerSQLAdaptiveExecutionUpdate":
+            ex = self.executions.get(int(event["executionId"]))
+            if ex is not None:
+                collect_plan_metrics(event.get("sparkPlanInfo", {}), ex)
+        elif kind == "SparkListenerSQLExecutionEnd":
+            ex = self.executions.get(int(event["executionId"]))
+            if ex is not None:
+                ex.end_ms = int(event.get("time", 0))
+                ex.error = str(event.get("errorMessage") or "")
+        elif kind == "SparkListenerDriverAccumUpdates":
+            ex = self.executions.get(int(event["executionId"]))
+            if ex is not None:
+                for acc_id, value in event.get("accumUpdates", []):
+                    ex.driver_updates[int(acc_id)] = ex.driver_updates.get(int(acc_id), 0) + int(
+                        value
+                    )
+        elif kind == "SparkListenerJobStart":
+            execution_id = as_int((event.get("Properties") or {}).get("spark.sql.execution.id"))
+            ex = self.executions.get(execution_id) if execution_id is not None else None
+            if ex is not None:
+                for stage_id in event.get("Stage IDs", []):
+                    self.stage_execution[int(stage_id)] = ex.execution_id
+                    ex.stage_ids.add(int(stage_id))
+        elif kind == "SparkListenerTaskEnd":
+            info = event.get("Task Info", {})
+            updates: dict[int, int] = {}
+            for acc in info.get("Accumulables", []):
+                value = as_int(acc.get("Update"))
+                if value is not None:
+                    updates[int(acc["ID"])] = value
+            metrics = event.get("Task Metrics") or {}
+            self.tasks.append(
+                TaskFacts(
+                    stage_id=int(event.get("Stage ID", -1)),
+                    duration_ms=int(info.get("Finish Time", 0)) - int(info.get("Launch Time", 0)),
+                    result_bytes=int(metrics.get("Result Size", 0)),
+                    succeeded=event.get("Task End Reason", {}).get("Reason") == "Success",
+                    metric_updates=updates,
+                )
+            )
+
+    @property
+    def duration_ms(self) -> int:
+        """Return the application's wall time."""
+        return max(0, self.app_end_ms - self.app_start_ms)
+
+    def execution(self, description_part: str) -> ExecutionFacts | None:
+        """Return the one execution whose description contains `description_part`, if one."""
+        found = [e for e in self.executions.values() if description_part in e.description]
+        return found[0] if len(found) == 1 else None
+
+    def tasks_of(self, ex: ExecutionFacts) -> list[TaskFacts]:
+        """Return the task attempts of an execution's stages."""
+        return [t for t in self.tasks if t.stage_id in ex.stage_ids]
+
+    def metric_ids(self, ex: ExecutionFacts, node: str, metric: str) -> set[int]:
+        """Return the accumulator ids of one metric of the operators named `node`."""
+        return {i for i, (n, m) in ex.metrics.items() if n == node and m == metric}
+
+    def per_task(self, ex: ExecutionFacts, node: str, metric: str) -> list[tuple[TaskFacts, int]]:
+        """Return (task, update) for every successful task of `ex`, 0 where it sent none."""
+        ids = self.metric_ids(ex, node, metric)
+        stages = {t.stage_id for t in self.tasks_of(ex) if ids & t.metric_updates.keys()}
+        return [
+            (t, sum(t.metric_updates.get(i, 0) for i in ids))
+            for t in self.tasks_of(ex)
+            if t.succeeded and t.stage_id in stages
+        ]
+
+    def total(self, ex: ExecutionFacts, node: str, metric: str) -> int:
+        """Return a metric of the operators named `node` summed over tasks and the driver."""
+        ids = self.metric_ids(ex, node, metric)
+        from_tasks = sum(u for _, u in self.per_task(ex, node, metric))
+        return from_tasks + sum(v for i, v in ex.driver_updates.items() if i in ids)
+
+    def stage_durations(self, ex: ExecutionFacts) -> dict[int, list[int]]:
+        """Return the durations of each stage's successful tasks."""
+        by_stage: dict[int, list[int]] = {}
+        for t in self.tasks_of(ex):
+            if t.succeeded:
+                by_stage.setdefault(t.stage_id, []).append(t.duration_ms)
+        return by_stage
 
 
 @dataclass
@@ -837,6 +1662,7 @@ class LogSummary:
     """StageSubmitted events with a stage attempt above 0."""
     partition_filters: list[str] = field(default_factory=list)
     """The `PartitionFilters` of every scan of a partitioned table in the initial plans."""
+    facts: LogFacts = field(default_factory=LogFacts)
 
 
 def collect_node_names(plan: dict[str, Any], into: set[str]) -> None:
@@ -869,6 +1695,7 @@ def summarize_log(log_path: Path) -> LogSummary:
     for event in iter_events(log_path, stats):
         summary.n_events += 1
         kind = str(event.get("Event", "")).rsplit(".", 1)[-1]
+        summary.facts.add(kind, event)
         if kind == "SparkListenerLogStart":
             summary.spark_version = event.get("Spark Version", "")
         elif kind == "SparkListenerEnvironmentUpdate":
@@ -927,6 +1754,92 @@ def has_node(summary: LogSummary, prefix: str) -> bool:
     return any(name.startswith(prefix) for name in summary.plan_node_names)
 
 
+def median(values: list[int]) -> float:
+    """Return the median of a non-empty list."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+MB = 1024 * 1024
+
+
+def check_on(
+    description: str, test: Callable[[LogFacts, ExecutionFacts], bool]
+) -> Callable[[LogSummary, Path], bool]:
+    """Return a check that runs `test` on the one execution whose description holds the text."""
+
+    def check(summary: LogSummary, _: Path) -> bool:
+        ex = summary.facts.execution(description)
+        return ex is not None and test(summary.facts, ex)
+
+    return check
+
+
+def skewed_metric(f: LogFacts, ex: ExecutionFacts, node: str, metric: str, share: float) -> bool:
+    """Return True if one task holds at least `share` of a node's metric over its tasks."""
+    values = [v for _, v in f.per_task(ex, node, metric)]
+    return bool(values) and sum(values) > 0 and max(values) >= share * sum(values)
+
+
+def straggler_dominates(f: LogFacts, ex: ExecutionFacts) -> bool:
+    """Return True if one task ran 5x its stage's median and 40% of the execution's wall time."""
+    for durations in f.stage_durations(ex).values():
+        longest = max(durations)
+        if longest >= 5 * median(durations) and longest >= 0.4 * ex.duration_ms:
+            return True
+    return False
+
+
+def single_task_stage_share(f: LogFacts, ex: ExecutionFacts) -> float:
+    """Return the largest share of the execution's wall time taken by a one-task stage."""
+    shares = [d[0] / max(1, ex.duration_ms) for d in f.stage_durations(ex).values() if len(d) == 1]
+    return max(shares, default=0.0)
+
+
+def row_explosion(f: LogFacts, ex: ExecutionFacts) -> bool:
+    """Return True if the sort-merge join emits at least 100x the rows its inputs generated."""
+    inputs = f.total(ex, "Range", "number of output rows")
+    return inputs > 0 and f.total(ex, "SortMergeJoin", "number of output rows") >= 100 * inputs
+
+
+def broadcast_dominates(f: LogFacts, ex: ExecutionFacts) -> bool:
+    """Return True if the broadcast is over 20 MB and its driver-side times are 40% of the query."""
+    driver_ms = sum(
+        f.total(ex, "BroadcastExchange", m)
+        for m in ("time to collect", "time to build", "time to broadcast")
+    )
+    return (
+        f.total(ex, "BroadcastExchange", "data size") >= 20 * MB
+        and driver_ms >= 0.4 * ex.duration_ms
+    )
+
+
+def skewed_scan(f: LogFacts, ex: ExecutionFacts) -> bool:
+    """Return True if 2 scan tasks read 99% of the rows and at least half read none."""
+    rows = sorted(
+        (v for _, v in f.per_task(ex, "Scan parquet", "number of output rows")), reverse=True
+    )
+    return (
+        len(rows) >= 8
+        and sum(rows[:2]) >= 0.99 * sum(rows)
+        and sum(1 for r in rows if r == 0) >= len(rows) / 2
+        and "BroadcastHashJoin" in ex.node_names
+    )
+
+
+def balanced(summary: LogSummary, _: Path) -> bool:
+    """Return True if nothing is pathological: no failures, no spill, no straggler task."""
+    f = summary.facts
+    for ex in f.executions.values():
+        if ex.error:
+            return False
+        for durations in f.stage_durations(ex).values():
+            if len(durations) >= 2 and max(durations) > 3 * median(durations) + 300:
+                return False
+    return summary.n_failed_tasks == 0 and summary.memory_bytes_spilled == 0
+
+
 CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "aqe_updates": lambda s, _: s.n_aqe_updates > 0,
     "no_aqe_updates": lambda s, _: s.n_aqe_updates == 0,
@@ -957,7 +1870,277 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "pruned_scan": lambda s, _: any(f != "[]" for f in s.partition_filters),
     "executor_lost": lambda s, _: s.n_executors_removed > 0 and s.n_executor_lost_failures > 0,
     "stage_resubmitted": lambda s, _: s.n_stage_resubmissions > 0,
+    "skewed_smj": check_on(
+        "revenue per region",
+        lambda f, ex: skewed_metric(f, ex, "SortMergeJoin", "number of output rows", 0.7),
+    ),
+    "one_task_dominates": check_on("revenue per region", straggler_dominates),
+    "row_explosion": check_on("visits x sales", row_explosion),
+    "slow_python_udf": check_on(
+        "risk score per order",
+        lambda f, ex: "BatchEvalPython" in ex.node_names and ex.duration_ms >= 3_000,
+    ),
+    "nested_loop_join": check_on(
+        "events per time window",
+        lambda f, ex: "BroadcastNestedLoopJoin" in ex.node_names and ex.duration_ms >= 3_000,
+    ),
+    "single_task_window": check_on(
+        "running revenue total",
+        lambda f, ex: "Window" in ex.node_names and single_task_stage_share(f, ex) >= 0.5,
+    ),
+    "many_files_read": check_on(
+        "clicks per page",
+        lambda f, ex: f.total(ex, "Scan parquet", "number of files read") >= 2_000,
+    ),
+    "failure_message": check_on(
+        "validated revenue per customer", lambda f, ex: BAD_CUSTOMER_MESSAGE in ex.error
+    ),
+    "large_broadcast": check_on("units per category", broadcast_dominates),
+    "large_result": check_on(
+        "collect every document fingerprint",
+        lambda f, ex: sum(t.result_bytes for t in f.tasks_of(ex)) >= 20 * MB,
+    ),
+    "sort_spill": check_on(
+        "events sorted by user", lambda f, ex: f.total(ex, "Sort", "spill size") >= 100 * MB
+    ),
+    "skewed_scan": check_on("time per section", skewed_scan),
+    "balanced": balanced,
+    "several_executions_4": lambda s, _: s.n_sql_executions >= 4,
 }
+
+
+# ------------------------------------------------------------------------------------------------
+# Run pairs: the same nightly job run twice with one change, for comparing two runs (`pairs/`)
+# ------------------------------------------------------------------------------------------------
+
+PAIR_APP_NAME = "sea-nightly-orders"
+NIGHTLY_ORDERS = 1_000_000
+NIGHTLY_CUSTOMERS = 1_000_000
+NIGHTLY_PRODUCTS = 2_000
+NIGHTLY_SKEWED_SHARE_PCT = 90
+
+
+def run_nightly_orders(spark: Any, scratch: Path, scale: int = 1, skewed: bool = False) -> None:
+    """A small nightly ETL: orders x products x active customers -> daily revenue (parquet),
+    and each customer's latest order (a window per customer) counted per day (parquet).
+
+    `scale` multiplies the orders; with `skewed`, customer 0 places 90% of them.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    customer = hashed("id", 101, NIGHTLY_CUSTOMERS)
+    if skewed:
+        customer = F.when(hashed("id", 104, 100) < NIGHTLY_SKEWED_SHARE_PCT, F.lit(0)).otherwise(
+            customer
+        )
+    orders = spark.range(0, NIGHTLY_ORDERS * scale, 1, 8).select(
+        F.col("id").alias("order_id"),
+        customer.alias("customer_id"),
+        hashed("id", 102, NIGHTLY_PRODUCTS).alias("product_id"),
+        (hashed("id", 103, 100_000) / F.lit(100.0)).alias("amount"),
+        F.date_add(F.lit("2026-01-01").cast("date"), hashed("id", 105, 30).cast("int")).alias(
+            "day"
+        ),
+    )
+    # 8% of the customers are active: too many rows for a static broadcast, few enough for
+    # AQE to broadcast them once the filter has run.
+    customers = (
+        spark.range(0, NIGHTLY_CUSTOMERS, 1, 4)
+        .select(
+            F.col("id").alias("customer_id"),
+            F.concat(F.lit("region-"), (F.col("id") % 12).cast("string")).alias("region"),
+            F.concat(F.lit("customer-"), F.col("id").cast("string")).alias("name"),
+            F.when(hashed("id", 106, 100) < 8, F.lit("active"))
+            .otherwise(F.lit("dormant"))
+            .alias("status"),
+        )
+        .filter(F.col("status") == "active")
+    )
+    products = spark.range(0, NIGHTLY_PRODUCTS, 1, 1).select(
+        F.col("id").alias("product_id"),
+        F.concat(F.lit("category-"), (F.col("id") % 20).cast("string")).alias("category"),
+    )
+    describe(spark, "nightly orders: daily revenue per region and category")
+    (
+        orders.join(products, "product_id")
+        .join(customers, "customer_id")
+        .groupBy("day", "region", "category")
+        .agg(F.count("*").alias("n_orders"), F.sum("amount").alias("revenue"))
+        .write.mode("overwrite")
+        .parquet(str(scratch / "daily_revenue.parquet"))
+    )
+    describe(spark, "nightly orders: customers by day of their latest order")
+    latest_first = Window.partitionBy("customer_id").orderBy(F.desc("day"), F.desc("order_id"))
+    whole_customer = latest_first.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    # A sliding frame is recomputed for every row (Spark cannot remove rows from an aggregate),
+    # so its cost grows with the customer's number of orders, up to 100 per row.
+    last_100 = latest_first.rowsBetween(0, 99)
+    (
+        orders.select(
+            "day",
+            "amount",
+            F.row_number().over(latest_first).alias("rank"),
+            F.sum("amount").over(whole_customer).alias("customer_total"),
+            F.avg("amount").over(last_100).alias("recent_avg"),
+        )
+        .filter(F.col("rank") == 1)
+        .groupBy("day")
+        .agg(
+            F.count("*").alias("n_customers"),
+            F.sum("amount").alias("last_amount"),
+            F.avg(F.try_divide(F.col("amount"), F.col("customer_total"))).alias("last_share"),
+            F.avg(F.col("amount") - F.col("recent_avg")).alias("last_vs_recent"),
+        )
+        .write.mode("overwrite")
+        .parquet(str(scratch / "last_order_day.parquet"))
+    )
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """One run of a pair: the nightly job's input and settings."""
+
+    conf: dict[str, str] = field(default_factory=dict)
+    master: str = "local[2,3]"
+    scale: int = 1
+    skewed: bool = False
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The nightly job run twice, the candidate with one change against the baseline."""
+
+    name: str
+    change: str
+    expect_cause: str
+    """`more-input`, `plan-change`, `partitions`, `skew` or `fewer-cores`."""
+    baseline: PairRun
+    candidate: PairRun
+    check: Callable[[LogSummary, LogSummary], bool]
+    """Is the change visible in the logs (baseline summary, candidate summary)?"""
+
+    def workload(self, side: str) -> Workload:
+        """Return one side (`baseline` or `candidate`) as a runnable workload."""
+        run = self.baseline if side == "baseline" else self.candidate
+        return Workload(
+            name=f"pair-{self.name}-{side}",
+            codec="zstd",
+            rolling=False,
+            exercises=f"{self.name} {side}",
+            run=functools.partial(run_nightly_orders, scale=run.scale, skewed=run.skewed),
+            conf=run.conf,
+            master=run.master,
+            app=PAIR_APP_NAME,
+            warm=True,
+        )
+
+
+def executions_ms(summary: LogSummary) -> int:
+    """Return the summed wall time of a log's SQL executions."""
+    return sum(e.duration_ms for e in summary.facts.executions.values())
+
+
+def orders_rows(summary: LogSummary) -> int:
+    """Return the orders the nightly job generated (its window query reads nothing else)."""
+    ex = summary.facts.execution("latest order")
+    return 0 if ex is None else summary.facts.total(ex, "Range", "number of output rows")
+
+
+def n_executions_with(summary: LogSummary, name: str) -> int:
+    """Return how many executions of a log have an operator `name` in any plan version."""
+    return sum(name in ex.node_names for ex in summary.facts.executions.values())
+
+
+def longest_task_ms(summary: LogSummary) -> int:
+    """Return the duration of the longest successful task of a log."""
+    return max((t.duration_ms for t in summary.facts.tasks if t.succeeded), default=0)
+
+
+def has_straggler(summary: LogSummary) -> bool:
+    """Return True if some stage's longest task ran 5x its median and at least a second."""
+    f = summary.facts
+    for ex in f.executions.values():
+        for durations in f.stage_durations(ex).values():
+            if len(durations) >= 2 and max(durations) >= max(1_000, 5 * median(durations)):
+                return True
+    return False
+
+
+FIXED_PARTITIONS = {"spark.sql.adaptive.coalescePartitions.enabled": "false"}
+DEFAULT_JOB_CONF: dict[str, str] = {"spark.sql.shuffle.partitions": "16", **FIXED_PARTITIONS}
+"""The baseline's settings: AQE on (without partition coalescing, so every run has 16 reduce
+tasks per shuffle) and the default 10 MB broadcast threshold."""
+SPARK_DEFAULTS: dict[str, str] = {"spark.sql.shuffle.partitions": "200"}
+"""Spark's own defaults (200 shuffle partitions, AQE on and coalescing them), for the AQE pair."""
+
+PAIRS: tuple[Pair, ...] = (
+    Pair(
+        name="more-input",
+        change="four times the orders (4M instead of 1M)",
+        expect_cause="more-input",
+        baseline=PairRun(conf=DEFAULT_JOB_CONF),
+        candidate=PairRun(conf=DEFAULT_JOB_CONF, scale=4),
+        check=lambda b, c: orders_rows(c) == 4 * orders_rows(b) > 0,
+    ),
+    Pair(
+        name="broadcast-off",
+        change="spark.sql.autoBroadcastJoinThreshold=-1: both joins become sort-merge joins",
+        expect_cause="plan-change",
+        baseline=PairRun(conf=DEFAULT_JOB_CONF),
+        candidate=PairRun(conf={**DEFAULT_JOB_CONF, **NO_AUTO_BROADCAST}),
+        check=lambda b, c: (
+            n_executions_with(b, "BroadcastHashJoin") > 0
+            and n_executions_with(c, "BroadcastHashJoin") == 0
+        ),
+    ),
+    Pair(
+        name="aqe-off",
+        change="spark.sql.adaptive.enabled=false with Spark's default 200 shuffle partitions "
+        "in both runs: the active-customers join stays a sort-merge join (AQE made it a "
+        "broadcast hash join at run time) and every shuffle keeps its 200 partitions (AQE "
+        "coalesced them)",
+        expect_cause="plan-change",
+        baseline=PairRun(conf=SPARK_DEFAULTS),
+        candidate=PairRun(conf={**SPARK_DEFAULTS, **AQE_OFF}),
+        check=lambda b, c: (
+            n_executions_with(b, "AdaptiveSparkPlan") > 0
+            and n_executions_with(c, "AdaptiveSparkPlan") == 0
+            and n_executions_with(c, "SortMergeJoin") > 0
+        ),
+    ),
+    Pair(
+        name="partitions",
+        change="spark.sql.shuffle.partitions 8 -> 400 (AQE partition coalescing off in both)",
+        expect_cause="partitions",
+        baseline=PairRun(conf={"spark.sql.shuffle.partitions": "8", **FIXED_PARTITIONS}),
+        candidate=PairRun(conf={"spark.sql.shuffle.partitions": "400", **FIXED_PARTITIONS}),
+        check=lambda b, c: c.n_tasks >= 5 * b.n_tasks,
+    ),
+    Pair(
+        name="skew",
+        change="customer 0 places 90% of the orders in the candidate's data, so one task of "
+        "the per-customer window sorts them and slides the 100-order frame over them",
+        expect_cause="skew",
+        baseline=PairRun(conf=DEFAULT_JOB_CONF),
+        candidate=PairRun(conf=DEFAULT_JOB_CONF, skewed=True),
+        check=lambda b, c: has_straggler(c) and longest_task_ms(c) >= 3 * longest_task_ms(b),
+    ),
+    Pair(
+        name="fewer-cores",
+        change="master local[2] -> local[1] (the job is CPU-bound; the machine has 2 cores)",
+        expect_cause="fewer-cores",
+        baseline=PairRun(conf=DEFAULT_JOB_CONF, master="local[2,3]"),
+        candidate=PairRun(conf=DEFAULT_JOB_CONF, master="local[1,3]"),
+        check=lambda b, c: executions_ms(c) >= 1.3 * executions_ms(b),
+    ),
+)
+PAIRS_BY_NAME = {p.name: p for p in PAIRS}
+PAIR_SIDES = ("baseline", "candidate")
+PAIR_WORKLOADS = {w.name: w for p in PAIRS for w in (p.workload(s) for s in PAIR_SIDES)}
+RUNNABLE = {**WORKLOADS_BY_NAME, **PAIR_WORKLOADS}
+"""Every workload `--run-one` can start: the samples and both runs of every pair."""
+PAIRS_DIR_NAME = "pairs"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1044,9 +2227,32 @@ def clear_old_logs(out: Path, selected: list[Workload], everything: bool) -> lis
     return kept
 
 
+def label_records(workload: Workload, summary: LogSummary) -> list[dict[str, Any]]:
+    """Return a workload's labels for the manifest, each with the execution id it resolves to."""
+    records = []
+    for label in workload.labels:
+        record: dict[str, Any] = label.as_json()
+        ex = summary.facts.execution(label.execution)
+        record["execution_id"] = None if ex is None else ex.execution_id
+        records.append(record)
+    return records
+
+
+def label_problems(workload: Workload, summary: LogSummary) -> list[str]:
+    """Return why a workload's labels do not fit its log (execution or operator not found)."""
+    problems = []
+    for label in workload.labels:
+        ex = summary.facts.execution(label.execution)
+        if ex is None:
+            problems.append(f"label {label.rule}: no single execution matches {label.execution!r}")
+        elif label.node not in ex.node_names:
+            problems.append(f"label {label.rule}: no {label.node} in execution {ex.execution_id}")
+    return problems
+
+
 def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> dict[str, Any]:
     """Return the manifest record of one written log."""
-    return {
+    entry = {
         "workload": workload.name,
         "app_name": summary.app_name,
         "file": log_path.name,
@@ -1080,6 +2286,12 @@ def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> d
             "stage_resubmissions": summary.n_stage_resubmissions,
         },
     }
+    if workload.labels or workload.clean:
+        entry["expect"] = label_records(workload, summary)
+        entry["duration_ms"] = summary.facts.duration_ms
+    if workload.clean:
+        entry["clean"] = True
+    return entry
 
 
 def master_description(workload: Workload) -> str:
@@ -1127,16 +2339,18 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         "rolling logs. "
         "App ids and timings change on every run; the input data does not.",
         "",
-        "Regenerate all of them (a few minutes on two cores):",
+        "Regenerate all of them (half an hour on two cores), or some:",
         "",
         "```",
         REGENERATE_COMMAND,
         f"{REGENERATE_COMMAND} --only skewed-join,multi-sql   # just some",
+        f"{REGENERATE_COMMAND} --pairs skew                   # one run pair",
         f"{REGENERATE_COMMAND} --out /tmp/logs                # elsewhere",
         "```",
         "",
         "`.manifest.json` holds the same table in machine-readable form (workload, file, codec, "
-        "layout, sizes, Spark settings and event counts).",
+        "layout, sizes, Spark settings and event counts; for the labelled applications below "
+        "also `expect`, `clean` and `duration_ms`).",
         "",
         f"Total size: {fmt_kib(total)}.",
         "",
@@ -1179,7 +2393,51 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         "`spark.sql.windowExec.buffer.spill.threshold`) so that small data spills.",
         "",
     ]
+    lines += render_labels(entries)
     return "\n".join(lines)
+
+
+def render_labels(entries: list[dict[str, Any]]) -> list[str]:
+    """Return the README section on labelled root causes and clean controls."""
+    labelled = sorted((e for e in entries if "expect" in e), key=lambda e: e["workload"])
+    if not labelled:
+        return []
+    lines = [
+        "## Labelled root causes and clean controls",
+        "",
+        "The `cause-*` applications are each built so that one known cause, on one operator, "
+        "dominates their time; the `clean-*` ones are controls with nothing pathological. Their "
+        "manifest entries carry `expect`: the findings a report must show, each as `rule` "
+        "(finding rule id), `node` (the operator's name in the final plan, trailing spaces "
+        "stripped), `execution` (a substring of the SQL execution's description; "
+        "`execution_id` is the id it resolves to), `note`, and for `failed-query` the "
+        "`message` the report must quote (the last line of the Python traceback). Clean "
+        "controls have `expect: []` and `clean: true`.",
+        "",
+        "These applications first warm their JVM up with a few small queries in a session "
+        "without an event log (and write their input tables there, where they have one), so "
+        "their logs hold only the workload; SQL execution ids are counted per JVM, so their "
+        "first execution id is not 0.",
+        "",
+        "| file | app name | expect | execution | app time | size |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in labelled:
+        expect = "; ".join(f"`{x['rule']}` at `{x['node']}`" for x in e["expect"]) or "clean"
+        executions = (
+            "; ".join(f"{x['execution_id']}: '{x['execution']}'" for x in e["expect"]) or "–"
+        )
+        lines.append(
+            f"| `{e['file']}` | `{e['app_name']}` | {expect} | {executions} | "
+            f"{e['duration_ms'] / 1000:.1f} s | {fmt_kib(e['size_bytes'])} |"
+        )
+    lines += [
+        "",
+        "Run pairs (the same job run twice with one change) are under `pairs/`; see "
+        "`pairs/README.md`.",
+        "",
+    ]
+    return lines
 
 
 def verify(workload: Workload, log_path: Path) -> tuple[LogSummary, list[str]]:
@@ -1188,6 +2446,7 @@ def verify(workload: Workload, log_path: Path) -> tuple[LogSummary, list[str]]:
         raise RuntimeError(f"{log_path} is empty")
     summary = summarize_log(log_path)
     failed = [name for name in workload.expects if not CHECKS[name](summary, log_path)]
+    failed += label_problems(workload, summary)
     if summary.app_name != workload.app_name:
         failed.append(f"app name {summary.app_name!r}")
     return summary, failed
@@ -1212,6 +2471,198 @@ def refresh_entries(
             problems.append(f"{workload.name}: failed checks {failed_checks}")
         refreshed.append(manifest_entry(workload, log_path, summary))
     return refreshed
+
+
+def run_workload_into(workload: Workload, dest: Path, problems: list[str]) -> Path | None:
+    """Run one workload in a child process and move its log into `dest`; None if it failed."""
+    with tempfile.TemporaryDirectory(prefix=f"sea-{workload.name}-") as tmp:
+        try:
+            written = run_child(workload, Path(tmp))
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            problems.append(str(exc))
+            print(f"  FAILED: {exc}", flush=True)
+            return None
+        log_path = dest / written.name
+        shutil.move(str(written), str(log_path))
+    return log_path
+
+
+def run_workloads(
+    out: Path, selected: list[Workload], everything: bool, problems: list[str]
+) -> None:
+    """Run the selected workloads into `out`, keeping the other logs' manifest entries."""
+    kept = clear_old_logs(out, selected, everything=everything)
+    entries = refresh_entries(out, kept, problems)
+    for workload in selected:
+        print(f"{workload.name} ({workload.codec}{', rolling' if workload.rolling else ''})")
+        log_path = run_workload_into(workload, out, problems)
+        if log_path is None:
+            continue
+        summary, failed_checks = verify(workload, log_path)
+        if failed_checks:
+            problems.append(f"{workload.name}: failed checks {failed_checks}")
+            print(f"  CHECKS FAILED: {failed_checks}", flush=True)
+        entries.append(manifest_entry(workload, log_path, summary))
+    manifest = {"format_version": MANIFEST_FORMAT_VERSION, "logs": entries}
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (out / README_NAME).write_text(render_readme(entries))
+    print_summary(entries)
+
+
+def pair_side_record(workload: Workload, run: PairRun, log_path: Path, s: LogSummary) -> Any:
+    """Return the manifest record of one run of a pair."""
+    return {
+        "file": log_path.name,
+        "master": run.master,
+        "conf": run.conf,
+        "orders": NIGHTLY_ORDERS * run.scale,
+        "skewed": run.skewed,
+        "size_bytes": disk_size(log_path),
+        "duration_ms": s.facts.duration_ms,
+        "executions_ms": executions_ms(s),
+        "sql_executions": s.n_sql_executions,
+        "tasks": s.n_tasks,
+    }
+
+
+def load_pair_manifest(pairs_dir: Path) -> list[dict[str, Any]]:
+    """Return the entries of an existing pairs manifest, or an empty list."""
+    path = pairs_dir / MANIFEST_NAME
+    if not path.exists():
+        return []
+    return list(json.loads(path.read_text())["pairs"])
+
+
+PAIR_ATTEMPTS = 3
+"""Runs of a pair until the candidate is visibly changed and slower: the machine is shared, and
+a baseline slowed by other work can hide a change of a few seconds."""
+
+
+def run_pair_once(
+    pair: Pair, pair_dir: Path, problems: list[str]
+) -> tuple[dict[str, Any], list[LogSummary]] | None:
+    """Run both sides of a pair into `pair_dir`; None if a run failed."""
+    for path in pair_dir.iterdir():
+        remove_log(path)
+    records: dict[str, Any] = {}
+    summaries: list[LogSummary] = []
+    for side in PAIR_SIDES:
+        workload = pair.workload(side)
+        log_path = run_workload_into(workload, pair_dir, problems)
+        if log_path is None:
+            return None
+        summary, failed_checks = verify(workload, log_path)
+        if failed_checks:
+            problems.append(f"{workload.name}: failed checks {failed_checks}")
+        run = pair.baseline if side == "baseline" else pair.candidate
+        records[side] = pair_side_record(workload, run, log_path, summary)
+        summaries.append(summary)
+    return records, summaries
+
+
+def pair_problems(pair: Pair, summaries: list[LogSummary]) -> list[str]:
+    """Return why a pair's two runs do not show its change (empty if they do)."""
+    found = []
+    if not pair.check(*summaries):
+        found.append(f"pair {pair.name}: the change is not visible in the logs")
+    if executions_ms(summaries[1]) <= executions_ms(summaries[0]):
+        found.append(f"pair {pair.name}: the candidate was not slower than the baseline")
+    return found
+
+
+def run_pairs(out: Path, selected: list[Pair], problems: list[str]) -> None:
+    """Run both sides of the selected pairs into `out/pairs/<pair>/` and write its manifest."""
+    pairs_dir = out / PAIRS_DIR_NAME
+    pairs_dir.mkdir(exist_ok=True)
+    entries = {
+        e["pair"]: e
+        for e in load_pair_manifest(pairs_dir)
+        if e["pair"] in PAIRS_BY_NAME
+        and all((pairs_dir / e["pair"] / e[side]["file"]).exists() for side in PAIR_SIDES)
+    }
+    for pair in selected:
+        print(f"pair {pair.name}: {pair.change}")
+        pair_dir = pairs_dir / pair.name
+        pair_dir.mkdir(exist_ok=True)
+        entries.pop(pair.name, None)
+        for attempt in range(1, PAIR_ATTEMPTS + 1):
+            outcome = run_pair_once(pair, pair_dir, problems)
+            if outcome is None:
+                break
+            records, summaries = outcome
+            not_shown = pair_problems(pair, summaries)
+            entries[pair.name] = {
+                "pair": pair.name,
+                "directory": f"{PAIRS_DIR_NAME}/{pair.name}",
+                "app_name": PAIR_APP_NAME,
+                "change": pair.change,
+                "expect_cause": pair.expect_cause,
+                "attempts": attempt,
+                **records,
+            }
+            if not not_shown:
+                break
+            print(f"  attempt {attempt}: {'; '.join(not_shown)}", flush=True)
+            if attempt == PAIR_ATTEMPTS:
+                problems.extend(not_shown)
+    ordered = [entries[p.name] for p in PAIRS if p.name in entries]
+    manifest = {"format_version": MANIFEST_FORMAT_VERSION, "pairs": ordered}
+    (pairs_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (pairs_dir / README_NAME).write_text(render_pairs_readme(ordered))
+    for e in ordered:
+        b, c = e["baseline"], e["candidate"]
+        print(
+            f"{e['pair']:<14} {b['executions_ms'] / 1000:>6.1f} s -> "
+            f"{c['executions_ms'] / 1000:>6.1f} s  {e['change']}"
+        )
+
+
+def render_pairs_readme(entries: list[dict[str, Any]]) -> str:
+    """Return the README of the pairs directory."""
+    lines = [
+        "# Run pairs",
+        "",
+        f"The same small nightly ETL job (`{PAIR_APP_NAME}`, `run_nightly_orders` in "
+        "`scripts/make_sample_eventlogs.py`) run twice per directory: a baseline and a candidate "
+        "with one change. Each directory is a log directory holding the two logs; the log "
+        "listing of `sample_eventlogs/` skips these plain subdirectories. The job generates 1M "
+        "orders (8 partitions), joins them to 2,000 products and to the 8% active customers of "
+        "1,000,000, writes daily revenue per region and category to parquet (SQL execution "
+        "'daily revenue'), then ranks each customer's orders with a window (with the "
+        "customer's total and a moving average over 100 of their orders) and writes how many "
+        "customers placed their latest order on each day (execution 'latest order').",
+        "",
+        "Unless the pair says otherwise (`conf` in the manifest), a run uses `local[2,3]`, "
+        "AQE on with partition coalescing off (16 shuffle partitions, so every run has the "
+        "same reduce tasks) and the default 10 MB broadcast threshold: the products join is a "
+        "broadcast hash join, and AQE turns the customers sort-merge join into a broadcast "
+        "hash join once the filter has run. The `aqe-off` pair starts from Spark's own "
+        "defaults instead (200 shuffle partitions, coalesced by AQE). Like the labelled "
+        "samples, each run warms its JVM up first in a session without an event log.",
+        "",
+        "Regenerate: `.venv/bin/python scripts/make_sample_eventlogs.py --pairs all` (or "
+        "`--pairs skew,partitions`). `.manifest.json` lists, per pair, the two files, their "
+        "settings, the change and `expect_cause` (what a comparison should name as the reason).",
+        "",
+        "| pair | change | expect_cause | baseline | candidate | SQL time baseline -> candidate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        b, c = e["baseline"], e["candidate"]
+        lines.append(
+            f"| `{e['pair']}/` | {e['change']} | `{e['expect_cause']}` | `{b['file']}` | "
+            f"`{c['file']}` | {b['executions_ms'] / 1000:.1f} s -> "
+            f"{c['executions_ms'] / 1000:.1f} s |"
+        )
+    lines += [
+        "",
+        "Times are the summed wall time of the SQL executions, on a 2-core machine shared with "
+        "other work, so they vary from run to run. A pair is run again (up to "
+        f"{PAIR_ATTEMPTS} times, `attempts` in the manifest) until its candidate shows the "
+        "change and is slower than its baseline.",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def print_summary(entries: list[dict[str, Any]]) -> None:
@@ -1241,6 +2692,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="",
         help="comma-separated workload names: " + ", ".join(w.name for w in WORKLOADS),
     )
+    parser.add_argument(
+        "--pairs",
+        default="",
+        help="comma-separated run pairs to regenerate under pairs/, or `all`: "
+        + ", ".join(p.name for p in PAIRS),
+    )
     parser.add_argument("--run-one", default="", help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
@@ -1258,38 +2715,31 @@ def select_workloads(only: str) -> list[Workload]:
     return [WORKLOADS_BY_NAME[n] for n in names]
 
 
+def select_pairs(names: str) -> list[Pair]:
+    """Return the pairs named in `--pairs` (`all`, or empty, for every pair)."""
+    if names in ("", "all"):
+        return list(PAIRS)
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in PAIRS_BY_NAME]
+    if unknown:
+        raise SystemExit(f"unknown pair(s): {', '.join(unknown)}")
+    return [PAIRS_BY_NAME[n] for n in wanted]
+
+
 def main(argv: list[str]) -> int:
-    """Run the selected workloads, verify their logs and write the README and manifest."""
+    """Run the selected workloads and pairs, verify their logs, write READMEs and manifests."""
     args = parse_args(argv)
     if args.run_one:
-        run_one(WORKLOADS_BY_NAME[args.run_one], args.log_dir, args.scratch)
+        run_one(RUNNABLE[args.run_one], args.log_dir, args.scratch)
         return 0
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    selected = select_workloads(args.only)
+    everything = not args.only and not args.pairs
     problems: list[str] = []
-    kept = clear_old_logs(out, selected, everything=not args.only)
-    entries = refresh_entries(out, kept, problems)
-    for workload in selected:
-        print(f"{workload.name} ({workload.codec}{', rolling' if workload.rolling else ''})")
-        with tempfile.TemporaryDirectory(prefix=f"sea-{workload.name}-") as tmp:
-            try:
-                written = run_child(workload, Path(tmp))
-            except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                problems.append(str(exc))
-                print(f"  FAILED: {exc}", flush=True)
-                continue
-            log_path = out / written.name
-            shutil.move(str(written), str(log_path))
-        summary, failed_checks = verify(workload, log_path)
-        if failed_checks:
-            problems.append(f"{workload.name}: failed checks {failed_checks}")
-            print(f"  CHECKS FAILED: {failed_checks}", flush=True)
-        entries.append(manifest_entry(workload, log_path, summary))
-    manifest = {"format_version": MANIFEST_FORMAT_VERSION, "logs": entries}
-    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    (out / README_NAME).write_text(render_readme(entries))
-    print_summary(entries)
+    if everything or args.only:
+        run_workloads(out, select_workloads(args.only), everything, problems)
+    if everything or args.pairs:
+        run_pairs(out, select_pairs(args.pairs), problems)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     return 1 if problems else 0

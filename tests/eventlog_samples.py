@@ -15,6 +15,8 @@ PUBLIC = Path(
 )
 SAMPLES = Path(os.environ.get("SAMPLE_EVENTLOGS_DIR", str(REPO / "sample_eventlogs")))
 BAD = REPO / "tests" / "bad_inputs"
+PAIRS = SAMPLES / "pairs"
+"""Run pairs: one log directory per pair (two runs of one job), not logs of the top directory."""
 
 needs_public = pytest.mark.skipif(
     not PUBLIC.is_dir(), reason=f"public event logs not found at {PUBLIC}"
@@ -27,6 +29,22 @@ def public(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"public event log {path} not present")
     return path
+
+
+def sample_logs() -> list[Path]:
+    """Return the logs at the top of the samples directory (files and rolling directories).
+
+    Hidden files (the manifest), the README and the `pairs/` directory are left out.
+    """
+    if not SAMPLES.is_dir():
+        return []
+    return sorted(
+        p
+        for p in SAMPLES.iterdir()
+        if not p.name.startswith(".")
+        and p.suffix not in (".md", ".py", ".txt", ".json")
+        and p != PAIRS
+    )
 
 
 def sample_files(ext: str) -> list[Path]:

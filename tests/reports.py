@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eventlog_samples import PUBLIC, REPO, SAMPLES
+from eventlog_samples import PUBLIC, REPO, sample_logs
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -19,19 +19,6 @@ Q72 = PUBLIC / "nds_q72_dataproc_2_2.zstd"
 ESCAPE_LOG = REPO / "tests" / "data" / "escape_eventlog"
 NOW_MS = 1_700_000_000_000
 """The injected clock: reports print it as their generation time."""
-
-
-def sample_logs() -> list[Path]:
-    """Every sample log at the top of sample_eventlogs/ (files and rolling directories)."""
-    if not SAMPLES.is_dir():
-        return []
-    return sorted(
-        p
-        for p in SAMPLES.iterdir()
-        if not p.name.startswith(".")
-        and p.suffix not in (".md", ".txt", ".json", ".py")
-        and (p.is_file() or p.name.startswith("eventlog_v2_"))
-    )
 
 
 def report_logs() -> list[Path]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from eventlog_samples import PUBLIC, SAMPLES
+from eventlog_samples import PUBLIC, sample_logs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,17 +17,16 @@ from analyzer.errors import Strictness
 
 
 def _logs() -> list[object]:
-    found: list[object] = []
-    for folder in (SAMPLES, PUBLIC):
-        if folder.is_dir():
-            found += [
-                pytest.param(p, id=p.name)
-                for p in sorted(folder.iterdir())
-                if not p.name.endswith((".md", ".json")) and not p.name.startswith(".")
-            ]
-        else:
-            absent = pytest.mark.skip(reason=f"event logs not found at {folder}")
-            found.append(pytest.param(folder, id=folder.name, marks=absent))
+    found: list[object] = [pytest.param(p, id=p.name) for p in sample_logs()]
+    if PUBLIC.is_dir():
+        found += [
+            pytest.param(p, id=p.name)
+            for p in sorted(PUBLIC.iterdir())
+            if not p.name.endswith((".md", ".json")) and not p.name.startswith(".")
+        ]
+    else:
+        absent = pytest.mark.skip(reason=f"event logs not found at {PUBLIC}")
+        found.append(pytest.param(PUBLIC, id=PUBLIC.name, marks=absent))
     return found
 
 
