@@ -22,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer import api
-from analyzer.report.options import ReportOptions
 from analyzer.errors import (
     AnalyzerError,
     CodecMismatchError,
@@ -38,6 +37,7 @@ from analyzer.eventlog.codecs import MAX_CHUNK_BYTES, DecodeReport, iter_decompr
 from analyzer.eventlog.discover import discover_applications
 from analyzer.eventlog.lines import Line, ReadStats, iter_lines
 from analyzer.eventlog.source import resolve_log
+from analyzer.report.options import ReportOptions
 
 PLAIN_SAMPLE = "local-1795320224872"
 """A plain-text sample log: one SQL execution, 34 tasks (each with a TaskStart and a TaskEnd)."""
