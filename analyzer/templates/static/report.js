@@ -595,10 +595,10 @@
 
   document.querySelectorAll(".timeline").forEach(function (tl) {
     tl.addEventListener("mouseover", function (ev) {
-      var item = ev.target.closest ? ev.target.closest("[data-stage-color]") : null;
+      var item = ev.target.closest ? ev.target.closest("[data-stage-class]") : null;
       tl.querySelectorAll(".task.dim").forEach(function (b) { b.classList.remove("dim"); });
       if (!item) return;
-      var cls = item.getAttribute("data-stage-color");
+      var cls = item.getAttribute("data-stage-class");
       tl.querySelectorAll(".task").forEach(function (b) { if (!b.classList.contains(cls)) b.classList.add("dim"); });
     });
   });
