@@ -20,14 +20,15 @@ MAX_TIMELINE_LANES = 60
 TIMELINE_WIDTH = 1000
 SUBLANE_HEIGHT = 4
 LANE_LABEL_CHARS = 26
-"""Lane labels are cut to this many characters (the full host is in each bar's tooltip)."""
+"""Lane labels are cut to this many characters (the full one is the label's tooltip)."""
 
 
 @dataclass(frozen=True)
 class TimelineLaneView:
     """One executor's lane in the task timeline."""
 
-    label: str = field(metadata={"help": "Executor id and host."})
+    label: str = field(metadata={"help": "Executor id and host, cut to fit the label column."})
+    full_label: str = field(metadata={"help": "Executor id and host, uncut (tooltip)."})
     y: int = field(metadata={"help": "Top of the lane in pixels."})
     height: int = field(metadata={"help": "Height of the lane in pixels."})
 
@@ -150,7 +151,12 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
             placed.append((i, r))
         height = max(len(ends) * SUBLANE_HEIGHT, 14) + 4
         lanes.append(
-            TimelineLaneView(label=_lane_label(executor_id, hosts[executor_id]), y=y, height=height)
+            TimelineLaneView(
+                label=_lane_label(executor_id, hosts[executor_id]),
+                full_label=f"{executor_id} · {hosts[executor_id]}",
+                y=y,
+                height=height,
+            )
         )
         for i, r in placed:
             status = " failed" if r.failed or r.killed else ""
@@ -162,7 +168,6 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
                     css_class=f"s{r.stage_id}{status}",
                     color=colors[r.stage_id],
                     title=f"task {r.task_id}, stage {r.stage_id}.{r.stage_attempt_id}, "
-                    + f"executor {executor_id} @ {r.host}, "
                     + (f"partition {r.partition_id}, " if r.partition_id >= 0 else "")
                     + f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
                 )
