@@ -155,12 +155,31 @@
     this.edges = Array.prototype.map.call(plan.querySelectorAll("path.edge"), function (p) {
       return { el: p, from: p.getAttribute("data-from"), to: p.getAttribute("data-to") };
     });
+    this.order.forEach(function (n) {
+      if (n.el.classList.contains("has-inputs")) n.el.appendChild(collapseButton(n.w - 26, -7, "the inputs of " + n.el.getAttribute("data-name")));
+    });
+    Object.keys(this.clusters).forEach(function (id) {
+      var c = self.clusters[id];
+      c.el.appendChild(collapseButton(c.x + c.w - 20, c.y + 3, "the codegen box"));
+    });
     this.folded = false;
     this.collapsed = {};
     this.collapsedClusters = {};
     this.k = 1; this.x = 0; this.y = 0;
     this.ready = false;
     this.bindEvents();
+  }
+
+  function collapseButton(x, y, what) {
+    var g = svgEl("g", { "class": "collapse", role: "button", "aria-label": "collapse or expand " + what });
+    var title = svgEl("title", {});
+    title.textContent = "Collapse or expand " + what;
+    g.appendChild(title);
+    g.appendChild(svgEl("rect", { x: x, y: y, width: 16, height: 13, rx: 3 }));
+    var t = svgEl("text", { x: x + 8, y: y + 11, "text-anchor": "middle" });
+    t.textContent = "−";
+    g.appendChild(t);
+    return g;
   }
 
   Graph.prototype.parentOf = function (n) { return this.folded ? n.ftp : n.tp; };
