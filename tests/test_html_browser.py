@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from reports import html_of, json_of, report_log_params
+from eventlog_samples import SAMPLES
+from reports import Q72, html_of, json_of, report_log_params
 
 from analyzer.units import fmt_metric_value
 
@@ -78,7 +80,7 @@ def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
     target = _node_to_click(json_of(path))
     if target is not None:
         dom_id, node = target
-        page.locator(f'[id="{dom_id}"]').click()
+        page.locator(f'[id="{dom_id}"]').dispatch_event("click")  # may lie outside the view
         panel = page.locator("#panel")
         assert panel.is_visible()
         rows = panel.locator("table.metrics tr.metric-extra .spark-ui code")
@@ -110,6 +112,11 @@ def test_finding_link_opens_its_node_panel(browser: Any, tmp_path: Path) -> None
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(report.as_uri())
+    # Findings of one rule share a line: open the groups to reach each finding's own line.
+    page.evaluate(
+        "document.querySelectorAll('#findings li.finding-group > details')"
+        ".forEach(d => { d.open = true; })"
+    )
     links = page.locator("#findings a.finding-node")
     assert links.count() == 2
     for i in range(links.count()):
@@ -136,3 +143,282 @@ def test_finding_link_opens_its_node_panel(browser: Any, tmp_path: Path) -> None
         assert panel.locator(f'.finding-refs a[href="#{finding}"]').count() == 1
     page.close()
     assert errors == []
+
+
+# ---- The first screen and the plan graph at 1440×900 -------------------------------------------
+
+FAILED_LOG = SAMPLES / "local-1795320428052"
+"""sea-failed-query: query 1 fails with `sample failure: bucket 3 is rejected`."""
+JOIN_LOGS = [
+    SAMPLES / "local-1795320524741.lzf",  # sea-join-strategies
+    SAMPLES / "local-1795320224872",  # sea-join-agg-aqe-off
+    SAMPLES / "local-1795320174558.zstd",  # sea-join-agg-aqe-on
+]
+VIEWPORT = {"width": 1440, "height": 900}
+DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
+
+
+def _open(browser: Any, path: Path, tmp_path: Path) -> tuple[Any, list[str]]:
+    """Open a log's report at 1440×900 with every request but the file itself refused."""
+    report = tmp_path / f"{path.name}.html"
+    report.write_text(html_of(path), encoding="utf-8")
+    page = browser.new_page(viewport=VIEWPORT)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(("file:", "data:")):
+            r.continue_()
+        else:
+            problems.append(f"request to {r.request.url}")
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(report.as_uri())
+    return page, problems
+
+
+def _on_first_screen(page: Any, locator: Any) -> bool:
+    """True when the element is shown and lies entirely inside the window, unscrolled."""
+    box = locator.bounding_box()
+    return (
+        locator.is_visible()
+        and box is not None
+        and page.evaluate("window.scrollY") == 0
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= VIEWPORT["height"]
+        and box["x"] + box["width"] <= VIEWPORT["width"]
+    )
+
+
+def _screenshot(page: Any, tmp_path: Path, name: str) -> None:
+    """Save a screenshot in the test's directory, and into docs/images when asked to
+    (SEA_UPDATE_SCREENSHOTS=1)."""
+    page.screenshot(path=str(tmp_path / name))
+    if os.environ.get("SEA_UPDATE_SCREENSHOTS") == "1":
+        page.screenshot(path=str(DOCS_IMAGES / name))
+
+
+@pytest.mark.skipif(not FAILED_LOG.exists(), reason="sea-failed-query sample missing")
+def test_first_screen_of_a_failed_application(browser: Any, tmp_path: Path) -> None:
+    page, problems = _open(browser, FAILED_LOG, tmp_path)
+    badge = page.locator("#verdict .badge")
+    assert badge.inner_text() == "FAILED"
+    assert _on_first_screen(page, badge)
+    cause = page.locator("#verdict .root-cause")
+    assert "sample failure: bucket 3 is rejected" in cause.inner_text()
+    assert "query 1" in cause.inner_text()
+    assert _on_first_screen(page, cause)
+    first = page.locator("#findings ul.findings > li").first
+    assert "failed-query" in first.inner_text()
+    assert _on_first_screen(page, first)
+    assert _on_first_screen(page, page.locator("#executions table.executions tr").nth(3))
+    _screenshot(page, tmp_path, "report-failed.png")
+    # The root cause opens its finding, one click away.
+    page.locator("#verdict .root-cause a", has_text="finding").click()
+    assert page.locator("#findings li.finding .finding-body").first.is_visible()
+    page.close()
+    assert problems == []
+
+
+@pytest.mark.slow
+def test_first_screen_of_q72(browser: Any, tmp_path: Path) -> None:
+    if not Q72.exists():
+        pytest.skip(f"public event log {Q72} not present")
+    page, problems = _open(browser, Q72, tmp_path)
+    badge = page.locator("#verdict .badge")
+    assert badge.inner_text() == "COMPLETED"
+    assert _on_first_screen(page, badge)
+    head = page.locator("#time-spent .tx-head").first
+    assert "query 24" in head.inner_text() and "query72" in head.inner_text()
+    assert _on_first_screen(page, head)
+    stage = page.locator("#time-spent .hot-stages a.stage-link", has_text="stage 50")
+    assert _on_first_screen(page, stage)
+    smj = page.locator("#time-spent a.node-link", has_text="SortMergeJoin #30")
+    assert _on_first_screen(page, smj)
+    findings = page.locator("#findings ul.findings > li")
+    assert findings.count() == 2
+    for i in range(findings.count()):
+        assert _on_first_screen(page, findings.nth(i))
+    assert "row-explosion" in findings.first.inner_text()
+    _screenshot(page, tmp_path, "report-q72.png")
+    # The stage link opens the stage table at its row; the operator link centres its node.
+    stage.click()
+    row = page.locator('[id="exec-24-stage-50"]')
+    assert row.is_visible() and _in_window(row)
+    page.evaluate("window.scrollTo(0, 0)")
+    smj.click()
+    node = page.locator(".node.selected")
+    assert node.get_attribute("data-name") == "SortMergeJoin"
+    assert _clear_of_panel(page, node)
+    page.close()
+    assert problems == []
+
+
+def _in_window(locator: Any) -> bool:
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"]
+
+
+def _clear_of_panel(page: Any, node: Any) -> bool:
+    """True when the node is inside its plan's view and not under the side panel."""
+    box = node.bounding_box()
+    view = node.locator("xpath=ancestor::div[contains(@class, 'plan-view')]").bounding_box()
+    panel = page.locator("#panel").bounding_box()
+    assert box is not None and view is not None and panel is not None
+    inside = (
+        view["x"] <= box["x"]
+        and box["x"] + box["width"] <= view["x"] + view["width"]
+        and view["y"] <= box["y"]
+        and box["y"] + box["height"] <= view["y"] + view["height"]
+    )
+    return bool(inside and box["x"] + box["width"] <= panel["x"] and _in_window(node))
+
+
+def _q72_plan(page: Any) -> Any:
+    plan = page.locator("#exec-24 .plan:not([hidden])")
+    plan.locator(".plan-tools").scroll_into_view_if_needed()
+    return plan
+
+
+def _shown_nodes_inside_view(plan: Any) -> bool:
+    return bool(
+        plan.evaluate(
+            """plan => {
+              const v = plan.querySelector('.plan-view').getBoundingClientRect();
+              const shown = [...plan.querySelectorAll('g.node')]
+                .filter(n => n.style.display !== 'none');
+              return shown.length > 0 && shown.every(n => {
+                const r = n.querySelector('rect').getBoundingClientRect();
+                return r.left >= v.left - 0.5 && r.right <= v.right + 0.5
+                  && r.top >= v.top - 0.5 && r.bottom <= v.bottom + 0.5;
+              });
+            }"""
+        )
+    )
+
+
+@pytest.mark.slow
+def test_q72_fit_fold_and_collapse(browser: Any, tmp_path: Path) -> None:
+    if not Q72.exists():
+        pytest.skip(f"public event log {Q72} not present")
+    page, problems = _open(browser, Q72, tmp_path)
+    plan = _q72_plan(page)
+    n_nodes = plan.locator("g.node").count()
+    plan.locator("[data-pz=fit]").click()
+    assert _shown_nodes_inside_view(plan)
+    # Zoom and pan move the view; fit brings every node back.
+    plan.locator("[data-pz=in]").click()
+    plan.locator(".plan-view").hover()
+    page.mouse.wheel(0, -300)
+    assert not _shown_nodes_inside_view(plan)
+    plan.locator("[data-pz=fit]").click()
+    assert _shown_nodes_inside_view(plan)
+    # Hiding trivial operators: they leave the graph, their metrics go to their reader's panel.
+    plan.locator(".fold-trivial").check()
+    hidden = plan.locator("g.node[data-into]")
+    assert hidden.count() > 10
+    assert plan.evaluate(
+        "p => [...p.querySelectorAll('g.node[data-into]')].every(n => n.style.display === 'none')"
+    )
+    assert plan.evaluate(
+        "p => [...p.querySelectorAll('g.cluster')].every(n => n.style.display === 'none')"
+    )
+    plan.locator("[data-pz=fit]").click()
+    assert _shown_nodes_inside_view(plan)
+    reader = hidden.first.get_attribute("data-into")
+    page.locator(f'[id="{reader}"]').click()
+    folded = page.locator("#panel .folded-ops")
+    assert folded.is_visible()
+    assert hidden.first.get_attribute("data-name") in folded.inner_text()
+    page.locator("#panel-close").click()
+    plan.locator(".fold-trivial").uncheck()
+    # Collapsing an operator hides its inputs; expanding all shows them again.
+    root = plan.locator("g.node:not([data-tp])").first
+    root.locator(".collapse").click()
+    assert (
+        plan.evaluate(
+            "p => [...p.querySelectorAll('g.node')].filter(n => n.style.display !== 'none').length"
+        )
+        == 1
+    )
+    plan.locator("[data-pz=expand]").click()
+    assert (
+        plan.evaluate(
+            "p => [...p.querySelectorAll('g.node')].filter(n => n.style.display !== 'none').length"
+        )
+        == n_nodes
+    )
+    page.close()
+    assert problems == []
+
+
+@pytest.mark.slow
+def test_q72_search_centres_the_node_beside_the_panel(browser: Any, tmp_path: Path) -> None:
+    if not Q72.exists():
+        pytest.skip(f"public event log {Q72} not present")
+    page, problems = _open(browser, Q72, tmp_path)
+    search = page.locator("#node-search")
+    search.fill("SortMergeJoin")
+    hits = page.locator("#exec-24 .plan:not([hidden]) g.node.match").count()
+    assert hits == 2
+    for _ in range(hits):
+        search.press("Enter")
+        assert page.locator("#panel").is_visible()
+        node = page.locator(".node.selected")
+        assert node.get_attribute("data-name") == "SortMergeJoin"
+        assert _clear_of_panel(page, node)
+    _screenshot(page, tmp_path, "report-q72-search.png")
+    page.close()
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, id=p.name) for p in [*JOIN_LOGS, Q72]],
+)
+def test_cluster_boxes_do_not_overlap_on_screen(browser: Any, path: Path, tmp_path: Path) -> None:
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    page, problems = _open(browser, path, tmp_path)
+    overlaps = page.evaluate(
+        """() => {
+          const found = [];
+          document.querySelectorAll('.plan').forEach(plan => {
+            const boxes = [...plan.querySelectorAll('g.cluster > rect')].map(r => r.getBBox());
+            boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+              if (a.x < b.x + b.width && b.x < a.x + a.width
+                  && a.y < b.y + b.height && b.y < a.y + a.height) found.push(plan.id);
+            }));
+          });
+          return found;
+        }"""
+    )
+    assert overlaps == []
+    assert page.locator("g.cluster").count() > 0
+    page.close()
+    assert problems == []
+
+
+@pytest.mark.slow
+def test_timeline_legend_gives_each_stage_its_colour(browser: Any, tmp_path: Path) -> None:
+    if not Q72.exists():
+        pytest.skip(f"public event log {Q72} not present")
+    page, problems = _open(browser, Q72, tmp_path)
+    timeline = page.locator("#exec-24 details.timeline")
+    timeline.locator("summary").click()
+    legend = timeline.locator(".stage-legend [data-stage-class]")
+    colours = legend.evaluate_all(
+        "items => items.map(i => i.querySelector('rect').getAttribute('fill'))"
+    )
+    assert len(colours) == len(set(colours)) > 5
+    bars = timeline.locator("rect.task").evaluate_all(
+        "bars => [...new Set(bars.filter(b => !b.classList.contains('failed'))"
+        ".map(b => b.getAttribute('fill')))]"
+    )
+    assert set(bars) <= set(colours)
+    legend.first.hover()
+    assert timeline.locator("rect.task.dim").count() > 0
+    page.close()
+    assert problems == []

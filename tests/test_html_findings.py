@@ -44,9 +44,17 @@ def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
     analysis = analysis_of(path)
     findings = detect_all(analysis)
     sections = [a for t, a in parse_page(html).tags if t == "section"]
-    assert [s.get("id") for s in sections[:2]] == ["time-spent", "findings"]
+    assert [s.get("id") for s in sections[:4]] == [
+        "verdict",
+        "time-spent",
+        "findings",
+        "executions",
+    ]
     items = _attrs_with_class(html, "li", "finding")
-    assert [a["id"] for a in items] == [f"finding-{i}" for i in range(1, len(findings) + 1)]
+    # Grouped by rule, in the order of each rule's first finding: every finding once.
+    assert sorted(int(a["id"].removeprefix("finding-")) for a in items) == list(
+        range(1, len(findings) + 1)
+    )
     ids = _ids(html)
     node_links = _attrs_with_class(html, "a", "finding-node")
     for link in node_links:
@@ -57,7 +65,11 @@ def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
     for link in _attrs_with_class(html, "a", "finding-execution"):
         assert ids[link["href"][1:]]["class"].split()[:2] == ["card", "execution"]
     # Every finding with a node of a shown execution links to that node of the final plan.
-    shown = {int(a["id"].removeprefix("exec-")) for a in sections if "execution" in a["class"]}
+    shown = {
+        int(a["id"].removeprefix("exec-"))
+        for a in sections
+        if "execution" in a.get("class", "").split()
+    }
     final = {e.execution_id: e.final_plan for e in analysis.application.executions}
     expected = [
         f"e{f.execution_id}-p{final[f.execution_id].index}-n{f.node_id}"
@@ -66,7 +78,7 @@ def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
         and f.node_id is not None
         and not final[f.execution_id].graph.node(f.node_id).is_cluster
     ]
-    assert [link["data-target-node"] for link in node_links] == expected
+    assert sorted(link["data-target-node"] for link in node_links) == sorted(expected)
     for finding in findings:
         assert f"docs/findings.md#{finding.rule}" in html
 
@@ -121,3 +133,26 @@ def test_links_into_sections_left_out_for_size_are_dropped(
         assert link["data-target-node"] in ids
     for link in _attrs_with_class(html, "a", "finding-execution"):
         assert link["href"][1:] in ids
+
+
+@pytest.mark.parametrize("path", LOGS)
+def test_every_link_in_the_page_has_its_target(path: Path) -> None:
+    """Links of the first screen (time bar stages and operators, findings, executions) and of
+    the sections all point at an element of the page."""
+    html = html_of(path)
+    ids = _ids(html)
+    for tag, attrs in parse_page(html).tags:
+        href = attrs.get("href", "")
+        if tag == "a" and href.startswith("#"):
+            assert href[1:] in ids, f"<a href={href!r}> has no target"
+
+
+@pytest.mark.parametrize("path", LOGS)
+def test_findings_of_one_rule_share_one_line(path: Path) -> None:
+    html = html_of(path)
+    rules = [f.rule for f in detect_all(analysis_of(path))]
+    groups = _attrs_with_class(html, "li", "finding-group")
+    repeated = {r for r in rules if rules.count(r) > 1}
+    assert len(groups) == len(repeated)
+    for rule in repeated:
+        assert f'<code class="finding-rule">{rule}</code> <span class="finding-count">×' in html

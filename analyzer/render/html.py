@@ -86,10 +86,20 @@ def fit_sections(view: HtmlReportView) -> tuple[HtmlReportView, list[Markup]]:
         )
         for link in view.finding_links
     )
+    by_rank = {link.finding.rank: link for link in links}
+    groups = tuple(
+        dataclasses.replace(g, items=tuple(by_rank[i.finding.rank] for i in g.items))
+        for g in view.finding_groups
+    )
+    verdict = view.verdict
+    if verdict.root_cause_execution not in kept_anchors:
+        verdict = dataclasses.replace(verdict, root_cause_execution="")
     return dataclasses.replace(
         view,
         executions=kept,
         execution_rows=rows,
         notes=(*view.notes, note),
         finding_links=links,
+        finding_groups=groups,
+        verdict=verdict,
     ), sections

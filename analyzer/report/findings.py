@@ -97,6 +97,53 @@ class FindingsView:
     )
 
 
+@dataclass(frozen=True)
+class FindingGroupView:
+    """The findings of one rule, shown as one line that opens on each of them."""
+
+    rule: str = field(metadata=_help("Rule id, e.g. `tiny-tasks`."))
+    severity: str = field(metadata=_help("The most severe of its findings (also a CSS class)."))
+    mark: str = field(metadata=_help("That severity's mark."))
+    count: int = field(metadata=_help("How many findings the group holds."))
+    lost_str: str = field(metadata=_help("The first (costliest) finding's estimate, worded."))
+    title: str = field(metadata=_help("The first finding's title."))
+    more_str: str = field(metadata=_help("`and 5 more like it`, or empty for a group of one."))
+    ranks: tuple[int, ...] = field(metadata=_help("Its findings' numbers, in order."))
+
+
+def group_findings(items: Sequence[FindingView]) -> tuple[FindingGroupView, ...]:
+    """Group findings by rule, in the order of each rule's first (costliest) finding.
+
+    >>> from analyzer.insights import Finding
+    >>> views = [build_finding_view(Finding(rule=r, severity=s, title=r, suggestion="",
+    ...          estimated_lost_ms=0, estimate_method=""), i)
+    ...          for i, (r, s) in enumerate([("spill", "info"), ("gc", "info"),
+    ...                                      ("spill", "warning")], start=1)]
+    >>> [(g.rule, g.ranks, g.severity, g.more_str) for g in group_findings(views)]
+    [('spill', (1, 3), 'warning', 'and 1 more like it'), ('gc', (2,), 'info', '')]
+    """
+    by_rule: dict[str, list[FindingView]] = {}
+    for f in items:
+        by_rule.setdefault(f.rule, []).append(f)
+    groups = []
+    for rule, found in by_rule.items():
+        worst = max(found, key=lambda f: SEVERITIES.index(f.severity))
+        first = found[0]
+        groups.append(
+            FindingGroupView(
+                rule=rule,
+                severity=worst.severity,
+                mark=worst.mark,
+                count=len(found),
+                lost_str=first.lost_str,
+                title=first.title,
+                more_str=f"and {len(found) - 1} more like it" if len(found) > 1 else "",
+                ranks=tuple(f.rank for f in found),
+            )
+        )
+    return tuple(groups)
+
+
 def evidence_str(item: Evidence) -> str:
     """Word one evidence value with its unit and note.
 

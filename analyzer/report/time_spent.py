@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime
-from analyzer.aggregate.time_spent import app_time_spent, critical_path
+from analyzer.aggregate.time_spent import AppTimeSpent, app_time_spent, critical_path
 from analyzer.model.application import Execution, Job
+from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection, by_duration
 from analyzer.units import fmt_duration_ms, fmt_pct
@@ -49,6 +50,9 @@ class HotOperatorView:
 
     node_id: int = field(metadata=_help("Plan node id (final plan)."))
     name: str = field(metadata=_help("Operator name."))
+    node_anchor: str = field(
+        metadata=_help("Element id of the operator in the HTML page's final plan graph.")
+    )
     time_str: str = field(metadata=_help("Its self time in the stage, formatted."))
     share_str: str = field(metadata=_help("Its share of the stage's task run time."))
     findings: tuple[FindingView, ...] = field(
@@ -61,12 +65,35 @@ class StageTimeView:
     """A stage on an execution's critical path."""
 
     stage_id: int = field(metadata=_help("Spark's stage id."))
+    stage_anchor: str = field(metadata=_help("Element id of its rows in the HTML stage table."))
     wall_str: str = field(metadata=_help("Its wall time (first submission to last completion)."))
     wall_share_str: str = field(metadata=_help("Its share of the execution's wall time."))
     task_time_str: str = field(metadata=_help("Executor run time of its successful tasks."))
     operators: tuple[HotOperatorView, ...] = field(
         metadata=_help("Its operators with the most self time, largest first.")
     )
+
+
+@dataclass(frozen=True)
+class PathStageView:
+    """A stage of an execution's critical path, as a segment of the HTML time bar."""
+
+    stage_id: int = field(metadata=_help("Spark's stage id."))
+    stage_anchor: str = field(metadata=_help("Element id of its rows in the HTML stage table."))
+    wall_str: str = field(metadata=_help("Its wall time, formatted."))
+    width_pct: float = field(
+        metadata=_help("Segment width: its share of the path's wall time, in percent (0..100).")
+    )
+
+
+@dataclass(frozen=True)
+class TimeSegmentView:
+    """A part of the application's wall time, as a segment of the HTML time bar."""
+
+    label_str: str = field(metadata=_help("`query 24 1m 11s`, `outside SQL 20.0 s`, …"))
+    kind: str = field(metadata=_help("`sql`, `sql-other`, `jobs` or `driver` (a CSS class)."))
+    anchor: str = field(metadata=_help("Element id it links to, or empty."))
+    width_pct: float = field(metadata=_help("Segment width in percent of the bar (0..100)."))
 
 
 @dataclass(frozen=True)
@@ -81,6 +108,9 @@ class ExecutionTimeView:
     share_str: str = field(metadata=_help("Its share of the application's wall time."))
     path_str: str = field(
         metadata=_help("Its critical path: `stage 46 19.2 s → 50 35.1 s → 55 11.6 s`, or empty.")
+    )
+    path: tuple[PathStageView, ...] = field(
+        metadata=_help("The same path as bar segments, in order.")
     )
     stages: tuple[StageTimeView, ...] = field(
         metadata=_help("The longest stages of its critical path, longest first.")
@@ -117,6 +147,12 @@ class TimeSpentView:
     other_jobs: tuple[OtherJobView, ...] = field(
         metadata=_help("The longest of those jobs, longest first.")
     )
+    segments: tuple[TimeSegmentView, ...] = field(
+        metadata=_help(
+            "The application's wall time as bar segments: the followed executions, other SQL, "
+            "jobs outside SQL, the driver alone."
+        )
+    )
 
 
 def _hot_operators(
@@ -140,10 +176,12 @@ def _hot_operators(
     # An operator a finding points at is always named, even when others took more time.
     chosen += [r for r in ranked[MAX_OPERATORS:] if r[1] in flagged]
     graph = execution.final_plan.graph
+    plan_id = plan_dom_id(execution.execution_id, execution.final_plan.index)
     return tuple(
         HotOperatorView(
             node_id=node_id,
             name=graph.node(node_id).name,
+            node_anchor=node_dom_id(plan_id, node_id),
             time_str=fmt_duration_ms(ms),
             share_str=_share(ms, stage_run_ms),
             findings=tuple(
@@ -172,15 +210,17 @@ def _execution_view(
         stages.append(
             StageTimeView(
                 stage_id=span.stage_id,
+                stage_anchor=stage_anchor(execution.execution_id, str(span.stage_id)),
                 wall_str=fmt_duration_ms(span.wall_ms),
                 wall_share_str=_share(span.wall_ms, wall),
                 task_time_str=fmt_duration_ms(run_ms),
                 operators=_hot_operators(execution, times, span.stage_id, run_ms, findings),
             )
         )
+    path_ms = sum(sp.wall_ms for sp in path)
     return ExecutionTimeView(
         execution_id=execution.execution_id,
-        anchor=f"exec-{execution.execution_id}",
+        anchor=execution_anchor(execution.execution_id),
         description_str=_one_line(execution.description) or "(no description)",
         status=execution.status,
         wall_str=fmt_duration_ms(wall),
@@ -191,6 +231,53 @@ def _execution_view(
             else ""
         ),
         stages=tuple(stages),
+        path=tuple(
+            PathStageView(
+                stage_id=sp.stage_id,
+                stage_anchor=stage_anchor(execution.execution_id, str(sp.stage_id)),
+                wall_str=fmt_duration_ms(sp.wall_ms),
+                width_pct=round(100 * sp.wall_ms / path_ms, 2) if path_ms else 0.0,
+            )
+            for sp in path
+        ),
+    )
+
+
+def _segments(spent: AppTimeSpent, followed: Sequence[Execution]) -> tuple[TimeSegmentView, ...]:
+    """Split the application's wall time into bar segments (executions may overlap: the
+    followed ones are shown in full and the rest of SQL time is what they leave)."""
+    wall = spent.wall_ms
+    if not wall:
+        return ()
+    parts: list[tuple[str, str, str, int]] = []
+    shown_ms = 0
+    for e in followed:
+        ms = e.duration_ms or 0
+        parts.append(
+            (
+                f"query {e.execution_id} {fmt_duration_ms(ms)}",
+                "sql",
+                execution_anchor(e.execution_id),
+                ms,
+            )
+        )
+        shown_ms += ms
+    if spent.sql_ms > shown_ms:
+        rest = spent.sql_ms - shown_ms
+        parts.append((f"other SQL {fmt_duration_ms(rest)}", "sql-other", "", rest))
+    if spent.other_jobs_ms:
+        ms = spent.other_jobs_ms
+        parts.append((f"outside SQL {fmt_duration_ms(ms)}", "jobs", "", ms))
+    if spent.driver_ms:
+        ms = spent.driver_ms
+        parts.append((f"driver alone {fmt_duration_ms(ms)}", "driver", "", ms))
+    total = max(sum(p[3] for p in parts), wall)
+    return tuple(
+        TimeSegmentView(
+            label_str=label, kind=kind, anchor=anchor, width_pct=round(100 * ms / total, 2)
+        )
+        for label, kind, anchor, ms in parts
+        if ms > 0
     )
 
 
@@ -232,6 +319,7 @@ def build_time_spent_view(
     return TimeSpentView(
         summary_str=summary,
         executions=tuple(_execution_view(analysis, e, wall, findings) for e in followed),
+        segments=_segments(spent, followed),
         other_jobs_str=(
             f"{len(other)} job{'' if len(other) == 1 else 's'} outside SQL executions, "
             f"{fmt_duration_ms(spent.other_jobs_ms)} of wall time"

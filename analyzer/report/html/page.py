@@ -17,10 +17,19 @@ from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
+from analyzer.report.anchors import node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.bounds import long_text
 from analyzer.report.execution import ExecutionView, build_execution_view, execution_stages
-from analyzer.report.findings import FindingsView, FindingView, build_findings_view
+from analyzer.report.findings import (
+    FindingGroupView,
+    FindingsView,
+    FindingView,
+    build_findings_view,
+    group_findings,
+    kept_findings,
+)
 from analyzer.report.header import ApplicationHeaderView, build_header_view
+from analyzer.report.html.overview import VerdictView, build_verdict
 from analyzer.report.html.panel import (
     MAX_TASK_ROWS_PER_NODE,
     MAX_TASK_ROWS_TOTAL,
@@ -30,13 +39,7 @@ from analyzer.report.html.panel import (
     metric_histograms_data,
     task_rows_data,
 )
-from analyzer.report.html.plan_graph import (
-    PlanGraphView,
-    build_plan_graph_view,
-    node_dom_id,
-    plan_dom_id,
-    shorten,
-)
+from analyzer.report.html.plan_graph import PlanGraphView, build_plan_graph_view, shorten
 from analyzer.report.html.timeline import (
     MAX_TIMELINE_TASKS,
     MAX_TIMELINE_TASKS_TOTAL,
@@ -47,7 +50,7 @@ from analyzer.report.options import ReportOptions
 from analyzer.report.selection import by_duration, by_start, select_executions
 from analyzer.report.stages import build_stage_views
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
-from analyzer.units import fmt_duration_ms
+from analyzer.units import fmt_duration_ms, fmt_pct
 
 MAX_DETAILED_EXECUTIONS = 25
 """Unless executions are chosen explicitly, only the slowest this many get a detailed section."""
@@ -79,6 +82,16 @@ class HtmlFindingView:
 
 
 @dataclass(frozen=True)
+class HtmlFindingGroupView:
+    """The findings of one rule: one line on the first screen, opening on each finding."""
+
+    group: FindingGroupView = field(metadata=_help("The group, as every format words it."))
+    items: tuple[HtmlFindingView, ...] = field(
+        metadata=_help("Its findings with their links, costliest first.")
+    )
+
+
+@dataclass(frozen=True)
 class ExecutionRowView:
     """One line of the summary's execution list."""
 
@@ -91,6 +104,9 @@ class ExecutionRowView:
     duration_str: str = field(metadata=_help("Wall time."))
     duration_share: float = field(
         metadata=_help("0..1 relative to the slowest listed execution (bar width).")
+    )
+    app_share_str: str = field(
+        metadata=_help("Its share of the application's wall time: `60.9 %`, or `–`.")
     )
     n_jobs: int = field(metadata=_help("Jobs run for the execution."))
 
@@ -120,6 +136,11 @@ class HtmlExecutionView:
     finding_refs: tuple[FindingRefView, ...] = field(
         metadata=_help("Links to the findings pointing at this execution, by rank.")
     )
+    stage_prefix: str = field(
+        metadata=_help(
+            "Prefix of the element ids of its stage rows: `exec-3-stage-` (then `5` or `5.1`)."
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -128,6 +149,9 @@ class HtmlReportView:
 
     title: str = field(metadata=_help("Page title."))
     header: ApplicationHeaderView = field(metadata=_help("The application header."))
+    verdict: VerdictView = field(
+        metadata=_help("How the application ended and, if it failed, the root cause.")
+    )
     notes: tuple[str, ...] = field(
         metadata=_help("Report-wide caveats: the header's reading notes, what was left out.")
     )
@@ -135,6 +159,9 @@ class HtmlReportView:
     findings: FindingsView = field(metadata=_help("The Findings section."))
     finding_links: tuple[HtmlFindingView, ...] = field(
         metadata=_help("The same findings with their links into the page, in order.")
+    )
+    finding_groups: tuple[HtmlFindingGroupView, ...] = field(
+        metadata=_help("The same findings grouped by rule, in the order of each rule's first.")
     )
     executions_total: int = field(metadata=_help("SQL executions in the application."))
     execution_rows: tuple[ExecutionRowView, ...] = field(
@@ -259,6 +286,7 @@ def _execution_view(
         finding_refs=tuple(
             finding_ref(f) for f in findings if f.execution_id == execution.execution_id
         ),
+        stage_prefix=stage_anchor(eid, ""),
     )
 
 
@@ -289,6 +317,9 @@ def build_html_view(
             status=e.status,
             duration_str=fmt_duration_ms(e.duration_ms),
             duration_share=(e.duration_ms or 0) / longest if longest else 0.0,
+            app_share_str=(
+                fmt_pct((e.duration_ms or 0) / app.duration_ms) if app.duration_ms else "–"
+            ),
             n_jobs=len(e.job_ids),
         )
         for e in slowest
@@ -319,13 +350,26 @@ def build_html_view(
             if link.node_dom_id and f.node_id is not None:
                 by_node[f.execution_id][f.node_id].append(f)
     budget = _Budget()
+    by_rank = {link.finding.rank: link for link in links}
+    groups = tuple(
+        HtmlFindingGroupView(group=g, items=tuple(by_rank[r] for r in g.ranks))
+        for g in group_findings(findings_view.items)
+    )
     return HtmlReportView(
         title=f"EXPLAIN ANALYZE · {app.name}",
         header=header,
+        verdict=build_verdict(
+            analysis,
+            header,
+            kept_findings(findings, selection.ids),
+            findings_view.items,
+            detailed_ids,
+        ),
         notes=tuple(notes),
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
         findings=findings_view,
         finding_links=links,
+        finding_groups=groups,
         executions_total=len(app.executions),
         execution_rows=rows,
         executions=tuple(

@@ -17,7 +17,7 @@ from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
 from analyzer.report.findings import FindingView
 from analyzer.report.metrics import MetricView, build_metric_view, stage_ids_str
-from analyzer.units import fmt_metric_value
+from analyzer.units import fmt_duration_ms, fmt_metric_value
 
 HIST_BINS = 20
 MAX_TASK_ROWS_PER_NODE = 100
@@ -37,6 +37,15 @@ class FindingRefView:
 
 
 @dataclass(frozen=True)
+class FoldedOperatorView:
+    """A trivial operator hidden from the plan graph on request, shown in its consumer's panel."""
+
+    title: str = field(metadata={"help": "Operator name and id: `ColumnarToRow (node 72)`."})
+    self_time_str: str = field(metadata={"help": "Its self time, or empty."})
+    metrics: tuple[MetricView, ...] = field(metadata={"help": "Its metrics with values."})
+
+
+@dataclass(frozen=True)
 class NodePanelView:
     """The detail panel a click on a node opens."""
 
@@ -53,6 +62,12 @@ class NodePanelView:
     findings: tuple[FindingRefView, ...] = field(
         metadata={"help": "Links to the findings pointing at the node, by rank."}
     )
+    folded: tuple[FoldedOperatorView, ...] = field(
+        metadata={
+            "help": "Trivial operators (and codegen wrappers) folded into this node when the "
+            "graph hides them, by node id."
+        }
+    )
 
 
 def finding_ref(finding: FindingView) -> FindingRefView:
@@ -63,8 +78,21 @@ def finding_ref(finding: FindingView) -> FindingRefView:
     )
 
 
+def build_folded(node: PlanNode, stats: NodeStats | None, self_ms: float) -> FoldedOperatorView:
+    """Describe a hidden operator for its consumer's panel."""
+    return FoldedOperatorView(
+        title=f"{node.name} (node {node.node_id})",
+        self_time_str=f"self {fmt_duration_ms(self_ms)}" if self_ms else "",
+        metrics=tuple(build_metric_view(m) for m in (stats.metrics if stats else ())),
+    )
+
+
 def build_panel(
-    dom_id: str, node: PlanNode, stats: NodeStats | None, findings: Sequence[FindingView]
+    dom_id: str,
+    node: PlanNode,
+    stats: NodeStats | None,
+    findings: Sequence[FindingView],
+    folded: Sequence[FoldedOperatorView] = (),
 ) -> NodePanelView:
     """Describe one node (or codegen cluster) for its panel."""
     return NodePanelView(
@@ -75,6 +103,7 @@ def build_panel(
         metrics=tuple(build_metric_view(m) for m in (stats.metrics if stats else ())),
         metadata=node.metadata,
         findings=tuple(finding_ref(f) for f in findings),
+        folded=tuple(folded),
     )
 
 

@@ -1,31 +1,62 @@
 """A plan version laid out for SVG: operator boxes, codegen clusters, edges, shading and marks.
 
-A layered, top-down layout like Spark's SQL tab: inputs at the top, the output at the bottom.
-Each node also gets its detail panel (see `report.html.panel`).
+A layered, top-down layout like Spark's SQL tab: inputs at the top, the output at the bottom
+(`report.html.layout`). Every plan is laid out twice: as Spark draws it, and with the trivial
+operators (`TRIVIAL_OPERATORS`, codegen wrappers) folded into their consumers, which the page
+switches to on request. Each node also gets its detail panel (see `report.html.panel`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
 from analyzer.model.application import Execution, PlanVersion
 from analyzer.model.plan import PlanGraph, PlanNode
+from analyzer.report.anchors import node_dom_id, plan_dom_id
 from analyzer.report.findings import SEVERITY_MARKS, FindingView
-from analyzer.report.html.panel import NodePanelView, build_panel
+from analyzer.report.html.layout import (
+    CLUSTER_PAD,
+    NODE_HEIGHT,
+    NODE_WIDTH,
+    Box,
+    Layout,
+    layout_graph,
+)
+from analyzer.report.html.panel import (
+    FoldedOperatorView,
+    NodePanelView,
+    build_folded,
+    build_panel,
+)
 from analyzer.report.metrics import is_skewed, stage_ids_str
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_metric_value, fmt_pct
 
-NODE_WIDTH = 196
-NODE_HEIGHT = 46
-SLOT_WIDTH = 216
-LAYER_HEIGHT = 92
-MARGIN = 24
-CLUSTER_PAD = 10
-CLUSTER_LABEL = 18
 N_SHADES = 10
+MAX_VIEW_HEIGHT = 640
+"""The pan-and-zoom view of a plan is at most this tall; larger plans are zoomed and panned."""
+LABEL_CHAR_PX = 6.6
+"""Width of one character of a cluster label (11 px system font, generous), to size its box."""
+CLUSTER_LABEL_EXTRA_PX = 2 * CLUSTER_PAD + 24
+"""Room beside a cluster label: padding, and the collapse button at its right end."""
+
+TRIVIAL_OPERATORS = frozenset(
+    {
+        "Project",
+        "ColumnarToRow",
+        "RowToColumnar",
+        "InputAdapter",
+        "AQEShuffleRead",
+        "CustomShuffleReader",
+        "GpuColumnarToRow",
+        "GpuRowToColumnar",
+        "GpuCoalesceBatches",
+        "GpuProject",
+    }
+)
+"""Operators that only reshape rows or batches: the graph can hide them, folding their metrics
+into the panel of the operator that reads them."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +77,40 @@ class GraphNodeView:
     stage_str: str = field(
         metadata={"help": "`stage 3` / `stages 3, 5` where the node ran, or empty."}
     )
-    x: int = field(metadata={"help": "Left edge in SVG pixels."})
-    y: int = field(metadata={"help": "Top edge in SVG pixels."})
+    x: int = field(metadata={"help": "Left edge in SVG pixels, as Spark draws the plan."})
+    y: int = field(metadata={"help": "Top edge in SVG pixels, as Spark draws the plan."})
+    folded_x: int = field(
+        metadata={"help": "Left edge with trivial operators hidden; -1 for a trivial one."}
+    )
+    folded_y: int = field(
+        metadata={"help": "Top edge with trivial operators hidden; -1 for a trivial one."}
+    )
     width: int = field(metadata={"help": "Box width in pixels."})
     height: int = field(metadata={"help": "Box height in pixels."})
+    trivial: bool = field(
+        metadata={"help": "True for an operator hidden when trivial operators are hidden."}
+    )
+    folded_into: str = field(
+        metadata={
+            "help": "Element id of the operator whose panel shows this one when trivial "
+            "operators are hidden (its nearest non-trivial consumer), or empty."
+        }
+    )
+    tree_parent: str = field(
+        metadata={
+            "help": "Element id of the consumer it is placed under (collapsing that consumer "
+            "hides it), or empty for an output."
+        }
+    )
+    folded_tree_parent: str = field(
+        metadata={"help": "The same with trivial operators hidden, or empty."}
+    )
+    cluster: str = field(
+        metadata={"help": "Element id of the codegen box it is drawn in, or empty."}
+    )
+    has_inputs: bool = field(
+        metadata={"help": "True when other operators are placed above it (it can collapse)."}
+    )
     shade: int = field(
         metadata={"help": "0..9: the node's self time relative to the largest in the plan."}
     )
@@ -76,12 +137,14 @@ class GraphNodeView:
 class GraphClusterView:
     """A WholeStageCodegen box drawn around its member operators."""
 
-    dom_id: str = field(metadata={"help": "Element id of the cluster, also the key of its panel."})
-    label_str: str = field(metadata={"help": "`WholeStageCodegen (3)` and its duration."})
-    stage_str: str = field(metadata={"help": "The stages the generated code ran in, or empty."})
+    dom_id: str = field(metadata={"help": "Unique element id of the box."})
+    panel_id: str = field(metadata={"help": "Key of the cluster's panel."})
+    label_str: str = field(
+        metadata={"help": "`WholeStageCodegen (3) · self 1.2 s · stage 4`: name, time, stages."}
+    )
     x: int = field(metadata={"help": "Left edge in SVG pixels."})
     y: int = field(metadata={"help": "Top edge in SVG pixels."})
-    width: int = field(metadata={"help": "Width in pixels."})
+    width: int = field(metadata={"help": "Width in pixels (wide enough for its label)."})
     height: int = field(metadata={"help": "Height in pixels."})
 
 
@@ -90,6 +153,8 @@ class GraphEdgeView:
     """An edge from a child operator (drawn above) to the operator consuming it."""
 
     path_d: str = field(metadata={"help": "SVG path data of the curve, arrow at the consumer."})
+    from_id: str = field(metadata={"help": "Element id of the input operator."})
+    to_id: str = field(metadata={"help": "Element id of the consuming operator."})
 
 
 @dataclass(frozen=True)
@@ -101,6 +166,21 @@ class PlanGraphView:
     is_final: bool = field(metadata={"help": "True for the plan shown by default (the final one)."})
     width: int = field(metadata={"help": "SVG width in pixels."})
     height: int = field(metadata={"help": "SVG height in pixels."})
+    folded_width: int = field(metadata={"help": "Width with trivial operators hidden."})
+    folded_height: int = field(metadata={"help": "Height with trivial operators hidden."})
+    view_height: int = field(
+        metadata={
+            "help": "Height of the pan-and-zoom view in pixels: the plan's own height, at most "
+            "`MAX_VIEW_HEIGHT` (the page's style also keeps it within 72 % of the window)."
+        }
+    )
+    hottest: str = field(
+        metadata={
+            "help": "Element id of the operator with the most self time (the view opens on "
+            "it), or empty."
+        }
+    )
+    n_trivial: int = field(metadata={"help": "Trivial operators the graph can hide."})
     nodes: tuple[GraphNodeView, ...] = field(metadata={"help": "Operator boxes."})
     clusters: tuple[GraphClusterView, ...] = field(
         metadata={"help": "Codegen boxes, drawn under the operators."}
@@ -108,102 +188,64 @@ class PlanGraphView:
     edges: tuple[GraphEdgeView, ...] = field(metadata={"help": "Edges, drawn under the boxes."})
 
 
-@dataclass(frozen=True)
-class _Placed:
-    """Where the layout puts an operator box."""
-
-    x: int
-    """Left edge in SVG pixels."""
-    y: int
-    """Top edge in SVG pixels."""
+def is_trivial(node: PlanNode) -> bool:
+    """True for an operator that only reshapes rows or batches (`TRIVIAL_OPERATORS`)."""
+    return not node.is_cluster and node.name in TRIVIAL_OPERATORS
 
 
-def layout_plan(graph: PlanGraph) -> dict[int, _Placed]:
-    """Place every operator (clusters excluded): layers by longest path from the output, leaves
-    left to right in depth-first order, parents centred over their children; inputs at the top.
+def fold_targets(graph: PlanGraph) -> dict[int, int]:
+    """Map each trivial operator that has a consumer to its nearest non-trivial consumer.
 
-    Both walks keep their own stacks, so a plan of any depth lays out.
+    An output is never hidden, nor a chain of trivial operators without a non-trivial end.
     """
-    layer: dict[int, int] = {}
-
-    def assign_layer(start: int) -> None:
-        # A node's layer is 1 + the largest layer of its consumers (0 for an output); a node
-        # met again while its own layer is being worked out counts as 0 (there are no cycles
-        # in a plan, but a reused exchange is reached along several paths).
-        layer[start] = 0
-        frames: list[list[Any]] = [[start, graph.parents_of(start), 0, -1]]
-        while frames:
-            frame = frames[-1]
-            node_id, parents, i, best = frame
-            if i < len(parents):
-                frame[2] = i + 1
-                parent = parents[i].node_id
-                if parent in layer:
-                    frame[3] = max(best, layer[parent])
-                else:
-                    layer[parent] = 0
-                    frames.append([parent, graph.parents_of(parent), 0, -1])
-                continue
-            layer[node_id] = 1 + best
-            frames.pop()
-            if frames:
-                frames[-1][3] = max(frames[-1][3], layer[node_id])
-
-    ops = [n for n in graph.nodes if not n.is_cluster]
-    for n in ops:
-        if n.node_id not in layer:
-            assign_layer(n.node_id)
-    x_slot: dict[int, float] = {}
-    next_slot = 0.0
-
-    def place(start: int) -> None:
-        # Children first (each placed once, where it is first met), then the node over them.
-        nonlocal next_slot
-        frames: list[list[Any]] = [[start, graph.children_of(start), 0, []]]
-        while frames:
-            frame = frames[-1]
-            node_id, children, i, first = frame
-            if i < len(children):
-                frame[2] = i + 1
-                child = children[i].node_id
-                if child not in x_slot:
-                    x_slot[child] = -1  # reserve: a reused child is placed once
-                    first.append(child)
-                    frames.append([child, graph.children_of(child), 0, []])
-                continue
-            if first:
-                x_slot[node_id] = sum(x_slot[c] for c in first) / len(first)
-            else:
-                x_slot[node_id] = next_slot
-                next_slot += 1
-            frames.pop()
-
-    for root in graph.roots:
-        if root.node_id not in x_slot:
-            x_slot[root.node_id] = -1
-            place(root.node_id)
-    for n in ops:  # anything unreachable from a root (should not happen) goes to the right
-        if n.node_id not in x_slot:
-            x_slot[n.node_id] = next_slot
-            next_slot += 1
-    max_layer = max((layer[n.node_id] for n in ops), default=0)
-    return {
-        n.node_id: _Placed(
-            x=MARGIN + round(x_slot[n.node_id] * SLOT_WIDTH),
-            y=MARGIN + CLUSTER_LABEL + (max_layer - layer[n.node_id]) * LAYER_HEIGHT,
-        )
-        for n in ops
-    }
+    out: dict[int, int] = {}
+    for node in graph.nodes:
+        if not is_trivial(node):
+            continue
+        seen = {node.node_id}
+        current = node
+        while True:
+            parents = [p for p in graph.parents_of(current.node_id) if not p.is_cluster]
+            if not parents or parents[0].node_id in seen:
+                break
+            current = parents[0]
+            seen.add(current.node_id)
+            if not is_trivial(current):
+                out[node.node_id] = current.node_id
+                break
+    return out
 
 
-def _edge_path(child: _Placed, parent: _Placed) -> str:
-    """An S-curve from the bottom of the child box to the top of the parent box."""
-    x1, y1 = child.x + NODE_WIDTH // 2, child.y + NODE_HEIGHT
-    x2, y2 = parent.x + NODE_WIDTH // 2, parent.y
+def _op_children(graph: PlanGraph, node_id: int) -> list[int]:
+    return [c.node_id for c in graph.children_of(node_id) if not c.is_cluster]
+
+
+def _folded_children(graph: PlanGraph, fold: dict[int, int], node_id: int) -> list[int]:
+    """The inputs of an operator once trivial ones are folded: through them to theirs."""
+    out: list[int] = []
+    seen: set[int] = set()
+    stack = list(reversed(_op_children(graph, node_id)))
+    while stack:
+        c = stack.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        if c in fold:
+            stack.extend(reversed(_op_children(graph, c)))
+        else:
+            out.append(c)
+    return out
+
+
+def edge_path(child: Box, parent: Box) -> str:
+    """An S-curve from the bottom of the child box to the top of the parent box (the page's
+    script draws the same curve when the graph changes)."""
+    x1, y1 = round(child.x + child.width / 2), round(child.y + child.height)
+    x2, y2 = round(parent.x + parent.width / 2), round(parent.y)
     if y2 <= y1:  # a reused node drawn below its consumer: go round the side
         return f"M{x1},{y1} C{x1},{y1 + 40} {x2},{y2 - 40} {x2},{y2}"
-    mid = (y1 + y2) / 2
-    return f"M{x1},{y1} C{x1},{mid:g} {x2},{mid:g} {x2},{y2}"
+    mid = round((y1 + y2) / 2)
+    return f"M{x1},{y1} C{x1},{mid} {x2},{mid} {x2},{y2}"
 
 
 def shorten(text: str, limit: int) -> str:
@@ -228,21 +270,46 @@ def node_detail_str(node: PlanNode, stats: NodeStats | None, self_ms: float | No
     return " · ".join(parts)
 
 
-def plan_dom_id(execution_id: int, plan_index: int) -> str:
-    """Element id of a plan version's container, also the prefix of its nodes' ids."""
-    return f"e{execution_id}-p{plan_index}"
-
-
-def node_dom_id(plan_dom_id: str, node_id: int) -> str:
-    """Element id of a node (or key of a cluster) in a plan graph."""
-    return f"{plan_dom_id}-n{node_id}"
-
-
 def _worst_mark(findings: Sequence[FindingView]) -> str:
     """The mark of the most severe of `findings`, or empty."""
     order = list(SEVERITY_MARKS)  # most severe first
     worst = min((order.index(f.severity) for f in findings), default=None)
     return "" if worst is None else SEVERITY_MARKS[order[worst]]
+
+
+def _cluster_label(node: PlanNode, self_ms: float, stats: NodeStats | None) -> str:
+    label = node.name + (f" · self {fmt_duration_ms(self_ms)}" if self_ms else "")
+    stages = stage_ids_str(stats.stage_ids if stats else ())
+    return label + (f" · {stages}" if stages else "")
+
+
+def _skew_str(metrics: Sequence[MetricStats]) -> str:
+    worst = max((m for m in metrics if is_skewed(m)), key=lambda m: m.skew_pct, default=None)
+    if worst is None:
+        return ""
+    ratio = f"{worst.skew_ratio:.1f}× median" if worst.skew_ratio else "median 0"
+    return (
+        f"skew: {worst.name} max {fmt_metric_value(worst.metric_type, worst.max_value)} ({ratio})"
+    )
+
+
+def layout_plan(graph: PlanGraph, labels: dict[int, str]) -> tuple[Layout, Layout, dict[int, int]]:
+    """Lay a plan out as Spark draws it and with trivial operators folded; `labels` are the
+    cluster labels (their boxes are made wide enough). Returns both and the folding map."""
+    ops = [n.node_id for n in graph.nodes if not n.is_cluster]
+    group_of = {
+        n.node_id: n.cluster_id
+        for n in graph.nodes
+        if not n.is_cluster and n.cluster_id is not None and n.cluster_id in labels
+    }
+    widths = {
+        cid: len(label) * LABEL_CHAR_PX + CLUSTER_LABEL_EXTRA_PX for cid, label in labels.items()
+    }
+    full = layout_graph(ops, lambda n: _op_children(graph, n), group_of, widths)
+    fold = fold_targets(graph)
+    kept = [n for n in ops if n not in fold]
+    folded = layout_graph(kept, lambda n: _folded_children(graph, fold, n), {}, {})
+    return full, folded, fold
 
 
 def build_plan_graph_view(
@@ -273,99 +340,149 @@ def build_plan_graph_view(
                 if m.accumulator_id in stats_by_acc
             )
             node_stats[node.node_id] = NodeStats(node.node_id, found, ())
-    places = layout_plan(graph)
     op_times = {
         n.node_id: self_times.get(n.node_id, 0.0) if is_final else 0.0
         for n in graph.nodes
         if not n.is_cluster
     }
+    cluster_times = {
+        n.node_id: sum(op_times.get(m, 0.0) for m in n.member_ids)
+        for n in graph.nodes
+        if n.is_cluster
+    }
+    labels = {
+        n.node_id: _cluster_label(n, cluster_times[n.node_id], node_stats.get(n.node_id))
+        for n in graph.nodes
+        if n.is_cluster and any(m in op_times for m in n.member_ids)
+    }
+    full, folded, fold = layout_plan(graph, labels)
+
+    def dom(node_id: int) -> str:
+        return node_dom_id(prefix, node_id)
+
+    # What each shown operator's panel also holds when trivial operators are hidden.
+    folded_into: dict[int, list[FoldedOperatorView]] = {}
+    for node_id, target in sorted(fold.items()):
+        node = graph.node(node_id)
+        folded_into.setdefault(target, []).append(
+            build_folded(node, node_stats.get(node_id), op_times[node_id])
+        )
+    cluster_boxes: dict[int, str] = {}
+    clusters = []
+    for i, (cid, box) in enumerate(full.groups):
+        box_id = dom(cid) if cid not in cluster_boxes else f"{dom(cid)}-b{i}"
+        cluster_boxes.setdefault(cid, box_id)
+        clusters.append(
+            GraphClusterView(
+                dom_id=box_id,
+                panel_id=dom(cid),
+                label_str=labels[cid],
+                x=round(box.x),
+                y=round(box.y),
+                width=round(box.width),
+                height=round(box.height),
+            )
+        )
+    for node in graph.nodes:
+        if not node.is_cluster or node.node_id not in labels:
+            continue
+        # The codegen wrapper folds into the operator its code ends with.
+        members = set(node.member_ids)
+        outputs = [
+            m
+            for m in node.member_ids
+            if m in op_times and not any(p.node_id in members for p in graph.parents_of(m))
+        ]
+        if outputs:
+            target = fold.get(outputs[0], outputs[0])
+            folded_into.setdefault(target, []).append(
+                build_folded(node, node_stats.get(node.node_id), cluster_times[node.node_id])
+            )
+
     max_time = max(op_times.values(), default=0.0)
     sum_time = sum(op_times.values())
+    hottest = max(op_times, key=lambda n: (op_times[n], -n), default=None)
     nodes = []
     for node in graph.nodes:
         if node.is_cluster:
             continue
-        stats = node_stats.get(node.node_id)
+        node_id = node.node_id
+        stats = node_stats.get(node_id)
         metrics = stats.metrics if stats else ()
-        skewed = [m for m in metrics if is_skewed(m)]
-        worst = max(skewed, key=lambda m: m.skew_pct, default=None)
-        skew_str = ""
-        if worst is not None:
-            ratio = f"{worst.skew_ratio:.1f}× median" if worst.skew_ratio else "median 0"
-            max_str = fmt_metric_value(worst.metric_type, worst.max_value)
-            skew_str = f"skew: {worst.name} max {max_str} ({ratio})"
-        time_ms = op_times[node.node_id]
-        place = places[node.node_id]
-        dom_id = node_dom_id(prefix, node.node_id)
+        time_ms = op_times[node_id]
+        box = full.nodes[node_id]
+        fbox = folded.nodes.get(node_id)
+        dom_id = dom(node_id)
         shared = final_ids.get(tuple(m.accumulator_id for m in metrics)) if metrics else None
         panel_id = dom_id
         if not is_final and shared is not None:
             panel_id = shared  # the same operator as in the final plan: share its panel
         else:
-            panels.append(build_panel(dom_id, node, stats, marked.get(node.node_id, ())))
+            panels.append(
+                build_panel(
+                    dom_id,
+                    node,
+                    stats,
+                    marked.get(node_id, ()),
+                    sorted(folded_into.get(node_id, ()), key=lambda f: f.title),
+                )
+            )
             if metrics:
                 task_metrics[dom_id] = metrics
             if is_final and metrics:
                 final_ids[tuple(m.accumulator_id for m in metrics)] = dom_id
+        skew_str = _skew_str(metrics)
+        parent = full.tree_parent.get(node_id)
+        fparent = folded.tree_parent.get(node_id)
+        cluster_id = node.cluster_id
         nodes.append(
             GraphNodeView(
                 dom_id=dom_id,
                 panel_id=panel_id,
-                node_id=node.node_id,
+                node_id=node_id,
                 name=node.name,
                 label_str=shorten(node.name, 26),
                 desc=node.desc,
-                detail_str=node_detail_str(node, stats, op_times[node.node_id]),
+                detail_str=node_detail_str(node, stats, time_ms),
                 stage_str=stage_ids_str(stats.stage_ids if stats else ()),
-                x=place.x,
-                y=place.y,
+                x=round(box.x),
+                y=round(box.y),
+                folded_x=round(fbox.x) if fbox else -1,
+                folded_y=round(fbox.y) if fbox else -1,
                 width=NODE_WIDTH,
                 height=NODE_HEIGHT,
+                trivial=node_id in fold,
+                folded_into=dom(fold[node_id]) if node_id in fold else "",
+                tree_parent=dom(parent) if parent is not None else "",
+                folded_tree_parent=dom(fparent) if fparent is not None else "",
+                cluster=cluster_boxes.get(cluster_id, "") if cluster_id is not None else "",
+                has_inputs=bool(_op_children(graph, node_id)),
                 shade=min(N_SHADES - 1, int(N_SHADES * time_ms / max_time)) if max_time > 0 else 0,
                 time_share_str=fmt_pct(time_ms / sum_time) if sum_time > 0 and time_ms > 0 else "",
-                skewed=worst is not None,
+                skewed=bool(skew_str),
                 skew_str=skew_str,
                 is_exchange="Exchange" in node.name,
-                finding_mark=_worst_mark(marked.get(node.node_id, ())),
+                finding_mark=_worst_mark(marked.get(node_id, ())),
                 findings_str="\n".join(
-                    f"{f.mark} {f.rank} · {f.rule}" for f in marked.get(node.node_id, ())
+                    f"{f.mark} {f.rank} · {f.rule}" for f in marked.get(node_id, ())
                 ),
             )
         )
-    clusters = []
     for node in graph.nodes:
-        if not node.is_cluster:
-            continue
-        members = [places[m] for m in node.member_ids if m in places]
-        if not members:
-            continue
-        stats = node_stats.get(node.node_id)
-        x0 = min(p.x for p in members) - CLUSTER_PAD
-        y0 = min(p.y for p in members) - CLUSTER_PAD - CLUSTER_LABEL
-        x1 = max(p.x for p in members) + NODE_WIDTH + CLUSTER_PAD
-        y1 = max(p.y for p in members) + NODE_HEIGHT + CLUSTER_PAD
-        duration = sum(op_times.get(m, 0.0) for m in node.member_ids)
-        dom_id = node_dom_id(prefix, node.node_id)
-        clusters.append(
-            GraphClusterView(
-                dom_id=dom_id,
-                label_str=node.name + (f" · self {fmt_duration_ms(duration)}" if duration else ""),
-                stage_str=stage_ids_str(stats.stage_ids if stats else ()),
-                x=x0,
-                y=y0,
-                width=x1 - x0,
-                height=y1 - y0,
-            )
+        if node.is_cluster and node.node_id in labels:
+            stats = node_stats.get(node.node_id)
+            panels.append(build_panel(dom(node.node_id), node, stats, marked.get(node.node_id, ())))
+            if stats is not None and stats.metrics:
+                task_metrics[dom(node.node_id)] = stats.metrics
+    edges = [
+        GraphEdgeView(
+            path_d=edge_path(full.nodes[e.from_id], full.nodes[e.to_id]),
+            from_id=dom(e.from_id),
+            to_id=dom(e.to_id),
         )
-        panels.append(build_panel(dom_id, node, stats, marked.get(node.node_id, ())))
-        if stats is not None and stats.metrics:
-            task_metrics[dom_id] = stats.metrics
-    edges = []
-    for e in graph.edges:
-        if e.from_id in places and e.to_id in places:
-            edges.append(GraphEdgeView(path_d=_edge_path(places[e.from_id], places[e.to_id])))
-    width = max((p.x for p in places.values()), default=0) + NODE_WIDTH + MARGIN + CLUSTER_PAD
-    height = max((p.y for p in places.values()), default=0) + NODE_HEIGHT + MARGIN + CLUSTER_PAD
+        for e in graph.edges
+        if e.from_id in full.nodes and e.to_id in full.nodes
+    ]
     if is_final:
         title = "final plan" if len(execution.plans) > 1 else "plan"
     elif plan.index == 0:
@@ -376,8 +493,13 @@ def build_plan_graph_view(
         dom_id=prefix,
         title=title,
         is_final=is_final,
-        width=width,
-        height=height,
+        width=round(full.width),
+        height=round(full.height),
+        folded_width=round(folded.width),
+        folded_height=round(folded.height),
+        view_height=min(round(full.height) + 8, MAX_VIEW_HEIGHT),
+        hottest=dom(hottest) if hottest is not None and max_time > 0 else "",
+        n_trivial=len(fold),
         nodes=tuple(nodes),
         clusters=tuple(clusters),
         edges=tuple(edges),

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import colorsys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.task_detail import TimelineTask, timeline_tasks
 from analyzer.model.application import Execution
-from analyzer.units import fmt_count, fmt_duration_ms
+from analyzer.units import fmt_count, fmt_duration_ms, plural
 
 MAX_TIMELINE_TASKS = 1500
 """Per execution, the timeline draws at most this many task attempts (the longest ones)."""
@@ -17,15 +19,28 @@ MAX_TIMELINE_TASKS_TOTAL = 6_000
 MAX_TIMELINE_LANES = 60
 TIMELINE_WIDTH = 1000
 SUBLANE_HEIGHT = 4
+LANE_LABEL_CHARS = 26
+"""Lane labels are cut to this many characters (the full one is the label's tooltip)."""
 
 
 @dataclass(frozen=True)
 class TimelineLaneView:
     """One executor's lane in the task timeline."""
 
-    label: str = field(metadata={"help": "Executor id and host."})
+    label: str = field(metadata={"help": "Executor id and host, cut to fit the label column."})
+    full_label: str = field(metadata={"help": "Executor id and host, uncut (tooltip)."})
     y: int = field(metadata={"help": "Top of the lane in pixels."})
     height: int = field(metadata={"help": "Height of the lane in pixels."})
+
+
+@dataclass(frozen=True)
+class TimelineStageView:
+    """A stage in the timeline's legend, with its colour."""
+
+    stage_id: int = field(metadata={"help": "Spark's stage id."})
+    color: str = field(metadata={"help": "Its colour, `#rrggbb`, distinct from every other's."})
+    css_class: str = field(metadata={"help": "Class of its bars: `s12`."})
+    label_str: str = field(metadata={"help": "`stage 12 · 200 tasks`."})
 
 
 @dataclass(frozen=True)
@@ -35,7 +50,10 @@ class TimelineBarView:
     x: float = field(metadata={"help": "Left edge in pixels."})
     y: int = field(metadata={"help": "Top edge in pixels."})
     width: float = field(metadata={"help": "Width in pixels (at least 1)."})
-    css_class: str = field(metadata={"help": "`stage-color-N`, plus `failed` for failed attempts."})
+    css_class: str = field(
+        metadata={"help": "`sN` (its stage), plus `failed` for failed attempts."}
+    )
+    color: str = field(metadata={"help": "Its stage's colour."})
     title: str = field(metadata={"help": "Tooltip: task, stage, partition, duration."})
 
 
@@ -47,11 +65,37 @@ class TimelineView:
     height: int = field(metadata={"help": "SVG height in pixels."})
     label_width: int = field(metadata={"help": "Width of the lane-label column."})
     lanes: tuple[TimelineLaneView, ...] = field(metadata={"help": "One lane per executor."})
+    stages: tuple[TimelineStageView, ...] = field(
+        metadata={"help": "The legend: every stage drawn, by id, with its colour."}
+    )
     bars: tuple[TimelineBarView, ...] = field(metadata={"help": "The drawn task attempts."})
     ticks: tuple[tuple[float, str], ...] = field(
         metadata={"help": "Axis ticks: x position and elapsed time."}
     )
     note: str = field(metadata={"help": "Says what was left out, or empty."})
+
+
+def _lane_label(executor_id: str, host: str) -> str:
+    """`3 · worker-2.example…`: short enough for the label column."""
+    label = f"{executor_id} · {host}"
+    return label if len(label) <= LANE_LABEL_CHARS else label[: LANE_LABEL_CHARS - 1] + "…"
+
+
+def stage_colors(stage_ids: Sequence[int]) -> dict[int, str]:
+    """Give each stage its own colour: hues a golden angle apart (away from the red of failed
+    tasks), lightness alternating, so that neighbouring stages never look alike.
+
+    >>> colors = stage_colors(range(40))
+    >>> len(set(colors.values())) == 40
+    True
+    """
+    out = {}
+    for i, sid in enumerate(sorted(set(stage_ids))):
+        hue = (24 + (i * 137.508) % 312) / 360
+        light = (0.40, 0.55, 0.47)[i % 3]
+        r, g, b = colorsys.hls_to_rgb(hue, light, 0.68)
+        out[sid] = f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+    return out
 
 
 def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> TimelineView | None:
@@ -87,6 +131,10 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
             f"The timeline shows the {MAX_TIMELINE_LANES} busiest of {len(executors)} executors."
         )
         executors = sorted(busiest, key=exec_key)
+    colors = stage_colors([r.stage_id for r in rows])
+    counts: dict[int, int] = defaultdict(int)
+    for r in rows:
+        counts[r.stage_id] += 1
     lanes, bars = [], []
     y = 4
     for executor_id in executors:
@@ -103,7 +151,12 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
             placed.append((i, r))
         height = max(len(ends) * SUBLANE_HEIGHT, 14) + 4
         lanes.append(
-            TimelineLaneView(label=f"{executor_id} · {hosts[executor_id]}", y=y, height=height)
+            TimelineLaneView(
+                label=_lane_label(executor_id, hosts[executor_id]),
+                full_label=f"{executor_id} · {hosts[executor_id]}",
+                y=y,
+                height=height,
+            )
         )
         for i, r in placed:
             status = " failed" if r.failed or r.killed else ""
@@ -112,7 +165,8 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
                     x=round(label_width + (r.launch_ms - t0) * scale, 1),
                     y=y + 2 + i * SUBLANE_HEIGHT,
                     width=round(max((r.finish_ms - r.launch_ms) * scale, 1.0), 1),
-                    css_class=f"stage-color-{r.stage_id % 8}{status}",
+                    css_class=f"s{r.stage_id}{status}",
+                    color=colors[r.stage_id],
                     title=f"task {r.task_id}, stage {r.stage_id}.{r.stage_attempt_id}, "
                     + (f"partition {r.partition_id}, " if r.partition_id >= 0 else "")
                     + f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
@@ -128,6 +182,15 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
         height=y + 22,
         label_width=label_width,
         lanes=tuple(lanes),
+        stages=tuple(
+            TimelineStageView(
+                stage_id=sid,
+                color=color,
+                css_class=f"s{sid}",
+                label_str=f"stage {sid} · {plural(counts[sid], 'task')}",
+            )
+            for sid, color in colors.items()
+        ),
         bars=tuple(bars),
         ticks=ticks,
         note=note,

@@ -1,0 +1,122 @@
+"""The verdict at the top of the page: how the application ended and, when it failed, why."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights import Finding
+from analyzer.report.anchors import execution_anchor
+from analyzer.report.findings import FindingView
+from analyzer.report.header import ApplicationHeaderView
+from analyzer.units import fmt_count, plural
+
+ROOT_CAUSE_RULE = "failed-query"
+"""The rule whose finding names why a query failed; its `root_cause` evidence is the cause."""
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    """How the application ended, in one line, and the root cause of a failure."""
+
+    status: str = field(
+        metadata=_help(
+            "`failed`, `completed`, `incomplete` or `in-progress` (also a CSS class): failed when "
+            "a SQL execution or a job outside SQL failed."
+        )
+    )
+    status_str: str = field(metadata=_help("The status in capitals, for the badge."))
+    summary_str: str = field(
+        metadata=_help("`1 of 3 SQL executions failed · 3 failed task attempts`, or the like.")
+    )
+    root_cause_str: str = field(
+        metadata=_help("The first failure's root cause on one line, or empty.")
+    )
+    root_cause_where_str: str = field(
+        metadata=_help("Where it failed: `query 1 · task 9`, or empty.")
+    )
+    root_cause_finding: str = field(
+        metadata=_help("Element id of the finding that explains it, or empty.")
+    )
+    root_cause_execution: str = field(
+        metadata=_help("Element id of the failed execution's section, or empty.")
+    )
+
+
+def _one_line(text: str, limit: int = 240) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def build_verdict(
+    analysis: Analysis,
+    header: ApplicationHeaderView,
+    findings: Sequence[Finding],
+    views: Sequence[FindingView],
+    detailed_ids: set[int],
+) -> VerdictView:
+    """Say how the application ended; `findings` and their `views` are the shown findings, in
+    the same order, and `detailed_ids` the executions with a section in the page."""
+    app = analysis.application
+    failed = [e for e in app.executions if e.status == "FAILED"]
+    failed_jobs = [j for j in app.jobs if j.status == "FAILED" and j.execution_id is None]
+    parts = []
+    if failed:
+        status = "failed"
+        parts.append(f"{len(failed)} of {plural(len(app.executions), 'SQL execution')} failed")
+    elif failed_jobs:
+        status = "failed"
+    elif header.status != "completed":
+        status = header.status
+    else:
+        status = "completed"
+    if failed_jobs:
+        parts.append(f"{plural(len(failed_jobs), 'job')} outside SQL failed")
+    if not failed:
+        if app.executions:
+            parts.append(
+                f"{plural(len(app.executions), 'SQL execution')}"
+                + (", all completed" if status == "completed" else "")
+            )
+        else:
+            parts.append(f"no SQL executions, {plural(len(app.jobs), 'job')}")
+    if header.n_failed_tasks:
+        parts.append(f"{fmt_count(header.n_failed_tasks)} failed task attempts")
+    if header.n_failed_stages:
+        parts.append(f"{plural(header.n_failed_stages, 'failed stage attempt')}")
+    if status == "incomplete":
+        parts.append("the log has no end event")
+    elif status == "in-progress":
+        parts.append("the log is still being written")
+    cause = where = finding_id = execution_id = ""
+    for finding, view in zip(findings, views, strict=True):
+        if finding.rule != ROOT_CAUSE_RULE:
+            continue
+        text = next((e.value for e in finding.evidence if e.key == "root_cause"), None)
+        cause = _one_line(str(text) if text is not None else finding.title)
+        bits = []
+        if finding.execution_id is not None:
+            bits.append(f"query {finding.execution_id}")
+            if finding.execution_id in detailed_ids:
+                execution_id = execution_anchor(finding.execution_id)
+        if view.node_name:
+            bits.append(f"#{finding.node_id} {view.node_name}")
+        if finding.task_ids:
+            bits.append("task " + ", ".join(map(str, finding.task_ids)))
+        where = " · ".join(bits)
+        finding_id = view.dom_id
+        break
+    return VerdictView(
+        status=status,
+        status_str=status.replace("-", " ").upper(),
+        summary_str=" · ".join(parts),
+        root_cause_str=cause,
+        root_cause_where_str=where,
+        root_cause_finding=finding_id,
+        root_cause_execution=execution_id,
+    )
