@@ -53,7 +53,9 @@ def analyze(
             progress(n)
     if reader.decode_stats.n_events == 0:
         raise EmptyLogError(
-            "the log holds no Spark events", path=path, hint="check that it is a Spark event log"
+            "the log holds no Spark events",
+            path=os.fspath(path),
+            hint="check that it is a Spark event log",
         )
     return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
 
