@@ -15,6 +15,7 @@ from analyzer.aggregate.attribution import ExecutionTime, NodeTime
 from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.insights import Finding
 from analyzer.model.plan import PlanGraph, PlanNode
+from analyzer.report.context import MAX_ROWS, ContextView, build_context_view, other_stages
 from analyzer.report.execution import (
     ExecutionView,
     build_execution_view,
@@ -26,7 +27,7 @@ from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.metrics import MetricView, shown_metrics, stage_ids_str
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
-from analyzer.report.stages import StageView, build_stage_views, task_rows_by_stage
+from analyzer.report.stages import build_stage_views, task_rows_by_stage
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct
 
@@ -175,7 +176,9 @@ class TextExecutionView:
     """One SQL execution in the text report: its shared facts, the plan tree, top operators."""
 
     execution: ExecutionView = field(metadata=_help("What every format says about it."))
-    plan: PlanView = field(metadata=_help("The final plan: its tree and details."))
+    plan: PlanView | None = field(
+        metadata=_help("The final plan: its tree and details; None without the plans section.")
+    )
     top_operators: tuple[TopOperatorView, ...] = field(
         metadata=_help("The most time-consuming operators (empty at `--metrics none`).")
     )
@@ -192,14 +195,11 @@ class TextReportView:
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
     findings: FindingsView = field(metadata=_help("The Findings section."))
     executions: tuple[TextExecutionView, ...] = field(metadata=_help("Shown executions, by start."))
-    other_work_str: str = field(
-        metadata=_help(
-            "Jobs that belong to no SQL execution (RDD or streaming work), e.g. `3 jobs "
-            "outside SQL executions: 0, 1, 2`; empty when none, or when executions are filtered."
-        ),
+    context: ContextView = field(
+        metadata=_help("Stages outside SQL, jobs, executors and configuration.")
     )
-    other_stages: tuple[StageView, ...] = field(
-        metadata=_help("The stage attempts of those jobs, with their tasks at `full`."),
+    sections: tuple[str, ...] = field(
+        metadata=_help("The sections printed (`--sections`), in the report's order.")
     )
 
 
@@ -451,28 +451,35 @@ def build_text_view(
     selection = select_executions(app, options)
     findings_view = build_findings_view(app, findings, selection.ids, options.thresholds)
     level = options.metrics
+    sections = options.sections
+    stage_level = level if "stages" in sections else "none"
+    with_executions = "plans" in sections or "stages" in sections
     # Work outside SQL (RDD jobs, or a log with no SQL at all) is listed when nothing is filtered.
-    other_jobs = [] if selection.is_filtered else [j for j in app.jobs if j.execution_id is None]
-    other_stage_ids = {s for j in other_jobs for s in j.stage_ids}
-    other_stages = [s for s in app.stages if s.stage_id in other_stage_ids and s.n_task_attempts]
+    others = other_stages(analysis, selection.is_filtered) if stage_level != "none" else []
     stages_of = {e.execution_id: execution_stages(app, e) for e in selection.executions}
     task_rows = {}
-    if level != "none":
+    if stage_level != "none":
         keys = {(s.stage_id, s.attempt_id) for ss in stages_of.values() for s in ss}
-        keys |= {(s.stage_id, s.attempt_id) for s in other_stages}
+        keys |= {(s.stage_id, s.attempt_id) for s in others[:MAX_ROWS]}
         task_rows = task_rows_by_stage(analysis, keys)
     executions = []
-    for e in selection.executions:
+    for e in selection.executions if with_executions else ():
         stats = analysis.node_stats.get(e.execution_id, {})
         stages = (
             ()
-            if level == "none"
+            if stage_level == "none"
             else build_stage_views(
-                analysis, stages_of[e.execution_id], with_tasks=level == "full", task_rows=task_rows
+                analysis,
+                stages_of[e.execution_id],
+                with_tasks=level == "full",
+                with_quantiles=True,
+                quantile_rows="main" if level == "summary" else "all",
+                task_rows=task_rows,
             )
         )
         shared = build_execution_view(analysis, e, findings_view.items, stages)
         graph = e.final_plan.graph
+        with_figures = level != "none" and "plans" in sections
         executions.append(
             TextExecutionView(
                 execution=shared,
@@ -481,14 +488,25 @@ def build_text_view(
                     stats,
                     options,
                     shared.findings,
-                    None if level == "none" else analysis.times.get(e.execution_id),
-                ),
-                top_operators=()
-                if level == "none"
-                else build_top_operators(graph, analysis.times.get(e.execution_id)),
+                    analysis.times.get(e.execution_id) if with_figures else None,
+                )
+                if "plans" in sections
+                else None,
+                top_operators=build_top_operators(graph, analysis.times.get(e.execution_id))
+                if with_figures
+                else (),
                 top_label=TOP_LABEL,
             )
         )
+    context = build_context_view(
+        analysis,
+        is_filtered=selection.is_filtered,
+        with_tasks=level == "full",
+        with_quantiles=stage_level != "none",
+        quantile_rows="main" if level == "summary" else "all",
+        task_rows=task_rows,
+        with_stages=stage_level != "none",
+    )
     return TextReportView(
         header=build_header_view(analysis, options.now_ms),
         metrics_level=level,
@@ -496,15 +514,6 @@ def build_text_view(
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
         findings=findings_view,
         executions=tuple(executions),
-        other_work_str=(
-            f"{len(other_jobs)} job{'' if len(other_jobs) == 1 else 's'} outside SQL executions: "
-            + ", ".join(str(j.job_id) for j in other_jobs)
-            if other_jobs
-            else ""
-        ),
-        other_stages=build_stage_views(
-            analysis, other_stages, with_tasks=level == "full", task_rows=task_rows
-        )
-        if level != "none"
-        else (),
+        context=context,
+        sections=sections,
     )

@@ -17,6 +17,7 @@ from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
+from analyzer.report.context import ContextView, build_context_view
 from analyzer.report.execution import ExecutionView, build_execution_view, execution_stages
 from analyzer.report.findings import FindingsView, FindingView, build_findings_view
 from analyzer.report.header import ApplicationHeaderView, build_header_view
@@ -142,6 +143,10 @@ class HtmlReportView:
     )
     text_report: str = field(
         metadata=_help("The text report for copying, or empty when unavailable.")
+    )
+    context: ContextView | None = field(
+        default=None,
+        metadata=_help("Jobs, stages outside SQL, executors and configuration (`_context`)."),
     )
 
 
@@ -336,4 +341,7 @@ def build_html_view(
             for e in by_start(detailed)
         ),
         text_report=text_report,
+        context=build_context_view(
+            analysis, is_filtered=selection.is_filtered, with_quantiles=True
+        ),
     )
