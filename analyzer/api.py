@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
-from analyzer.errors import CannotWriteError, EmptyLogError, Strictness, UsageError
+from analyzer.errors import (
+    CannotWriteError,
+    EmptyLogError,
+    LogNotFoundError,
+    Strictness,
+    UsageError,
+)
 from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
@@ -33,6 +39,37 @@ FORMATS = report_options.FORMATS
 def list_applications(log_dir: str) -> list[AppInfo]:
     """List the applications whose event logs are in `log_dir`, reading only their heads."""
     return discover_applications(log_dir)
+
+
+def find_log(log_dir: str, name: str) -> str:
+    """Return the path of the log `name` names in `log_dir`: an entry of that name, else the
+    one application whose id is `name`.
+
+    Raises `LogNotFoundError` when none matches (or the directory cannot be listed) and
+    `UsageError` when several logs hold that application (attempts, or copies of one log).
+    """
+    if "://" not in log_dir and "/" not in name and name not in ("", ".", ".."):
+        entry = Path(log_dir) / name
+        if entry.exists():
+            return str(entry)
+    infos = discover_applications(log_dir)
+    matches = [i for i in infos if name in (i.app_id, Path(i.path.rstrip("/")).name)]
+    if not matches:
+        raise LogNotFoundError(
+            f"no application {name!r} in this directory",
+            path=log_dir,
+            hint=f"list its applications with: spark-explain apps {log_dir}",
+        )
+    if len(matches) > 1:
+        shown = ", ".join(
+            m.path + (f" (attempt {m.attempt_id})" if m.attempt_id else "") for m in matches[:5]
+        )
+        more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+        raise UsageError(
+            f"{len(matches)} logs in {log_dir} hold application {name!r}: {shown}{more}; "
+            "give the path of one"
+        )
+    return matches[0].path
 
 
 def analyze(
@@ -114,6 +151,8 @@ def render_report(
                 executions=tuple(execution_ids),
                 top=None,
                 color=False,
+                # The page shows jobs, executors and configuration itself.
+                sections=("summary", "time", "findings", "plans", "stages"),
             )
             return _render_text(analysis, findings, text_options)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 from analyzer import __version__, api
 from analyzer.batch.runner import DEFAULT_MAX_MEMORY_MB, DEFAULT_TIMEOUT_S
@@ -21,12 +24,26 @@ EXIT_USAGE = 2
 EXIT_BUSY = 75
 """Another batch run holds the output directory: try again later (EX_TEMPFAIL of sysexits.h)."""
 
+
+class _Command(TyperCommand):
+    """A command whose usage line names its arguments as `LOG`, not `{log}`."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:  # a click Context
+        """Return the usage line's pieces, required arguments without braces."""
+        return [
+            piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+            for piece in super().collect_usage_pieces(ctx)
+        ]
+
+
 app = typer.Typer(
     name="spark-explain",
     help="EXPLAIN ANALYZE for Apache Spark event logs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: on/off options read as flags (`--lenient`), not as `<bool>` values.
+    rich_markup_mode=None,
 )
 
 
@@ -61,12 +78,14 @@ def _root(
     """EXPLAIN ANALYZE for Apache Spark event logs."""
 
 
-@app.command("apps")
+@app.command("apps", cls=_Command)
 def apps_command(
-    log_dir: str = typer.Argument(..., help="A directory of event logs (History Server log dir)."),
+    log_dir: str = typer.Argument(
+        ..., metavar="LOG_DIR", help="A directory of event logs (History Server log dir)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """List the applications in a log directory.
+    """List the applications in a log directory: id, name, state, size and path of each log.
 
     Example: spark-explain apps /var/log/spark-events --json
     """
@@ -82,24 +101,60 @@ def apps_command(
     sys.stdout.write(format_apps_table(infos))
 
 
-@app.command("report")
+@app.command("report", cls=_Command)
 def report_command(
-    log: str = typer.Argument(..., help="An event log: a file, a rolling directory, or a URL."),
+    log: str = typer.Argument(
+        ...,
+        metavar="LOG",
+        help="An event log (a file, a rolling directory, or a URL); with --dir, an application "
+        "id or a log's name in that directory.",
+    ),
+    log_dir: str | None = typer.Option(
+        None,
+        "--dir",
+        "-d",
+        metavar="DIR",
+        help="Find LOG in this log directory: by application id or by the log's name.",
+    ),
     output: str | None = typer.Option(
-        None, "-o", "--output", help="Write here (atomically) instead of standard output."
+        None,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Write here (atomically) instead of standard output.",
     ),
     fmt: str | None = typer.Option(
         None,
         "--format",
         "-f",
+        metavar="FORMAT",
         help="text, html or json; by default the output file's extension decides, else text.",
     ),
     execution: list[int] | None = typer.Option(
-        None, "--execution", "-e", help="Only these SQL execution ids (repeatable)."
+        None, "--execution", "-e", metavar="ID", help="Only these SQL execution ids (repeatable)."
     ),
-    top: int | None = typer.Option(None, "--top", help="Only the N slowest SQL executions."),
+    top: int | None = typer.Option(
+        None, "--top", metavar="N", help="Only the N slowest SQL executions."
+    ),
     metrics: str = typer.Option(
-        "summary", "--metrics", help="Metric detail in the text report: none, summary or full."
+        "summary",
+        "--metrics",
+        metavar="LEVEL",
+        help="Metric detail in the text report: none, summary or full.",
+    ),
+    sections: str = typer.Option(
+        "all",
+        "--sections",
+        metavar="LIST",
+        help="Text report sections, comma-separated: summary, time, findings, plans, stages, "
+        "config, executors, jobs; or all.",
+    ),
+    width: int | None = typer.Option(
+        None,
+        "--width",
+        metavar="COLUMNS",
+        help="Columns the text report fits in (default: the terminal's width, 100 when not a "
+        "terminal).",
     ),
     lenient: bool = typer.Option(
         False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
@@ -108,33 +163,39 @@ def report_command(
     threshold: list[str] | None = typer.Option(
         None,
         "--threshold",
-        help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
+        metavar="NAME=VALUE",
+        help="Tune a finding rule (repeatable; names in docs/findings.md).",
     ),
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
     Examples:
 
+    \b
       spark-explain report /var/log/spark-events/app-20240101-0001
-
+      spark-explain report --dir /var/log/spark-events application_1751493828576_0001
       spark-explain report eventlog.zstd -o report.html
-
       spark-explain report eventlog.zstd --format json -o out.json
+      spark-explain report eventlog.zstd --sections findings,plans --width 160
     """
-    from analyzer.report.options import ReportOptions
+    from analyzer.report.options import ReportOptions, parse_sections
 
     try:
         chosen = api.format_for(output, fmt)
+        to_terminal = output is None and sys.stdout.isatty()
         options = ReportOptions(
             fmt=chosen,
             metrics=metrics,  # type: ignore[arg-type]  # validated by ReportOptions
             executions=tuple(execution or ()),
             top=top,
             thresholds=_thresholds(threshold),
-            color=chosen == "text" and output is None and not no_color and sys.stdout.isatty(),
+            color=chosen == "text" and to_terminal and not no_color,
+            width=width if width is not None else _terminal_width(to_terminal),
+            sections=parse_sections(sections),
         )
+        path = api.find_log(log_dir, log) if log_dir is not None else log
         with _progress_on_terminal() as progress:
-            analysis = api.analyze(log, _strictness(lenient), progress=progress)
+            analysis = api.analyze(path, _strictness(lenient), progress=progress)
         if output is None:
             sys.stdout.write(api.render_report(analysis, options))
         else:
@@ -154,6 +215,16 @@ def report_command(
         ) from None
 
 
+def _terminal_width(to_terminal: bool) -> int:
+    """The text report's default width: the terminal's (at least 60 columns), else 100."""
+    from analyzer.report.options import DEFAULT_WIDTH, MAX_WIDTH, MIN_WIDTH
+
+    if not to_terminal:
+        return DEFAULT_WIDTH
+    columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return min(max(columns, MIN_WIDTH), MAX_WIDTH)
+
+
 @contextlib.contextmanager
 def _progress_on_terminal() -> Iterator[Callable[[int], None] | None]:
     """Show a transient count of events read on stderr, only when stderr is a terminal."""
@@ -171,34 +242,55 @@ def _progress_on_terminal() -> Iterator[Callable[[int], None] | None]:
         yield lambda n_events: bar.update(task, completed=n_events)
 
 
-@app.command("batch")
+@app.command("batch", cls=_Command)
 def batch_command(
-    log_dir: str = typer.Argument(..., help="A directory of event logs (History Server log dir)."),
-    output: str = typer.Option(..., "-o", "--output", help="Directory to write the reports into."),
+    log_dir: str = typer.Argument(
+        ..., metavar="LOG_DIR", help="A directory of event logs (History Server log dir)."
+    ),
+    output: str = typer.Option(
+        ..., "-o", "--output", metavar="OUT_DIR", help="Directory to write the reports into."
+    ),
     since: str | None = typer.Option(
-        None, "--since", help="Only logs modified within this long, e.g. 24h, 7d, 90m."
+        None,
+        "--since",
+        metavar="AGE",
+        help="Only logs modified within this long, e.g. 24h, 7d, 90m.",
     ),
     match: str | None = typer.Option(
-        None, "--match", help="Only applications whose id or name matches this regex."
+        None,
+        "--match",
+        metavar="REGEX",
+        help="Only applications whose id or name matches this regex.",
     ),
     include_incomplete: bool = typer.Option(
         False, "--include-incomplete", help="Also analyze in-progress (incomplete) logs."
     ),
-    engine: str = typer.Option("local", "--engine", help="local (default) or spark."),
+    engine: str = typer.Option(
+        "local", "--engine", metavar="ENGINE", help="local (default) or spark."
+    ),
     jobs: int | None = typer.Option(
-        None, "--jobs", "-j", help="Parallel workers for the local engine (default: CPU count)."
+        None,
+        "--jobs",
+        "-j",
+        metavar="N",
+        help="Parallel workers for the local engine (default: CPU count).",
     ),
     master: str | None = typer.Option(
-        None, "--master", help="Spark master URL for --engine spark (default local[*])."
+        None,
+        "--master",
+        metavar="URL",
+        help="Spark master URL for --engine spark (default local[*]).",
     ),
     max_memory_mb: int = typer.Option(
         DEFAULT_MAX_MEMORY_MB,
         "--max-memory-mb",
+        metavar="N",
         help="Memory one log may use in a worker, MiB; a log above it fails (0: no limit).",
     ),
     timeout_s: int = typer.Option(
         DEFAULT_TIMEOUT_S,
         "--timeout-s",
+        metavar="N",
         help="Time one log may take, seconds; a log above it fails (0: no limit).",
     ),
     lenient: bool = typer.Option(
@@ -207,15 +299,16 @@ def batch_command(
     threshold: list[str] | None = typer.Option(
         None,
         "--threshold",
-        help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
+        metavar="NAME=VALUE",
+        help="Tune a finding rule in every report (repeatable; names in docs/findings.md).",
     ),
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
     Examples:
 
+    \b
       spark-explain batch /var/log/spark-events -o /srv/spark-reports --since 24h
-
       spark-explain batch hdfs:///spark-history -o /srv/reports --engine spark --master yarn
     """
     from analyzer.batch.runner import BatchOptions, run_batch

@@ -98,9 +98,11 @@ def test_plan_node_is_marked_and_lines_fit() -> None:
         thresholds=Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0"]),
     )
     lines = text.splitlines()
-    join = next(i for i, line in enumerate(lines) if "─ SortMergeJoin #7 " in line)
-    assert lines[join + 1].endswith("│ ⚠ data-skew — see Findings 1")
-    assert "smj-small-side — see Findings" in lines[join + 2]
+    tree_line = next(line for line in lines if line.startswith("SortMergeJoin #7 "))
+    assert tree_line.startswith("SortMergeJoin #7 ⚠1 ⚠2 ")
+    join = lines.index("#7 SortMergeJoin · codegen 5 · stage 4 · self time 2.8 s, estimated")
+    assert lines[join + 2] == "    ⚠ data-skew — see Findings 1"
+    assert "smj-small-side — see Findings 2" in lines[join + 3]
     assert "⚠ data-skew at #7 SortMergeJoin — see Findings 1" in lines
     assert "    where:    SQL execution 0 · node #7 SortMergeJoin · stage 4.0 · task 11" in lines
     assert all(visible_len(line) <= 100 for line in lines)

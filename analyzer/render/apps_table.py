@@ -24,6 +24,7 @@ _HEADERS = (
     "CODEC",
     "LAYOUT",
     "SIZE",
+    "PATH",
 )
 _RIGHT_ALIGNED = {"DURATION", "SIZE"}
 
@@ -46,6 +47,7 @@ def _row(info: AppInfo) -> tuple[str, ...]:
         "-" if info.error is not None else info.codec,
         info.layout,
         fmt_bytes(info.size_bytes),
+        info.path,
     )
     return tuple(neutralize(cell) for cell in cells)
 

@@ -15,4 +15,8 @@ def render_text(view: TextReportView, width: int = 100, color: bool = False) -> 
     """
     template = text_env().get_template("report.txt.j2")
     text = template.render(app=view, color=color, width=width, rule="═" * width)
+    # Without the summary section the first section's blank line and rule would lead.
+    text = text.lstrip("\n")
+    if text.startswith("═"):
+        text = text.partition("\n")[2]
     return apply_colour(fit_width(text, width))

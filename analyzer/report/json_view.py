@@ -6,13 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.executor_summary import executor_summaries
 from analyzer.aggregate.node_metrics import MetricStats
+from analyzer.aggregate.stage_summary import StageTaskSummary
 from analyzer.aggregate.time_spent import app_time_spent, critical_path
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.report.findings import evidence_str, kept_findings
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
+from analyzer.report.stages import stage_summaries
 
 FORMAT_VERSION = 1
 
@@ -89,6 +92,79 @@ def _app_time(analysis: Analysis) -> dict[str, Any]:
         "other_jobs_ms": spent.other_jobs_ms,
         "driver_only_ms": spent.driver_ms,
     }
+
+
+def _task_summary(summary: StageTaskSummary | None) -> dict[str, Any] | None:
+    """Spark's task quantiles of a stage attempt, every metric by its field name (units in it)."""
+    if summary is None:
+        return None
+    return {
+        "quantiles": list(summary.quantiles),
+        "n_tasks": summary.n_tasks,
+        "metrics": {metric.field: list(values) for metric, values in summary.metrics()},
+    }
+
+
+def _environment(analysis: Analysis) -> dict[str, Any]:
+    """The driver's JVM and configuration, secrets redacted (see `model.redaction`)."""
+    app = analysis.application
+    env = app.environment
+    return {
+        "java_version": env.java_version,
+        "java_home": env.java_home,
+        "scala_version": env.scala_version,
+        "spark_properties": dict(env.spark_properties or app.spark_properties),
+        "system_properties": dict(env.system_properties),
+    }
+
+
+def _executors(analysis: Analysis) -> list[dict[str, Any]]:
+    """Every executor and the driver, as the History Server's `/allexecutors` lists them."""
+    by_id = {e.executor_id: e for e in analysis.application.executors}
+    return [
+        {
+            "executor_id": s.executor_id,
+            "host": by_id[s.executor_id].host,
+            "host_port": s.host_port,
+            "is_active": s.is_active,
+            "total_cores": s.total_cores,
+            "max_tasks": s.max_tasks,
+            "max_memory_bytes": s.max_memory_bytes,
+            "add_time_ms": s.add_time_ms,
+            "remove_time_ms": s.remove_time_ms,
+            "remove_reason": s.remove_reason,
+            "n_active_tasks": s.n_active_tasks,
+            "n_completed_tasks": s.n_completed_tasks,
+            "n_failed_tasks": s.n_failed_tasks,
+            "n_total_tasks": s.n_total_tasks,
+            "total_duration_ms": s.total_duration_ms,
+            "total_gc_time_ms": s.total_gc_time_ms,
+            "total_input_bytes": s.total_input_bytes,
+            "total_shuffle_read_bytes": s.total_shuffle_read_bytes,
+            "total_shuffle_write_bytes": s.total_shuffle_write_bytes,
+        }
+        for s in executor_summaries(analysis.application)
+    ]
+
+
+def _jobs(analysis: Analysis) -> list[dict[str, Any]]:
+    """Every job by id, with its SQL execution, description and call site."""
+    return [
+        {
+            "job_id": j.job_id,
+            "execution_id": j.execution_id,
+            "status": j.status,
+            "submission_ms": j.submission_ms,
+            "completion_ms": j.completion_ms,
+            "stage_ids": list(j.stage_ids),
+            "name": j.name,
+            "description": j.description,
+            "job_group": j.job_group,
+            "job_tags": sorted(j.job_tags),
+            "error_message": j.error_message,
+        }
+        for j in sorted(analysis.application.jobs, key=lambda j: j.job_id)
+    ]
 
 
 def _finding(f: Finding) -> dict[str, Any]:
@@ -178,6 +254,7 @@ def build_json_view(
             }
         )
     rs = analysis.read_stats
+    summaries = stage_summaries(analysis)
     return {
         "format_version": FORMAT_VERSION,
         "application": {
@@ -191,6 +268,9 @@ def build_json_view(
             "completed": app.completed,
             "time_spent": _app_time(analysis),
         },
+        "environment": _environment(analysis),
+        "executors": _executors(analysis),
+        "jobs": _jobs(analysis),
         "log": {
             "path": analysis.source.path,
             "layout": analysis.source.layout,
@@ -214,6 +294,8 @@ def build_json_view(
                 "submission_ms": s.submission_ms,
                 "completion_ms": s.completion_ms,
                 "failure_reason": s.failure_reason,
+                "job_ids": list(s.job_ids),
+                "task_summary": _task_summary(summaries.get((s.stage_id, s.attempt_id))),
             }
             for s in app.stages
         ],

@@ -15,9 +15,47 @@ MetricsLevel = Literal["none", "summary", "full"]
 METRICS_LEVELS: tuple[MetricsLevel, ...] = ("none", "summary", "full")
 
 DEFAULT_WIDTH = 100
-"""Columns the text report fits in unless told otherwise."""
+"""Columns the text report fits in unless told otherwise (the CLI's default when not printing to
+a terminal)."""
 MIN_WIDTH = 60
 """The narrowest text report: operator lines need room for a name and an id."""
+MAX_WIDTH = 1000
+"""The widest text report."""
+
+Section = Literal["summary", "time", "findings", "plans", "stages", "config", "executors", "jobs"]
+SECTIONS: tuple[Section, ...] = (
+    "summary",
+    "time",
+    "findings",
+    "plans",
+    "stages",
+    "config",
+    "executors",
+    "jobs",
+)
+"""The text report's sections, in the order it prints them (`--sections`): the header, where
+the time went, findings, each execution's plan, the stages (each execution's, then those outside
+SQL executions), the Spark configuration, the executors, the jobs."""
+
+
+def parse_sections(value: str) -> tuple[Section, ...]:
+    """Read `--sections`: names separated by commas, or `all`; a bad name is a `UsageError`.
+
+    >>> parse_sections("plans, findings")
+    ('findings', 'plans')
+    >>> parse_sections("all") == SECTIONS
+    True
+    """
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if names == ["all"]:
+        return SECTIONS
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown --sections {', '.join(unknown) or repr(value)}; use all or names from "
+            + ", ".join(SECTIONS)
+        )
+    return tuple(s for s in SECTIONS if s in names)
 
 
 @dataclass(frozen=True)
@@ -37,6 +75,7 @@ class ReportOptions:
     thresholds: Thresholds = field(default_factory=Thresholds)
     color: bool = False
     width: int = DEFAULT_WIDTH
+    sections: tuple[Section, ...] = SECTIONS
     now_ms: int | None = None
 
     def __post_init__(self) -> None:
@@ -46,5 +85,10 @@ class ReportOptions:
             raise UsageError(f"unknown --metrics {self.metrics!r}; use {', '.join(METRICS_LEVELS)}")
         if self.top is not None and self.top < 1:
             raise UsageError(f"--top must be at least 1, not {self.top}")
-        if self.width < MIN_WIDTH:
-            raise UsageError(f"--width must be at least {MIN_WIDTH}, not {self.width}")
+        if not MIN_WIDTH <= self.width <= MAX_WIDTH:
+            raise UsageError(
+                f"--width must be between {MIN_WIDTH} and {MAX_WIDTH}, not {self.width}"
+            )
+        unknown = [s for s in self.sections if s not in SECTIONS]
+        if unknown or not self.sections:
+            raise UsageError(f"unknown --sections {unknown}; use names from {', '.join(SECTIONS)}")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.task_detail import iter_task_rows, successful_task_values, task_quantiles
+from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
+from analyzer.aggregate.task_detail import iter_task_rows
 from analyzer.model.application import StageAttempt
 from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_duration_ms, fmt_value
 
@@ -44,7 +46,10 @@ class QuantileRowView:
 
     label: str = field(metadata=_help("Metric name, e.g. `Duration`."))
     values: tuple[str, ...] = field(
-        metadata=_help("Min, 25th percentile, median, 75th percentile, max.")
+        metadata=_help(
+            "Min, 25th percentile, median, 75th percentile, max, as the History Server's stage "
+            "page and `taskSummary` give them; `–` where Spark has no value (NaN)."
+        )
     )
 
 
@@ -70,8 +75,14 @@ class StageView:
         metadata=_help("`4 tasks, 105 ms wall, 2 retried, 1 failed` (zero counts left out).")
     )
     failure_reason: str = field(metadata=_help("Why the stage attempt failed, or empty."))
+    n_summary_tasks: int = field(
+        metadata=_help(
+            "Tasks the quantiles rank over (Spark's: those with an executor run time, in practice "
+            "the successful ones); 0 without quantiles."
+        )
+    )
     quantiles: tuple[QuantileRowView, ...] = field(
-        metadata=_help("Task metric quantiles over successful tasks, when asked for.")
+        metadata=_help("Task metric quantiles, exactly the History Server's, when asked for.")
     )
     tasks: tuple[TaskRowView, ...] = field(
         metadata=_help("A line per task attempt, by id, when asked for.")
@@ -102,17 +113,65 @@ _TASK_COLUMNS = (
     "failure_reason",
 )
 
-QUANTILE_METRICS: tuple[tuple[str, str, Unit], ...] = (
-    ("Duration", "duration_ms", "ms"),
-    ("GC time", "gc_ms", "ms"),
-    ("Input", "input_bytes", "bytes"),
-    ("Shuffle read", "shuffle_read_bytes", "bytes"),
-    ("Shuffle write", "shuffle_write_bytes", "bytes"),
-    ("Spill (memory)", "memory_bytes_spilled", "bytes"),
-    ("Spill (disk)", "disk_bytes_spilled", "bytes"),
+STAGE_PAGE_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""The quantiles of Spark's stage page (its Summary Metrics table): min, 25th, median, 75th, max."""
+SUMMARY_QUANTILES = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
+"""The quantiles computed once per analysis: the stage page's and the REST API's default tails."""
+
+QuantileRows = Literal["main", "all"]
+
+
+@dataclass(frozen=True)
+class QuantileMetric:
+    """A row of the stage quantiles: its label, the `StageTaskSummary` field and its unit."""
+
+    label: str
+    field: str
+    unit: Unit
+    is_main: bool
+    """Shown at `--metrics summary` (the others at `full` and in HTML)."""
+
+
+QUANTILE_METRICS: tuple[QuantileMetric, ...] = (
+    QuantileMetric("Duration", "duration_ms", "ms", True),
+    QuantileMetric("Scheduler delay", "scheduler_delay_ms", "ms", False),
+    QuantileMetric("Deserialization", "executor_deserialize_time_ms", "ms", False),
+    QuantileMetric("Run time", "executor_run_time_ms", "ms", False),
+    QuantileMetric("CPU time", "executor_cpu_time_ns", "ns", False),
+    QuantileMetric("GC time", "jvm_gc_time_ms", "ms", True),
+    QuantileMetric("Result serialization", "result_serialization_time_ms", "ms", False),
+    QuantileMetric("Getting result", "getting_result_time_ms", "ms", False),
+    QuantileMetric("Peak execution memory", "peak_execution_memory_bytes", "bytes", False),
+    QuantileMetric("Input", "input_bytes", "bytes", True),
+    QuantileMetric("Input records", "input_records", "count", False),
+    QuantileMetric("Output", "output_bytes", "bytes", False),
+    QuantileMetric("Output records", "output_records", "count", False),
+    QuantileMetric("Shuffle fetch wait", "shuffle_fetch_wait_time_ms", "ms", False),
+    QuantileMetric("Shuffle read", "shuffle_read_bytes", "bytes", True),
+    QuantileMetric("Shuffle read records", "shuffle_read_records", "count", False),
+    QuantileMetric("Shuffle remote read", "shuffle_remote_bytes_read", "bytes", False),
+    QuantileMetric("Shuffle write", "shuffle_write_bytes", "bytes", True),
+    QuantileMetric("Shuffle write records", "shuffle_write_records", "count", False),
+    QuantileMetric("Shuffle write time", "shuffle_write_time_ns", "ns", False),
+    QuantileMetric("Spill (memory)", "memory_bytes_spilled", "bytes", True),
+    QuantileMetric("Spill (disk)", "disk_bytes_spilled", "bytes", True),
 )
-"""(label, task-table column, unit) of the quantile rows; rows of zeros are left out, but for
+"""The quantile rows, in the order of Spark's stage page; rows of zeros are left out, but for
 the duration."""
+
+_SUMMARIES: dict[int, tuple[weakref.ref[Analysis], dict[tuple[int, int], StageTaskSummary]]] = {}
+
+
+def stage_summaries(analysis: Analysis) -> dict[tuple[int, int], StageTaskSummary]:
+    """Return Spark's task summary of every stage attempt at `SUMMARY_QUANTILES`, by (stage,
+    attempt), computed once per analysis (every execution's stage table and the JSON share it)."""
+    key = id(analysis)
+    hit = _SUMMARIES.get(key)
+    if hit is not None and hit[0]() is analysis:
+        return hit[1]
+    summaries = stage_task_summaries(analysis, SUMMARY_QUANTILES)
+    _SUMMARIES[key] = (weakref.ref(analysis, lambda _: _SUMMARIES.pop(key, None)), summaries)
+    return summaries
 
 
 def task_rows_by_stage(
@@ -171,19 +230,24 @@ def _stage_summary(stage: StageAttempt, n_retried: int, wall: str) -> str:
     return ", ".join(parts)
 
 
-def _quantile_rows(values: tuple[tuple[int, ...], ...] | None) -> tuple[QuantileRowView, ...]:
-    rows = []
-    for i, (label, _column, unit) in enumerate(QUANTILE_METRICS):
-        column = values[i] if values is not None else ()
-        if not column or (i > 0 and not any(column)):
+def _quantile_rows(
+    summary: StageTaskSummary | None, rows: QuantileRows
+) -> tuple[QuantileRowView, ...]:
+    if summary is None:
+        return ()
+    out = []
+    for metric in QUANTILE_METRICS:
+        if rows == "main" and not metric.is_main:
             continue
-        rows.append(
+        values = [summary.at(metric.field, q) for q in STAGE_PAGE_QUANTILES]
+        if metric.field != "duration_ms" and not any(values):
+            continue
+        out.append(
             QuantileRowView(
-                label=label,
-                values=tuple(fmt_value(unit, v) for v in task_quantiles(column)),
+                label=metric.label, values=tuple(fmt_value(metric.unit, v) for v in values)
             )
         )
-    return tuple(rows)
+    return tuple(out)
 
 
 def build_stage_views(
@@ -192,21 +256,20 @@ def build_stage_views(
     *,
     with_tasks: bool = False,
     with_quantiles: bool = False,
+    quantile_rows: QuantileRows = "all",
     task_rows: dict[tuple[int, int], list[TaskRow]] | None = None,
 ) -> tuple[StageView, ...]:
     """Describe stage attempts by id, with a line per task attempt and task quantiles if asked.
 
+    The quantiles are Spark's own (`aggregate.stage_summary`), at its stage page's quantiles:
+    every row, or with `quantile_rows="main"` the duration, GC, input, shuffle and spill rows.
     `task_rows` (from `task_rows_by_stage`) may be given when the caller already grouped them;
     they are needed for the retry counts and, with `with_tasks`, the task lines.
     """
     ordered = sorted(stages, key=lambda s: (s.stage_id, s.attempt_id))
     if task_rows is None:
         task_rows = task_rows_by_stage(analysis, {(s.stage_id, s.attempt_id) for s in ordered})
-    per_attempt: dict[tuple[int, int], tuple[tuple[int, ...], ...]] = {}
-    if with_quantiles and ordered:
-        per_attempt = successful_task_values(
-            analysis, {s.stage_id for s in ordered}, [c for _, c, _ in QUANTILE_METRICS]
-        )
+    summaries = stage_summaries(analysis) if with_quantiles and ordered else {}
     out = []
     for stage in ordered:
         key = (stage.stage_id, stage.attempt_id)
@@ -238,7 +301,8 @@ def build_stage_views(
                 wall_str=wall,
                 summary_str=_stage_summary(stage, n_retried, wall),
                 failure_reason=stage.failure_reason or "",
-                quantiles=_quantile_rows(per_attempt.get(key)) if with_quantiles else (),
+                n_summary_tasks=summaries[key].n_tasks if key in summaries else 0,
+                quantiles=_quantile_rows(summaries.get(key), quantile_rows),
                 tasks=tasks,
             )
         )

@@ -19,6 +19,7 @@ from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
 from analyzer.report.anchors import node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.bounds import long_text
+from analyzer.report.context import ContextView, build_context_view
 from analyzer.report.execution import ExecutionView, build_execution_view, execution_stages
 from analyzer.report.findings import (
     FindingGroupView,
@@ -172,6 +173,10 @@ class HtmlReportView:
     )
     text_report: str = field(
         metadata=_help("The text report for copying, or empty when unavailable.")
+    )
+    context: ContextView | None = field(
+        default=None,
+        metadata=_help("Jobs, stages outside SQL, executors and configuration (`_context`)."),
     )
 
 
@@ -383,4 +388,7 @@ def build_html_view(
             for e in by_start(detailed)
         ),
         text_report=text_report,
+        context=build_context_view(
+            analysis, is_filtered=selection.is_filtered, with_quantiles=True
+        ),
     )
