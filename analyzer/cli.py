@@ -110,6 +110,11 @@ def report_command(
         "--threshold",
         help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
     ),
+    redact: bool = typer.Option(
+        False,
+        "--redact",
+        help="Replace literals, paths, hosts and users with stable tokens (docs/redaction.md).",
+    ),
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
@@ -132,6 +137,7 @@ def report_command(
             top=top,
             thresholds=_thresholds(threshold),
             color=chosen == "text" and output is None and not no_color and sys.stdout.isatty(),
+            redact=redact,
         )
         with _progress_on_terminal() as progress:
             analysis = api.analyze(log, _strictness(lenient), progress=progress)
@@ -209,6 +215,12 @@ def batch_command(
         "--threshold",
         help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
     ),
+    redact: bool = typer.Option(
+        False,
+        "--redact",
+        help="Replace literals, paths, hosts and users with stable tokens in every report and "
+        "the index (docs/redaction.md).",
+    ),
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
@@ -232,7 +244,7 @@ def batch_command(
             max_memory_mb=max_memory_mb,
             timeout_s=timeout_s,
             strictness=_strictness(lenient),
-            report=ReportOptions(thresholds=_thresholds(threshold)),
+            report=ReportOptions(thresholds=_thresholds(threshold), redact=redact),
         )
         summary = run_batch(log_dir, output, options)
     except UsageError as error:
