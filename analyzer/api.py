@@ -24,7 +24,7 @@ from analyzer.report import options as report_options
 from analyzer.report.html import build_html_view
 from analyzer.report.json_view import build_json_view
 from analyzer.report.options import ReportFormat, ReportOptions
-from analyzer.report.redact import REDACTION_NOTE, Redactor, mark_document, redact_view
+from analyzer.report.redact import Redactor, mark_document, redact_report
 from analyzer.report.text import TextReportView, build_text_view
 
 FORMATS = report_options.FORMATS
@@ -112,10 +112,7 @@ def render_report(
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
         view = build_html_view(analysis, findings, options, now_ms)
         if active is not None:
-            view = redact_view(view, active)
-            view = dataclasses.replace(
-                view, header=dataclasses.replace(view.header, redaction_str=REDACTION_NOTE)
-            )
+            view = redact_report(view, active)
 
         def text_of(execution_ids: Sequence[int]) -> str:
             text_options = dataclasses.replace(
@@ -132,9 +129,10 @@ def render_report(
     return _render_text(analysis, findings, options, active)
 
 
-def make_redactor(analysis: Analysis) -> Redactor:
-    """Return the redactor of an analysis: its tokens, numbered in log order (docs/redaction.md)."""
-    return Redactor.for_analysis(analysis)
+def make_redactor(*analyses: Analysis) -> Redactor:
+    """Return the redactor of one analysis, or of the analyses one report shows together: one
+    mapping of values to tokens, numbered in log order (docs/redaction.md)."""
+    return Redactor.for_analysis(*analyses)
 
 
 def _render_text(
@@ -145,10 +143,7 @@ def _render_text(
 ) -> str:
     view: TextReportView = build_text_view(analysis, findings, options)
     if redactor is not None:
-        view = redact_view(view, redactor)
-        view = dataclasses.replace(
-            view, header=dataclasses.replace(view.header, redaction_str=REDACTION_NOTE)
-        )
+        view = redact_report(view, redactor)
     return render_text(view, width=options.width, color=options.color)
 
 

@@ -386,3 +386,65 @@ def test_free_text_literals_are_found_where_reports_quote_them() -> None:
     assert r.text(f"Query 4 failed: {cause}") == "Query 4 failed: " + whole.split("): ")[-1]
     assert "778" not in r.text("Query 4 failed: java.lang.IllegalStateException: order 778…")
     assert r.text("Query 4 failed in task 77812") == "Query 4 failed in task 77812"
+
+
+def test_batch_redacts_every_report_the_index_and_the_tables(tmp_path: Path) -> None:
+    import shutil
+
+    import polars as pl
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    chosen = [PUBLIC / "python_udf_eventlog", _sample("sea-executor-lost")]
+    logs = [p for p in chosen if p is not None and p.is_file()]
+    if not logs:
+        pytest.skip("no log to run a batch on")
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    for log in logs:
+        shutil.copy(log, log_dir / log.name)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["batch", str(log_dir), "-o", str(out), "-j", "1", "--redact"])
+    assert result.exit_code == 0, result.output
+    secrets = Secrets()
+    for log in logs:
+        found = secrets_of(log)
+        for kind in ("hosts", "users", "paths", "literals"):
+            getattr(secrets, kind).update(getattr(found, kind))
+    written = [out / "index.html", *sorted((out / "apps").rglob("report.*"))]
+    assert len(written) == 1 + 3 * len(logs)
+    for path in written:
+        text = path.read_text()
+        assert not _leaks(secrets, text), (path.name, _leaks(secrets, text)[:5])
+    for table in sorted((out / "tables").glob("*.parquet")):
+        frame = pl.read_parquet(table)
+        cells = "\n".join(
+            str(v) for name in frame.columns if frame[name].dtype == pl.String for v in frame[name]
+        )
+        assert not _leaks(secrets, cells), (table.name, _leaks(secrets, cells)[:5])
+    for report in (out / "apps").rglob("report.json"):
+        assert json.loads(report.read_text())["redacted"] is True
+
+
+def test_tokens_agree_between_formats_and_runs() -> None:
+    path = _sample("sea-partition-pruning") or PUBLIC / "python_udf_eventlog"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    analysis, findings = _analyzed(path)
+    options = ReportOptions(fmt="json", redact=True, now_ms=0)
+    first = api.render_report(analysis, options, list(findings))
+    assert api.render_report(analysis, options, list(findings)) == first
+    document = json.loads(first)
+    text = reports(path, redact=True)["text"]
+    # A call site (its path a token) and an executor's host read the same in both formats.
+    call_site = next(s["name"] for s in document["stages"] if "path-" in s["name"])
+    assert call_site in text
+    host = next(
+        m["max_at"]["host"]
+        for e in document["executions"]
+        for n in e["nodes"]
+        for m in n["metrics"]
+        if m["max_at"]
+    )
+    assert host.startswith("host-") and f"@ {host}" in text

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from analyzer.aggregate.analysis import Analysis
 
@@ -679,10 +679,18 @@ class Redactor:
     # -- the application -------------------------------------------------------------------
 
     @classmethod
-    def for_analysis(cls, analysis: Analysis) -> Redactor:
-        """Make the redactor of one analysis: read its hosts, users and free text in log order."""
-        app = analysis.application
+    def for_analysis(cls, *analyses: Analysis) -> Redactor:
+        """Make the redactor of one analysis (or of several shown in one report, such as the
+        two runs of a diff): read their hosts, users and free text in log order."""
         redactor = cls()
+        for analysis in analyses:
+            redactor.read(analysis)
+        return redactor
+
+    def read(self, analysis: Analysis) -> None:
+        """Learn the hosts, users, paths and free text of an analysis, numbering their tokens."""
+        app = analysis.application
+        redactor = self
         props = [*app.spark_properties, *app.environment.spark_properties]
         system = list(app.environment.system_properties)
         if app.user:
@@ -727,7 +735,6 @@ class Redactor:
             redactor.free_text(stage.failure_reason or "")
         for executor in app.executors:
             redactor.free_text(executor.removed_reason or "")
-        return redactor
 
 
 def _is_expression(text: str) -> bool:
@@ -750,19 +757,34 @@ def redact_view(view: T, redactor: Redactor) -> T:
     return _walk(view, redactor.text)  # type: ignore[no-any-return]
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        _FIELDS[cls] = names
+    return names
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _walk(value: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         out = fn(value)
         return value if out == value else out
-    if isinstance(value, tuple):
-        return tuple(_walk(v, fn) for v in value)
-    if isinstance(value, list):
-        return [_walk(v, fn) for v in value]
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, tuple | list):
+        items = [v if isinstance(v, _SCALARS) else _walk(v, fn) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
         return {_walk(k, fn): _walk(v, fn) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {}
-        names = [f.name for f in dataclasses.fields(value) if f.init]
+        names = _fields(type(value))
         for name in names:
             old = getattr(value, name)
             new = _walk(old, fn)
@@ -778,6 +800,20 @@ def _walk(value: Any, fn: Callable[[str], str]) -> Any:
                 changes["detail_str"] = whole[len(fn(name)) + 1 :]
         return dataclasses.replace(value, **changes) if changes else value
     return value
+
+
+def redact_report(view: T, redactor: Redactor) -> T:
+    """Return a report's view redacted (see `redact_view`), its header saying so.
+
+    Every format built from a view with an `ApplicationHeaderView` as `header` uses this, so
+    that it carries `REDACTION_NOTE`; a view without one is only walked.
+    """
+    redacted: Any = redact_view(view, redactor)
+    header: Any = getattr(redacted, "header", None)
+    if header is not None and hasattr(header, "redaction_str"):
+        header = dataclasses.replace(header, redaction_str=REDACTION_NOTE)
+        redacted = dataclasses.replace(redacted, header=header)
+    return cast(T, redacted)
 
 
 def mark_document(document: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
