@@ -371,6 +371,13 @@ def test_our_own_text_is_left_alone(ours: str) -> None:
     assert r.text(ours) == ours
 
 
+def test_a_bare_number_of_free_text_does_not_redact_our_counts() -> None:
+    r = Redactor()
+    assert r.free_text("4") == "num-1"
+    assert r.text("4") == "4"
+    assert r.text("4 tasks") == "4 tasks"
+
+
 def test_free_text_literals_are_found_where_reports_quote_them() -> None:
     r = Redactor()
     error = (

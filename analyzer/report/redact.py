@@ -626,7 +626,9 @@ class Redactor:
             if kind is not None:
                 self._remember(spans, start, end, token, value)
         out = spans.render()
-        self._exact[text] = out
+        if any(c.isalpha() for c in text):
+            # Shown whole, it reads as this; a bare number (`4`) could be one of our counts.
+            self._exact[text] = out
         return out
 
     def _remember(self, spans: _Spans, start: int, end: int, token: str, value: str) -> None:
