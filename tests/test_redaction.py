@@ -455,3 +455,11 @@ def test_tokens_agree_between_formats_and_runs() -> None:
         if m["max_at"]
     )
     assert host.startswith("host-") and f"@ {host}" in text
+
+
+def test_sql_description_literals_in_a_shortened_quote() -> None:
+    r = Redactor()
+    sql = "SELECT * FROM t WHERE x IN (101,202,303) AND y = 'abc'"
+    assert r.free_text(sql) == "SELECT * FROM t WHERE x IN (num-1,num-2,num-3) AND y = 'str-1'"
+    shown = r.text("SQL execution 1 · SELECT * FROM t WHERE x IN (101,202,30…")
+    assert shown == "SQL execution 1 · SELECT * FROM t WHERE x IN (num-1,num-2,num-3…"

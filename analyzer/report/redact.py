@@ -632,26 +632,20 @@ class Redactor:
         return out
 
     def _remember(self, spans: _Spans, start: int, end: int, token: str, value: str) -> None:
+        # The context is the log's raw text, other literals in it included: fragments are all
+        # matched on the raw string of a report, each claiming only its own literal.
         text = spans.text
         line_start = text.rfind("\n", 0, start) + 1
-        lo = max(line_start, start - _CONTEXT_CHARS)
-        for it in spans.items:  # the context is raw text: it stops at another replacement
-            if it[1] <= start and it[1] > lo:
-                lo = it[1]
-        before = text[lo:start]
+        before = text[max(line_start, start - _CONTEXT_CHARS) : start]
         words = before.split(" ")
         before = " ".join(words[-(_CONTEXT_WORDS + 1) :]) if len(words) > _CONTEXT_WORDS else before
-        before = before if before.strip() else ""
+        before = before if any(c.isalnum() for c in before) else ""
         after = ""
         if not before:
             line_end = text.find("\n", end)
-            hi = min(len(text) if line_end < 0 else line_end, end + _CONTEXT_CHARS)
-            for it in spans.items:
-                if it[0] >= end and it[0] < hi:
-                    hi = it[0]
-            after = text[end:hi]
+            after = text[end : min(len(text) if line_end < 0 else line_end, end + _CONTEXT_CHARS)]
             after = " ".join(after.split(" ")[: _CONTEXT_WORDS + 1])
-            if not after.strip() and len(value) < 5:
+            if not any(c.isalnum() for c in after) and len(value) < 5:
                 return  # a short literal with no words beside it: only the exact text has it
         fragment = _fragment(before, value, after, token)
         index = len(self._fragments)
