@@ -343,6 +343,24 @@ def test_the_same_value_gets_the_same_token_in_every_string() -> None:
         ),
         ("Output [2]: [a#1, b#2]", "Output [2]: [a#1, b#2]"),
         (
+            "Project [reflect(java.lang.Thread, sleep, 150, true) AS p#5, concat(a#1, -) AS c#3]",
+            "Project [reflect('str-1', 'str-2', num-1, true) AS p#5, concat(a#1, 'str-3') AS c#3]",
+        ),
+        (
+            "Project [CASE WHEN (x#1 > 5) THEN high ELSE low END AS d#4]",
+            "Project [CASE WHEN (x#1 > num-1) THEN 'str-1' ELSE 'str-2' END AS d#4]",
+        ),
+        (
+            "InMemoryRelation [a#1], StorageLevel(disk, memory, deserialized, 1 replicas)",
+            "InMemoryRelation [a#1], StorageLevel(disk, memory, deserialized, 1 replicas)",
+        ),
+        (
+            "Window [rank(x#1) windowspecdefinition(y#2, z#3 DESC NULLS LAST, "
+            "specifiedwindowframe(RowFrame, unboundedpreceding$(), currentrow$())) AS r#4]",
+            "Window [rank(x#1) windowspecdefinition(y#2, z#3 DESC NULLS LAST, "
+            "specifiedwindowframe(RowFrame, unboundedpreceding$(), currentrow$())) AS r#4]",
+        ),
+        (
             "HashAggregate(keys=[], functions=[count(1)])",
             "HashAggregate(keys=[], functions=[count(1)])",
         ),

@@ -202,8 +202,26 @@ _PROTECTED = re.compile(
     r"operator id[:=]? =? ?\d+|splits=(?:Some\()?\d+|numPartitions = \d+|opId = \d+|"
     r"ver = \d+|WholeStageCodegen \(\d+\)|\], (?:true|false), \d+$|Statistics\([^)]*\)|"
     r"isFinalPlan=\w+|targetsize\(\d+\)|dynamicpruning#\d+, \d+|"
-    r"\(\d+ paths\)|\.\.\. \d+ more fields"
+    r"\(\d+ paths\)|\.\.\. \d+ more fields|\d+ replicas\)"
 )
+_CALL = re.compile(r"\b([A-Za-z_][\w$]*)\(")
+_BARE = re.compile(r"[^\s()\[\]{},#=\d][^\s()\[\]{},#=]*|-")
+_CASE_VALUE = re.compile(
+    r"\b(?:THEN|ELSE) ([^\s()\[\]{},#=\d][^\s()\[\]{},#=]*)(?= (?:WHEN|ELSE|END)\b)"
+)
+_STRUCTURAL_CALLS = frozenset(
+    {"StorageLevel", "Statistics", "specifiedwindowframe", "HashedRelationBroadcastMode",
+     "List", "ArrayBuffer", "Some", "windowspecdefinition", "Vector", "Seq", "Map"}
+)  # fmt: skip
+_PLAN_WORDS = frozenset(
+    {"true", "false", "null", "None", "ASC", "DESC", "NULLS", "FIRST", "LAST", "RowFrame",
+     "RangeFrame", "Inner", "LeftOuter", "RightOuter", "FullOuter", "LeftSemi", "LeftAnti",
+     "Cross", "BuildLeft", "BuildRight", "ENSURE_REQUIREMENTS", "REPARTITION_BY_COL",
+     "REPARTITION_BY_NUM", "REBALANCE_PARTITIONS_BY_COL", "REBALANCE_PARTITIONS_BY_NONE",
+     "SinglePartition", "UnknownPartitioning", "unboundedpreceding$()", "currentrow$()",
+     "unboundedfollowing$()"}
+)  # fmt: skip
+"""Spark's own words in expressions: never a string literal."""
 _PARTITIONING = re.compile(r"\b(?:hashpartitioning|rangepartitioning|RoundRobinPartitioning)\(")
 _RANGE = re.compile(
     r"\bRange \((" + _NUMBER + r"), (" + _NUMBER + r"), step=(" + _NUMBER + r"), splits="
@@ -553,6 +571,7 @@ class Redactor:
             close = _close(line, m.end())
             for a, b in _split_args(line, m.end(), close):
                 self._literal(spans, offset + a, offset + b)
+        self._bare_strings(spans, line, offset)
         protected = bytearray(len(line))
         for m in _PROTECTED.finditer(line):
             protected[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
@@ -565,6 +584,22 @@ class Redactor:
                 start, end = offset + m.start(), offset + m.end()
                 value = text[start:end]
                 spans.claim(start, end, self._token("num", value), "num")
+
+    def _bare_strings(self, spans: _Spans, line: str, offset: int) -> None:
+        """Claim the unquoted string literals of an expression line: a call's bare-word argument
+        (`reflect(java.lang.Thread, sleep)`, `concat(a#1, -)`), a CASE branch's bare value."""
+        for m in _CALL.finditer(line):
+            if m.group(1) in _STRUCTURAL_CALLS:
+                continue
+            close = _close(line, m.end())
+            for a, b in _split_args(line, m.end(), close):
+                a, b = _strip_span(line, a, b)
+                value = line[a:b]
+                if _BARE.fullmatch(value) and value not in _PLAN_WORDS:
+                    self._literal(spans, offset + a, offset + b)
+        for m in _CASE_VALUE.finditer(line):
+            if m.group(1) not in _PLAN_WORDS:
+                self._literal(spans, offset + m.start(1), offset + m.end(1))
 
     def _free_text(self, spans: _Spans) -> None:
         text = spans.text
