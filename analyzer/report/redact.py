@@ -159,10 +159,12 @@ _USER_KEYS = frozenset(
 _HOST_KEYS = frozenset({"spark.driver.host", "spark.driver.bindaddress", "spark.local.ip"})
 _COMMON_USERS = frozenset(
     {"root", "user", "admin", "test", "default", "nobody", "spark", "hadoop", "yarn", "hdfs",
-     "hive", "ubuntu", "centos", "ec2-user", "none", "unknown"}
+     "hive", "ubuntu", "centos", "ec2-user", "none", "unknown", "stage", "task", "job",
+     "node", "query", "driver", "executor", "data", "report", "time", "plan", "spill",
+     "shuffle", "metrics", "summary", "full", "info", "warning", "critical", "read", "write"}
 )  # fmt: skip
-"""User names also common as words: replaced only where they stand as a user (whole value,
-`user=NAME`), never as a word anywhere."""
+"""User names that are also service accounts or words of our own text: replaced only where
+they stand as a user (whole value, `user=NAME`), never as a word anywhere."""
 
 
 def _trim_path(path: str) -> str:
