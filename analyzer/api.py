@@ -31,7 +31,8 @@ from analyzer.report.bounds import clip_view
 from analyzer.report.html import build_html_view
 from analyzer.report.json_view import build_json_view
 from analyzer.report.options import ReportFormat, ReportOptions
-from analyzer.report.text import build_text_view
+from analyzer.report.redact import Redactor, mark_document, redact_report
+from analyzer.report.text import TextReportView, build_text_view
 
 FORMATS = report_options.FORMATS
 
@@ -128,20 +129,30 @@ def render_report(
     analysis: Analysis,
     options: ReportOptions | None = None,
     findings: Sequence[Finding] | None = None,
+    redactor: Redactor | None = None,
 ) -> str:
     """Render an analysis in the format `options.fmt` (default: the text report).
 
     `findings` are those of `find_issues(analysis, options.thresholds)`; they are computed here
-    when not given. Raises `UsageError` for an execution id the log does not hold.
+    when not given. With `options.redact`, values from the log become tokens (docs/redaction.md);
+    pass the same `redactor` (from `make_redactor`) to several calls for the same analysis and
+    their tokens agree. Raises `UsageError` for an execution id the log does not hold.
     """
     options = options if options is not None else ReportOptions()
     if findings is None:
         findings = find_issues(analysis, options.thresholds)
+    if options.redact and redactor is None:
+        redactor = make_redactor(analysis)
+    active = redactor if options.redact else None
     if options.fmt == "json":
-        return render_json(build_json_view(analysis, findings, options))
+        document = build_json_view(analysis, findings, options)
+        return render_json(document if active is None else mark_document(document, active))
     if options.fmt == "html":
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
-        view = clip_view(build_html_view(analysis, findings, options, now_ms))
+        view = build_html_view(analysis, findings, options, now_ms)
+        if active is not None:
+            view = redact_report(view, active)
+        view = clip_view(view)
 
         def text_of(execution_ids: Sequence[int]) -> str:
             text_options = dataclasses.replace(
@@ -154,14 +165,28 @@ def render_report(
                 # The page shows jobs, executors and configuration itself.
                 sections=("summary", "time", "findings", "plans", "stages"),
             )
-            return _render_text(analysis, findings, text_options)
+            return _render_text(analysis, findings, text_options, active)
 
         return render_html(view, text_of)
-    return _render_text(analysis, findings, options)
+    return _render_text(analysis, findings, options, active)
 
 
-def _render_text(analysis: Analysis, findings: Sequence[Finding], options: ReportOptions) -> str:
-    view = clip_view(build_text_view(analysis, findings, options))
+def make_redactor(*analyses: Analysis) -> Redactor:
+    """Return the redactor of one analysis, or of the analyses one report shows together: one
+    mapping of values to tokens, numbered in log order (docs/redaction.md)."""
+    return Redactor.for_analysis(*analyses)
+
+
+def _render_text(
+    analysis: Analysis,
+    findings: Sequence[Finding],
+    options: ReportOptions,
+    redactor: Redactor | None = None,
+) -> str:
+    view: TextReportView = build_text_view(analysis, findings, options)
+    if redactor is not None:
+        view = redact_report(view, redactor)
+    view = clip_view(view)
     return render_text(view, width=options.width, color=options.color)
 
 

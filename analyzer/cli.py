@@ -166,6 +166,11 @@ def report_command(
         metavar="NAME=VALUE",
         help="Tune a finding rule (repeatable; names in docs/findings.md).",
     ),
+    redact: bool = typer.Option(
+        False,
+        "--redact",
+        help="Replace literals, paths, hosts and users with stable tokens (docs/redaction.md).",
+    ),
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
@@ -192,6 +197,7 @@ def report_command(
             color=chosen == "text" and to_terminal and not no_color,
             width=width if width is not None else _terminal_width(to_terminal),
             sections=parse_sections(sections),
+            redact=redact,
         )
         path = api.find_log(log_dir, log) if log_dir is not None else log
         with _progress_on_terminal() as progress:
@@ -302,6 +308,12 @@ def batch_command(
         metavar="NAME=VALUE",
         help="Tune a finding rule in every report (repeatable; names in docs/findings.md).",
     ),
+    redact: bool = typer.Option(
+        False,
+        "--redact",
+        help="Replace literals, paths, hosts and users with stable tokens in every report and "
+        "the index (docs/redaction.md).",
+    ),
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
@@ -325,7 +337,7 @@ def batch_command(
             max_memory_mb=max_memory_mb,
             timeout_s=timeout_s,
             strictness=_strictness(lenient),
-            report=ReportOptions(thresholds=_thresholds(threshold)),
+            report=ReportOptions(thresholds=_thresholds(threshold), redact=redact),
         )
         summary = run_batch(log_dir, output, options)
     except UsageError as error:

@@ -18,6 +18,7 @@ from analyzer.batch.jobs import REPORT_FILES, FailureKind, Job, JobResult, JobSe
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
 from analyzer.report.batch_index import summarize
+from analyzer.report.redact import Redactor, redact_view
 
 
 def one_line(error: BaseException) -> str:
@@ -37,6 +38,8 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
     started = time.monotonic()
 
     def failed(error: str, kind: FailureKind, trace: str | None = None) -> JobResult:
+        if settings.report.redact:  # the index shows the error: no path or host in it
+            error = Redactor().text(error)
         return JobResult(
             job.log_name,
             error=error,
@@ -59,10 +62,15 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
             trace = traceback.format_exc()
             findings = None
         summary = summarize(analysis, findings)
+        # One redactor for the three reports and the index entry: their tokens agree.
+        redactor = api.make_redactor(analysis) if settings.report.redact else None
+        if redactor is not None:
+            summary = redact_view(summary, redactor)
         reports: list[tuple[str, str]] = []
         for fmt, file_name in REPORT_FILES.items():
             options = dataclasses.replace(settings.report, fmt=fmt)
-            reports.append((file_name, api.render_report(analysis, options, findings or [])))
+            text = api.render_report(analysis, options, findings or [], redactor)
+            reports.append((file_name, text))
         del analysis
     except MemoryError:
         return failed(settings.memory_error(), "limit")

@@ -91,6 +91,12 @@ class ApplicationHeaderView:
     generated_str: str = field(
         metadata=_help("When the report was made (UTC), or empty when no clock was given.")
     )
+    redaction_str: str = field(
+        default="",
+        metadata=_help(
+            "Says that values from the log were replaced by tokens (`--redact`), else empty."
+        ),
+    )
 
 
 def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHeaderView:

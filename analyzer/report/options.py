@@ -65,7 +65,9 @@ class ReportOptions:
     `executions` and `top` choose the SQL executions every format shows (an id the log does not
     hold is reported when the report is built, see `report.selection`); `metrics` is the text
     report's detail; `color` and `width` are for the text report only; `now_ms` is the clock
-    printed as the generation time (None: not printed in text, the real clock in HTML).
+    printed as the generation time (None: not printed in text, the real clock in HTML);
+    `redact` replaces literals, paths, hosts and users with stable tokens in every format
+    (docs/redaction.md).
     """
 
     fmt: ReportFormat = "text"
@@ -77,6 +79,7 @@ class ReportOptions:
     width: int = DEFAULT_WIDTH
     sections: tuple[Section, ...] = SECTIONS
     now_ms: int | None = None
+    redact: bool = False
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
