@@ -11,16 +11,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
-from analyzer.errors import CannotWriteError, EmptyLogError, Strictness, UsageError
+from analyzer.compare.diff import diff_analyses
+from analyzer.compare.result import DiffResult
+from analyzer.errors import (
+    CannotWriteError,
+    EmptyLogError,
+    LogNotFoundError,
+    Strictness,
+    UsageError,
+)
 from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import Finding, Thresholds, detect_all
+from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
 from analyzer.render.html import render_html
 from analyzer.render.json_render import render_json
 from analyzer.render.text import render_text
 from analyzer.replay.application import ApplicationBuilder
 from analyzer.report import options as report_options
+from analyzer.report.diff import build_diff_view
+from analyzer.report.diff_json import build_diff_document
 from analyzer.report.html import build_html_view
 from analyzer.report.json_view import build_json_view
 from analyzer.report.options import ReportFormat, ReportOptions
@@ -54,7 +65,9 @@ def analyze(
             progress(n)
     if reader.decode_stats.n_events == 0:
         raise EmptyLogError(
-            "the log holds no Spark events", path=location, hint="check that it is a Spark event log"
+            "the log holds no Spark events",
+            path=location,
+            hint="check that it is a Spark event log",
         )
     return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
 
@@ -72,6 +85,8 @@ def format_for(output: str | None, requested: str | None) -> ReportFormat:
             return "html"
         if ext == "json":
             return "json"
+        if ext in ("md", "markdown"):
+            return "markdown"
     return "text"
 
 
@@ -180,3 +195,61 @@ def write_report(
 ) -> None:
     """Render an analysis (see `render_report`) and write it atomically to `output`."""
     write_atomic(output, render_report(analysis, options, findings))
+
+
+def diff(
+    baseline: Analysis,
+    candidate: Analysis,
+    thresholds: Thresholds | None = None,
+    baseline_findings: Sequence[Finding] | None = None,
+    candidate_findings: Sequence[Finding] | None = None,
+) -> DiffResult:
+    """Compare two runs: pair their executions and operators, and name what explains the change.
+
+    `baseline` is the earlier (reference) run, `candidate` the one to explain. The findings of
+    each are computed here (`find_issues` with `thresholds`) when not given. See docs/diff.md.
+    """
+    if baseline_findings is None:
+        baseline_findings = find_issues(baseline, thresholds)
+    if candidate_findings is None:
+        candidate_findings = find_issues(candidate, thresholds)
+    return diff_analyses(baseline, candidate, baseline_findings, candidate_findings)
+
+
+def render_diff(result: DiffResult, options: ReportOptions | None = None) -> str:
+    """Render a comparison in the format `options.fmt`: text (default), html, json or markdown.
+
+    `options.top` keeps the N executions that changed most; `width`, `color` and `now_ms` work
+    as for `render_report`.
+    """
+    options = options if options is not None else ReportOptions()
+    if options.fmt == "json":
+        return render_json(build_diff_document(result))
+    view = build_diff_view(result, options)
+    if options.fmt == "html":
+        return render_diff_html(view)
+    if options.fmt == "markdown":
+        return render_diff_markdown(view)
+    return render_diff_text(view, width=options.width, color=options.color)
+
+
+def write_diff(
+    result: DiffResult, output: str | Path, options: ReportOptions | None = None
+) -> None:
+    """Render a comparison (see `render_diff`) and write it atomically to `output`."""
+    write_atomic(output, render_diff(result, options))
+
+
+def find_application(log_dir: str, app_id: str) -> str:
+    """Return the log path of application `app_id` (its newest attempt) in `log_dir`.
+
+    Raises `LogNotFoundError` when the directory holds no log of that application.
+    """
+    found = [i for i in list_applications(log_dir) if i.app_id == app_id and i.error is None]
+    if not found:
+        raise LogNotFoundError(
+            f"no application {app_id!r} in this directory",
+            path=log_dir,
+            hint="list its applications with `spark-explain apps DIR`",
+        )
+    return max(found, key=lambda i: (i.attempt_id or "", i.path)).path

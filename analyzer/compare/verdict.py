@@ -162,17 +162,20 @@ def aqe_differences(b: ExecutionFigures, c: ExecutionFigures) -> list[str]:
     qa, qc = b.aqe, c.aqe
     out = []
     if qa.adaptive != qc.adaptive:
-        out.append(f"AQE {'on' if qa.adaptive else 'off'} → {'on' if qc.adaptive else 'off'}")
+        out.append(
+            f"adaptive execution {'on' if qa.adaptive else 'off'} → "
+            f"{'on' if qc.adaptive else 'off'}"
+        )
     if qa.runtime_joins != qc.runtime_joins:
         out.append(
-            "joins AQE switched at run time: "
+            "run-time join switches: "
             + (", ".join(qa.runtime_joins) or "none")
             + " in the baseline, "
             + (", ".join(qc.runtime_joins) or "none")
             + " in the candidate"
         )
     if (qa.n_coalesced_reads > 0) != (qc.n_coalesced_reads > 0):
-        out.append(f"coalesced shuffle reads: {qa.n_coalesced_reads} → {qc.n_coalesced_reads}")
+        out.append(f"coalesced shuffle reads {qa.n_coalesced_reads} → {qc.n_coalesced_reads}")
     if (qa.skewed_partitions > 0) != (qc.skewed_partitions > 0):
         out.append(f"skewed partitions split {qa.skewed_partitions} → {qc.skewed_partitions}")
     if qa.n_local_reads != qc.n_local_reads:
