@@ -27,6 +27,7 @@ from analyzer.insights import Finding, Thresholds, detect_all
 from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
 from analyzer.render.html import render_html
 from analyzer.render.json_render import render_json
+from analyzer.render.markdown import render_markdown_report
 from analyzer.render.text import render_text
 from analyzer.replay.application import ApplicationBuilder
 from analyzer.report import options as report_options
@@ -34,6 +35,7 @@ from analyzer.report.diff import build_diff_view
 from analyzer.report.diff_json import build_diff_document
 from analyzer.report.html import build_html_view
 from analyzer.report.json_view import build_json_view
+from analyzer.report.markdown import build_markdown_view
 from analyzer.report.options import ReportFormat, ReportOptions
 from analyzer.report.text import build_text_view
 
@@ -114,6 +116,8 @@ def render_report(
         findings = find_issues(analysis, options.thresholds)
     if options.fmt == "json":
         return render_json(build_json_view(analysis, findings, options))
+    if options.fmt == "markdown":
+        return render_markdown_report(build_markdown_view(analysis, findings, options))
     if options.fmt == "html":
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
         view = build_html_view(analysis, findings, options, now_ms)

@@ -92,7 +92,8 @@ def report_command(
         None,
         "--format",
         "-f",
-        help="text, html or json; by default the output file's extension decides, else text.",
+        help="text, html, json or markdown; by default the output file's extension decides, "
+        "else text.",
     ),
     execution: list[int] | None = typer.Option(
         None, "--execution", "-e", help="Only these SQL execution ids (repeatable)."
@@ -150,6 +151,87 @@ def report_command(
                 "ran out of memory analyzing this log",
                 path=log,
                 hint="run it on a machine with more memory, or report the log as a bug",
+            )
+        ) from None
+
+
+@app.command("diff")
+def diff_command(
+    baseline: str = typer.Argument(
+        ..., help="The earlier (reference) run: an event log, or an application id with --dir."
+    ),
+    candidate: str = typer.Argument(
+        ..., help="The run to explain: an event log, or an application id with --dir."
+    ),
+    log_dir: str | None = typer.Option(
+        None, "--dir", help="Read BASELINE and CANDIDATE as application ids in this log directory."
+    ),
+    output: str | None = typer.Option(
+        None, "-o", "--output", help="Write here (atomically) instead of standard output."
+    ),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        help="text, html, json or markdown; by default the output file's extension decides, "
+        "else text.",
+    ),
+    top: int | None = typer.Option(
+        None, "--top", help="Only the N paired executions whose time changed most."
+    ),
+    lenient: bool = typer.Option(
+        False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
+    ),
+    no_color: bool = typer.Option(False, "--no-color", help="Never colour the text diff."),
+    threshold: list[str] | None = typer.Option(
+        None,
+        "--threshold",
+        help="Tune a finding rule: name=value (repeatable; names in docs/findings.md).",
+    ),
+) -> None:
+    """Compare two runs of a job and say what explains the change in time.
+
+    Examples:
+
+      spark-explain diff yesterday.zstd today.zstd
+
+      spark-explain diff --dir /var/log/spark-events app-20240101-0001 app-20240102-0001
+
+      spark-explain diff a.zstd b.zstd -o diff.md
+    """
+    from analyzer.report.options import ReportOptions
+
+    try:
+        chosen = api.format_for(output, fmt)
+        options = ReportOptions(
+            fmt=chosen,
+            top=top,
+            color=chosen == "text" and output is None and not no_color and sys.stdout.isatty(),
+        )
+        thresholds = _thresholds(threshold)
+        paths = [
+            api.find_application(log_dir, app_id) if log_dir is not None else app_id
+            for app_id in (baseline, candidate)
+        ]
+        analyses = []
+        for path in paths:
+            with _progress_on_terminal() as progress:
+                analyses.append(api.analyze(path, _strictness(lenient), progress=progress))
+        result = api.diff(analyses[0], analyses[1], thresholds)
+        if output is None:
+            sys.stdout.write(api.render_diff(result, options))
+        else:
+            api.write_diff(result, output, options)
+    except UsageError as error:
+        typer.echo(f"error: {neutralize(str(error))}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except AnalyzerError as error:
+        raise _fail(error) from None
+    except MemoryError:
+        raise _fail(
+            AnalyzerError(
+                "ran out of memory comparing these logs",
+                hint="run it on a machine with more memory, or report the logs as a bug",
             )
         ) from None
 

@@ -26,7 +26,9 @@ need no dependency, and every cell goes through the same escaping; `tabulate` es
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable, Iterable
 from functools import cache
 
 import jinja2
@@ -35,6 +37,7 @@ import markupsafe
 from analyzer import units
 from analyzer.render import terminal
 from analyzer.render.environment import TEMPLATE_DIRS
+from analyzer.report.markdown import MarkdownReportView
 
 MAX_MARKDOWN_CHARS = 60_000
 """A Markdown report or diff stays under this many characters (GitHub allows 65,536 in a comment;
@@ -115,6 +118,20 @@ def md_cell_code(value: object) -> MdSafe:
     return MdSafe(md_code(value).replace("|", "\\|"))
 
 
+def md_code_block(lines: Iterable[object]) -> MdSafe:
+    """Put untrusted lines in a fenced code block whose fence no line can close.
+
+    >>> print(md_code_block(["a", "```b"]))
+    ````
+    a
+    ```b
+    ````
+    """
+    text = "\n".join(terminal.neutralize(_LINE_BREAKS.sub(" ", str(line))) for line in lines)
+    fence = "`" * max(3, len(_fence(text)))
+    return MdSafe(f"{fence}\n{text}\n{fence}")
+
+
 def md_html(value: object) -> MdSafe:
     """Escape text for the inside of an HTML block (a `<summary>`), where Markdown is not read.
 
@@ -149,6 +166,7 @@ def markdown_env() -> jinja2.Environment:
         cell_code=md_cell_code,
         text=md_text,
         html=md_html,
+        code_block=md_code_block,
         bytes=units.fmt_bytes,
         duration_ms=units.fmt_duration_ms,
         count=units.fmt_count,
@@ -165,6 +183,42 @@ def cut_to_budget(text: str, limit: int = MAX_MARKDOWN_CHARS) -> str:
     if len(text) <= limit:
         return text
     note = "\n\n*(cut here: the rest would not fit in a comment; see the full report)*\n"
-    keep = text[: limit - len(note)]
+    keep = text[: limit - len(note) - 200]
     keep = keep[: keep.rfind("\n")] if "\n" in keep else keep
-    return keep + note
+    # Close what the cut left open: a code fence, then <details> blocks.
+    fence = ""
+    for line in keep.split("\n"):
+        if fence and line == fence:
+            fence = ""
+        elif not fence and re.fullmatch(r"`{3,}", line):
+            fence = line
+    closing = ("\n" + fence) if fence else ""
+    closing += "\n\n</details>" * max(0, keep.count("<details>") - keep.count("</details>"))
+    return keep + closing + note
+
+
+def render_markdown_report(view: MarkdownReportView, limit: int = MAX_MARKDOWN_CHARS) -> str:
+    """Render the Markdown summary of an application under `limit` characters.
+
+    Detail is dropped until it fits: the hot plans beyond the slowest, then its tree, then
+    findings beyond the first five; a last cut keeps the head.
+    """
+    template = markdown_env().get_template("report.md.j2")
+    text = template.render(md=view)
+    steps: tuple[Callable[[MarkdownReportView], MarkdownReportView], ...] = (
+        lambda v: dataclasses.replace(v, hot_plans=v.hot_plans[:1]),
+        lambda v: dataclasses.replace(
+            v, hot_plans=tuple(dataclasses.replace(p, tree_lines=()) for p in v.hot_plans)
+        ),
+        lambda v: dataclasses.replace(
+            v,
+            findings=v.findings[:5],
+            n_findings_hidden=v.n_findings_hidden + max(0, len(v.findings) - 5),
+        ),
+    )
+    for step in steps:
+        if len(text) <= limit:
+            break
+        view = step(view)
+        text = template.render(md=view)
+    return cut_to_budget(text, limit)
