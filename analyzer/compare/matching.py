@@ -7,9 +7,9 @@ looked at again, and several executions with the same key pair up in start order
 2. `plan`: the same plan fingerprint (a description with a date in it changed);
 3. `shape and description`: the same plan shape and the same description, digits folded
    (a literal changed, a join strategy switched, the input grew);
-4. `description`: the same description, digits folded, that no other unpaired execution of
-   either run has, with plans that share at least half their operators (a filter or a join
-   was added);
+4. `description`: the same description (digits kept: `query9` is not `query72`) that no other
+   unpaired execution of either run has, with plans that share at least half their operators
+   (a filter or a join was added);
 5. `shape`: the only unpaired execution of each run with that plan shape.
 
 Fingerprints are taken on the initial plan (`plans[0]`): what Spark planned before AQE changed
@@ -138,10 +138,10 @@ def pair_executions(
     run_tier("shape and description", lambda k: (k.shape, k.folded_description))
     run_tier(
         "description",
-        lambda k: k.folded_description,
+        lambda k: k.description,
         unique=True,
         accept=lambda b, c: (
-            bool(c.folded_description)
+            bool(c.description.strip())
             and shared_share(b.operators, c.operators) >= MIN_SHARED_OPERATORS
         ),
     )
