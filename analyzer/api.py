@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analyzer.aggregate.analysis import Analysis, analyze_built
+from analyzer.compare.diff import diff_analyses
+from analyzer.compare.result import DiffResult
 from analyzer.errors import (
     CannotWriteError,
     EmptyLogError,
@@ -22,14 +24,19 @@ from analyzer.eventlog.discover import AppInfo, discover_applications
 from analyzer.eventlog.events import read_events
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import Finding, Thresholds, detect_all
+from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
 from analyzer.render.html import render_html
 from analyzer.render.json_render import render_json
+from analyzer.render.markdown import render_markdown_report
 from analyzer.render.text import render_text
 from analyzer.replay.application import ApplicationBuilder
 from analyzer.report import options as report_options
 from analyzer.report.bounds import clip_view
+from analyzer.report.diff import build_diff_view, redact_diff_view
+from analyzer.report.diff_json import build_diff_document
 from analyzer.report.html import build_html_view
 from analyzer.report.json_view import build_json_view
+from analyzer.report.markdown import build_markdown_view
 from analyzer.report.options import ReportFormat, ReportOptions
 from analyzer.report.redact import Redactor, mark_document, redact_report
 from analyzer.report.text import TextReportView, build_text_view
@@ -113,6 +120,8 @@ def format_for(output: str | None, requested: str | None) -> ReportFormat:
             return "html"
         if ext == "json":
             return "json"
+        if ext in ("md", "markdown"):
+            return "markdown"
     return "text"
 
 
@@ -147,6 +156,11 @@ def render_report(
     if options.fmt == "json":
         document = build_json_view(analysis, findings, options)
         return render_json(document if active is None else mark_document(document, active))
+    if options.fmt == "markdown":
+        summary = build_markdown_view(analysis, findings, options)
+        if active is not None:
+            summary = redact_report(summary, active)
+        return render_markdown_report(clip_view(summary))
     if options.fmt == "html":
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
         view = build_html_view(analysis, findings, options, now_ms)
@@ -247,3 +261,51 @@ def write_report(
 ) -> None:
     """Render an analysis (see `render_report`) and write it atomically to `output`."""
     write_atomic(output, render_report(analysis, options, findings))
+
+
+def diff(
+    baseline: Analysis,
+    candidate: Analysis,
+    thresholds: Thresholds | None = None,
+    baseline_findings: Sequence[Finding] | None = None,
+    candidate_findings: Sequence[Finding] | None = None,
+) -> DiffResult:
+    """Compare two runs: pair their executions and operators, and name what explains the change.
+
+    `baseline` is the earlier (reference) run, `candidate` the one to explain. The findings of
+    each are computed here (`find_issues` with `thresholds`) when not given. See docs/diff.md.
+    """
+    if baseline_findings is None:
+        baseline_findings = find_issues(baseline, thresholds)
+    if candidate_findings is None:
+        candidate_findings = find_issues(candidate, thresholds)
+    return diff_analyses(baseline, candidate, baseline_findings, candidate_findings)
+
+
+def render_diff(result: DiffResult, options: ReportOptions | None = None) -> str:
+    """Render a comparison in the format `options.fmt`: text (default), html, json or markdown.
+
+    `options.top` keeps the N executions that changed most; `width`, `color`, `now_ms` and
+    `redact` (one mapping of tokens over both runs) work as for `render_report`.
+    """
+    options = options if options is not None else ReportOptions()
+    redactor = make_redactor(result.baseline, result.candidate) if options.redact else None
+    if options.fmt == "json":
+        document = build_diff_document(result)
+        return render_json(document if redactor is None else mark_document(document, redactor))
+    view = build_diff_view(result, options)
+    if redactor is not None:
+        view = redact_diff_view(view, redactor)
+    view = clip_view(view)
+    if options.fmt == "html":
+        return render_diff_html(view)
+    if options.fmt == "markdown":
+        return render_diff_markdown(view)
+    return render_diff_text(view, width=options.width, color=options.color)
+
+
+def write_diff(
+    result: DiffResult, output: str | Path, options: ReportOptions | None = None
+) -> None:
+    """Render a comparison (see `render_diff`) and write it atomically to `output`."""
+    write_atomic(output, render_diff(result, options))

@@ -128,7 +128,8 @@ def report_command(
         "--format",
         "-f",
         metavar="FORMAT",
-        help="text, html or json; by default the output file's extension decides, else text.",
+        help="text, html, json or markdown; by default the output file's extension decides, "
+        "else text.",
     ),
     execution: list[int] | None = typer.Option(
         None, "--execution", "-e", metavar="ID", help="Only these SQL execution ids (repeatable)."
@@ -229,6 +230,113 @@ def _terminal_width(to_terminal: bool) -> int:
         return DEFAULT_WIDTH
     columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     return min(max(columns, MIN_WIDTH), MAX_WIDTH)
+
+
+@app.command("diff")
+def diff_command(
+    baseline: str = typer.Argument(
+        ..., help="The earlier (reference) run: an event log, or an application id with --dir."
+    ),
+    candidate: str = typer.Argument(
+        ..., help="The run to explain: an event log, or an application id with --dir."
+    ),
+    log_dir: str | None = typer.Option(
+        None,
+        "--dir",
+        "-d",
+        metavar="DIR",
+        help="Find BASELINE and CANDIDATE in this log directory (a log's name or an app id).",
+    ),
+    output: str | None = typer.Option(
+        None,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Write here (atomically) instead of standard output.",
+    ),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help="text, html, json or markdown; by default the output file's extension decides, "
+        "else text.",
+    ),
+    top: int | None = typer.Option(
+        None, "--top", metavar="N", help="Only the N paired executions whose time changed most."
+    ),
+    width: int | None = typer.Option(
+        None,
+        "--width",
+        metavar="COLUMNS",
+        help="Columns the text diff fits in (default: the terminal's width, 100 when not a "
+        "terminal).",
+    ),
+    lenient: bool = typer.Option(
+        False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
+    ),
+    no_color: bool = typer.Option(False, "--no-color", help="Never colour the text diff."),
+    threshold: list[str] | None = typer.Option(
+        None,
+        "--threshold",
+        metavar="NAME=VALUE",
+        help="Tune a finding rule for both runs (repeatable; names in docs/findings.md).",
+    ),
+    redact: bool = typer.Option(
+        False,
+        "--redact",
+        help="Replace literals, paths, hosts and users with stable tokens, the same in both runs "
+        "(docs/redaction.md).",
+    ),
+) -> None:
+    """Compare two runs of a job and say what explains the change in time.
+
+    Examples:
+
+      spark-explain diff yesterday.zstd today.zstd
+
+      spark-explain diff --dir /var/log/spark-events app-20240101-0001 app-20240102-0001
+
+      spark-explain diff a.zstd b.zstd -o diff.md
+    """
+    from analyzer.report.options import ReportOptions
+
+    try:
+        chosen = api.format_for(output, fmt)
+        to_terminal = output is None and sys.stdout.isatty()
+        options = ReportOptions(
+            fmt=chosen,
+            top=top,
+            color=chosen == "text" and to_terminal and not no_color,
+            width=width if width is not None else _terminal_width(to_terminal),
+            redact=redact,
+        )
+        thresholds = _thresholds(threshold)
+        paths = [
+            api.find_log(log_dir, name) if log_dir is not None else name
+            for name in (baseline, candidate)
+        ]
+        analyses = []
+        for path in paths:
+            with _progress_on_terminal() as progress:
+                analyses.append(api.analyze(path, _strictness(lenient), progress=progress))
+        result = api.diff(analyses[0], analyses[1], thresholds)
+        if output is None:
+            sys.stdout.write(api.render_diff(result, options))
+        else:
+            api.write_diff(result, output, options)
+    except UsageError as error:
+        typer.echo(f"error: {neutralize(str(error))}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except AnalyzerError as error:
+        raise _fail(error) from None
+    except MemoryError:
+        raise _fail(
+            AnalyzerError(
+                "ran out of memory comparing these logs",
+                hint="run it on a machine with more memory, or report the logs as a bug",
+            )
+        ) from None
 
 
 @contextlib.contextmanager

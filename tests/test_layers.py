@@ -17,6 +17,7 @@ ORDER = [
     "replay",
     "aggregate",
     "insights",
+    "compare",
     "report",
     "render",
     "api",

@@ -29,7 +29,7 @@ from analyzer.insights import Finding
 from analyzer.report.options import ReportOptions
 from analyzer.report.redact import REDACTION_NOTE, Pseudonyms, Redactor
 
-FORMATS = ("text", "html", "json")
+FORMATS = ("text", "html", "json", "markdown")
 
 PUBLIC_LOGS = (
     "nds_q72_dataproc_2_2.zstd",
@@ -248,6 +248,7 @@ def test_redacted_reports_say_so(path: Path) -> None:
     redacted = reports(path, redact=True)
     assert REDACTION_NOTE.split(";")[0][:40] in redacted["text"].replace("\n  ", " ")
     assert 'id="redacted"' in redacted["html"]
+    assert REDACTION_NOTE in redacted["markdown"]
     document = json.loads(redacted["json"])
     assert document["redacted"] is True
     assert set(document["redaction"]["token_kinds"]) <= {"host", "path", "user", "num", "str"}
@@ -481,3 +482,23 @@ def test_sql_description_literals_in_a_shortened_quote() -> None:
     assert r.free_text(sql) == "SELECT * FROM t WHERE x IN (num-1,num-2,num-3) AND y = 'str-1'"
     shown = r.text("SQL execution 1 · SELECT * FROM t WHERE x IN (101,202,30…")
     assert shown == "SQL execution 1 · SELECT * FROM t WHERE x IN (num-1,num-2,num-3…"
+
+
+def test_a_diff_is_redacted_with_one_mapping_for_both_runs() -> None:
+    pair = sorted((Path(__file__).parent.parent / "sample_eventlogs" / "pairs" / "skew").glob("*"))
+    baseline, candidate = (api.analyze(p) for p in pair)
+    result = api.diff(baseline, candidate)
+    secrets = Secrets()
+    for p in pair:
+        found = secrets_of(p)
+        for kind in ("hosts", "users", "paths", "literals"):
+            getattr(secrets, kind).update(getattr(found, kind))
+    assert secrets.hosts
+    for fmt in FORMATS:
+        options = ReportOptions(fmt=fmt, redact=True, now_ms=0)  # type: ignore[arg-type]
+        text = api.render_diff(result, options)
+        assert not _leaks(secrets, text), f"{fmt}: {_leaks(secrets, text)[:10]}"
+        if fmt == "json":
+            assert json.loads(text)["redacted"] is True
+        else:
+            assert REDACTION_NOTE in text.replace("\n  ", " ") or 'id="redacted"' in text

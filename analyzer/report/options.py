@@ -8,8 +8,8 @@ from typing import Literal
 from analyzer.errors import UsageError
 from analyzer.insights import Thresholds
 
-ReportFormat = Literal["text", "html", "json"]
-FORMATS: tuple[ReportFormat, ...] = ("text", "html", "json")
+ReportFormat = Literal["text", "html", "json", "markdown"]
+FORMATS: tuple[ReportFormat, ...] = ("text", "html", "json", "markdown")
 
 MetricsLevel = Literal["none", "summary", "full"]
 METRICS_LEVELS: tuple[MetricsLevel, ...] = ("none", "summary", "full")

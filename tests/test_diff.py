@@ -1,0 +1,330 @@
+"""`spark-explain diff`: the labelled run pairs, matching, the verdict, every format, the CLI.
+
+The pairs in sample_eventlogs/pairs/ are the same nightly job run twice with one change each;
+the manifest says which cause a comparison must name (docs/diff.md#the-verdict).
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from eventlog_samples import PAIRS, SAMPLES
+from hostile_inputs import deep_plan_line
+from reports import NOW_MS, analysis_of, parse_page
+from typer.testing import CliRunner
+
+import analyzer.compare.figures
+import analyzer.compare.fingerprint
+import analyzer.compare.matching
+import analyzer.compare.node_match
+import analyzer.compare.verdict
+from analyzer import api
+from analyzer.cli import EXIT_INPUT_ERROR, EXIT_USAGE, app
+from analyzer.compare.fingerprint import canonical_tree, plan_fingerprint, shape_fingerprint
+from analyzer.compare.result import DiffResult
+from analyzer.render.markdown import MAX_MARKDOWN_CHARS
+from analyzer.render.terminal import visible_len
+from analyzer.report.options import ReportOptions
+
+MANIFEST = PAIRS / ".manifest.json"
+
+
+def _pairs() -> list[dict[str, Any]]:
+    if not MANIFEST.exists():
+        return []
+    pairs: list[dict[str, Any]] = json.loads(MANIFEST.read_text(encoding="utf-8"))["pairs"]
+    return pairs
+
+
+PAIR_CASES = [pytest.param(p, id=p["pair"]) for p in _pairs()]
+needs_pairs = pytest.mark.skipif(not PAIR_CASES, reason=f"no run pairs under {PAIRS}")
+
+
+def pair_logs(name: str) -> tuple[Path, Path]:
+    """The baseline and candidate logs of a labelled pair."""
+    for p in _pairs():
+        if p["pair"] == name:
+            directory = SAMPLES / p["directory"]
+            return directory / p["baseline"]["file"], directory / p["candidate"]["file"]
+    pytest.skip(f"no run pair {name!r} under {PAIRS}")
+
+
+_DIFFS: dict[tuple[Path, Path], DiffResult] = {}
+
+
+def diff_of(baseline: Path, candidate: Path) -> DiffResult:
+    """Compare two logs once per test session."""
+    key = (baseline, candidate)
+    if key not in _DIFFS:
+        _DIFFS[key] = api.diff(analysis_of(baseline), analysis_of(candidate))
+    return _DIFFS[key]
+
+
+def pair_diff(name: str) -> DiffResult:
+    return diff_of(*pair_logs(name))
+
+
+def sample(name: str) -> Path:
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"sample log {path} not present")
+    return path
+
+
+# --- the labelled pairs ---------------------------------------------------------------------
+
+
+@needs_pairs
+@pytest.mark.parametrize("pair", PAIR_CASES)
+def test_verdict_names_the_labelled_cause(pair: dict[str, Any]) -> None:
+    result = pair_diff(pair["pair"])
+    verdict = result.verdict
+    assert verdict.cause == pair["expect_cause"], verdict
+    assert verdict.candidate_sql_ms > verdict.baseline_sql_ms
+    # The runs are the same job: every execution pairs up.
+    assert len(result.executions) == pair["baseline"]["sql_executions"]
+    assert not result.baseline_only and not result.candidate_only
+    text = api.render_diff(result)
+    assert f"docs/diff.md#{pair['expect_cause']}" in text
+
+
+@needs_pairs
+def test_pair_reasons_carry_their_evidence() -> None:
+    assert "1,000,000 → 4,000,000 rows read" in pair_diff("more-input").verdict.reason
+    assert "BroadcastHashJoin → SortMergeJoin" in pair_diff("broadcast-off").verdict.reason
+    aqe = pair_diff("aqe-off").verdict.reason
+    assert "adaptive execution on → off" in aqe and "SortMergeJoin" in aqe
+    assert "shuffle partitions" in pair_diff("partitions").verdict.reason
+    skew = pair_diff("skew").verdict.reason
+    assert "longest task" in skew and "data-skew" in skew
+    assert "peak cores 2 → 1" in pair_diff("fewer-cores").verdict.reason
+
+
+@needs_pairs
+def test_a_switched_join_is_paired_and_reported() -> None:
+    result = pair_diff("broadcast-off")
+    ex = next(e for e in result.executions if e.plan.join_switches)
+    switches = {(s.baseline_name, s.candidate_name) for s in ex.plan.join_switches}
+    assert switches == {("BroadcastHashJoin", "SortMergeJoin")}
+    assert len(ex.plan.join_switches) == 2
+    assert dict(ex.plan.added) == {"Exchange": 3, "Sort": 4}
+    assert dict(ex.plan.removed) == {"AQEShuffleRead": 1, "BroadcastExchange": 2}
+    # The new sort-merge joins took more self time than the broadcast joins they replaced.
+    joins = [d for d in ex.nodes if d.status == "switched"]
+    assert all(d.change_ms > 0 for d in joins)
+    # Every operator is in exactly one place: paired, added or removed.
+    graph_b = analysis_of(pair_logs("broadcast-off")[0]).application.executions
+    n_base = {e.execution_id: e for e in graph_b}[ex.baseline.execution_id]
+    base_ids = [d.baseline.node_id for d in ex.nodes if d.baseline is not None]
+    assert sorted(base_ids) == sorted(n.node_id for n in canonical_tree(n_base.final_plan.graph))
+
+
+@needs_pairs
+def test_aqe_decisions_that_differ() -> None:
+    ex = pair_diff("aqe-off").executions
+    daily = next(e for e in ex if "daily revenue" in e.description)
+    assert daily.baseline.aqe.adaptive and not daily.candidate.aqe.adaptive
+    assert daily.baseline.aqe.runtime_joins == ("SortMergeJoin → BroadcastHashJoin",)
+    assert daily.candidate.aqe.runtime_joins == ()
+    assert daily.baseline.aqe.n_coalesced_reads == 1 and daily.candidate.aqe.n_coalesced_reads == 0
+    # AQE on and off plan the same query alike: the initial plans pair by shape.
+    assert daily.tier in ("plan and description", "shape and description")
+
+
+@needs_pairs
+def test_settings_differences_leave_per_run_values_out() -> None:
+    result = pair_diff("partitions")
+    changed = {c.key: (c.baseline, c.candidate) for c in result.config}
+    assert changed["spark.sql.shuffle.partitions"] == ("8", "400")
+    assert "spark.app.id" not in changed and "spark.driver.port" not in changed
+    assert result.n_config_per_run >= 4
+
+
+@needs_pairs
+def test_findings_new_and_resolved() -> None:
+    forward = pair_diff("skew")
+    assert [f.rule for f in forward.findings.new] == ["data-skew"]
+    assert forward.findings.resolved == ()
+    base, cand = pair_logs("skew")
+    backward = diff_of(cand, base)
+    assert [f.rule for f in backward.findings.resolved] == ["data-skew"]
+    assert backward.verdict.cause == "faster"
+
+
+@needs_pairs
+def test_fewer_cores_reads_the_capacity() -> None:
+    result = pair_diff("fewer-cores")
+    assert (result.baseline_executors.peak_cores, result.candidate_executors.peak_cores) == (2, 1)
+
+
+# --- same and unrelated -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["local-1795320703822.lz4", "local-1795449993021.zstd", "local-1795322404204"]
+)
+def test_a_log_diffed_with_itself_says_no_change(name: str) -> None:
+    path = sample(name)
+    again = api.analyze(path)  # another analysis of the same log, not the cached object
+    result = api.diff(analysis_of(path), again)
+    assert result.verdict.cause == "no-change"
+    assert all(e.tier == "plan and description" for e in result.executions)
+    assert all(e.change_ms == 0 and not e.plan.changed for e in result.executions)
+    assert not result.findings.new and not result.findings.resolved
+    assert result.config == ()
+    assert "no significant change" in api.render_diff(result)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("local-1795449380338.zstd", "local-1795449483590.zstd"),  # python UDF vs nested loop
+        ("local-1795449964384.zstd", "local-1795449993021.zstd"),  # two clean controls
+        ("eventlog_v2_local-1795320584980", "local-1795322404204"),  # SQL vs RDD only
+    ],
+)
+def test_unrelated_applications_say_so(a: str, b: str) -> None:
+    result = diff_of(sample(a), sample(b))
+    assert result.verdict.cause == "unrelated"
+    assert "unrelated applications" in api.render_diff(result)
+
+
+def test_aqe_on_and_off_fingerprint_alike() -> None:
+    on = analysis_of(sample("local-1795320174558.zstd")).application.executions[0]
+    off = analysis_of(sample("local-1795320224872")).application.executions[0]
+    tree_on, tree_off = canonical_tree(on.plans[0].graph), canonical_tree(off.plans[0].graph)
+    assert on.plans[0].graph.roots[0].name == "AdaptiveSparkPlan"
+    assert plan_fingerprint(tree_on) == plan_fingerprint(tree_off)
+    # Their final plans differ: AQE made the join a broadcast join at run time.
+    assert shape_fingerprint(canonical_tree(on.final_plan.graph)) == shape_fingerprint(
+        canonical_tree(off.final_plan.graph)
+    )
+    result = diff_of(sample("local-1795320224872"), sample("local-1795320174558.zstd"))
+    (ex,) = result.executions
+    assert [(s.baseline_name, s.candidate_name) for s in ex.plan.join_switches] == [
+        ("SortMergeJoin", "BroadcastHashJoin")
+    ]
+
+
+def test_deep_plans_compare_without_recursion(tmp_path: Path) -> None:
+    source = sample("local-1795320174558.zstd")
+    lines = zstandard.ZstdDecompressor().stream_reader(source.read_bytes()).read().splitlines()
+    path = tmp_path / "deep"
+    path.write_bytes(b"\n".join([*lines[:6], deep_plan_line(400), *lines[6:]]) + b"\n")
+    a, b = api.analyze(path), api.analyze(path)
+    result = api.diff(a, b)
+    deep = next(e for e in result.executions if e.baseline.execution_id == 99)
+    assert deep.tier == "plan and description"
+    assert len(deep.nodes) == 401 and all(d.status == "same" for d in deep.nodes)
+
+
+# --- formats ------------------------------------------------------------------------------------
+
+
+@needs_pairs
+def test_text_diff_fits_the_width() -> None:
+    text = api.render_diff(pair_diff("broadcast-off"), ReportOptions(width=80))
+    assert all(visible_len(line) <= 80 for line in text.splitlines())
+    assert "\x1b" not in text
+    coloured = api.render_diff(pair_diff("broadcast-off"), ReportOptions(color=True))
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == api.render_diff(pair_diff("broadcast-off"))
+
+
+@needs_pairs
+def test_html_diff_is_self_contained() -> None:
+    html = api.render_diff(pair_diff("skew"), ReportOptions(fmt="html", now_ms=NOW_MS))
+    page = parse_page(html)
+    metas = [a for t, a in page.tags if t == "meta" and a.get("http-equiv")]
+    assert metas and metas[0]["content"].startswith("default-src 'none'")
+    for tag, attrs in page.tags:
+        for key in ("src", "href"):
+            value = attrs.get(key, "")
+            assert not value or value.startswith("#"), (tag, attrs)
+    text = " ".join(page.text)
+    assert "skew" in text and "data-skew" in text and "SQL execution 4" in text
+
+
+@needs_pairs
+def test_json_diff_document() -> None:
+    doc = json.loads(api.render_diff(pair_diff("partitions"), ReportOptions(fmt="json")))
+    assert doc["format_version"] == 1 and doc["kind"] == "diff"
+    assert doc["verdict"]["cause"] == "partitions"
+    assert doc["verdict"]["causes"][0]["cause"] == "partitions"
+    first = doc["executions"][0]
+    assert first["cause"] == "partitions"
+    assert first["candidate"]["shuffle_partitions"] == 50 * first["baseline"]["shuffle_partitions"]
+    assert first["wall_change_ms"] == first["candidate"]["wall_ms"] - first["baseline"]["wall_ms"]
+    assert doc["settings"]["changed"][-1]["key"] == "spark.sql.shuffle.partitions"
+
+
+@needs_pairs
+def test_top_keeps_the_largest_changes() -> None:
+    result = pair_diff("more-input")
+    text = api.render_diff(result, ReportOptions(top=1))
+    assert "1 more paired executions not shown" in text
+    biggest = result.executions[0]
+    assert abs(biggest.change_ms) >= abs(result.executions[1].change_ms)
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@needs_pairs
+def test_cli_diff_of_two_logs_and_of_two_app_ids(runner: CliRunner, tmp_path: Path) -> None:
+    base, cand = pair_logs("skew")
+    result = runner.invoke(app, ["diff", str(base), str(cand)])
+    assert result.exit_code == 0, result.output
+    assert "Verdict · slower by" in result.stdout and ": skew" in result.stdout
+    out = tmp_path / "diff.md"
+    by_id = runner.invoke(
+        app, ["diff", "--dir", str(base.parent), base.name[:-5], cand.name[:-5], "-o", str(out)]
+    )
+    assert by_id.exit_code == 0, by_id.output
+    markdown = out.read_text(encoding="utf-8")
+    assert markdown.startswith("### spark-explain diff:") and "**slower by" in markdown
+    html = tmp_path / "diff.html"
+    assert runner.invoke(app, ["diff", str(base), str(cand), "-o", str(html)]).exit_code == 0
+    assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@needs_pairs
+def test_cli_diff_errors_are_one_line(runner: CliRunner) -> None:
+    base, cand = pair_logs("skew")
+    missing = runner.invoke(app, ["diff", "--dir", str(base.parent), "local-1", "local-2"])
+    assert missing.exit_code == EXIT_INPUT_ERROR
+    assert missing.stderr.count("\n") == 1 and "[not-found]" in missing.stderr
+    bad = runner.invoke(app, ["diff", str(base), str(cand), "--format", "pdf"])
+    assert bad.exit_code == EXIT_USAGE and "[usage]" in bad.stderr
+    gone = runner.invoke(app, ["diff", str(base), str(base.parent / "nope.zstd")])
+    assert gone.exit_code == EXIT_INPUT_ERROR and "Traceback" not in gone.output
+
+
+def test_doctests() -> None:
+    for module in (
+        analyzer.compare.figures,
+        analyzer.compare.fingerprint,
+        analyzer.compare.matching,
+        analyzer.compare.node_match,
+        analyzer.compare.verdict,
+    ):
+        assert doctest.testmod(module).failed == 0
+
+
+@needs_pairs
+def test_markdown_diff_is_within_budget() -> None:
+    text = api.render_diff(pair_diff("aqe-off"), ReportOptions(fmt="markdown"))
+    assert len(text) < MAX_MARKDOWN_CHARS
+    assert text.count("<details>") == text.count("</details>")
+    assert Counter(text.split("\n"))["</details>"] == len(pair_diff("aqe-off").executions)
