@@ -55,6 +55,9 @@ class JobSettings:
     """Data size a worker may reach (RLIMIT_DATA) in MiB; 0: no limit."""
     timeout_s: int = 0
     """Wall time one log may take, in seconds; 0: no limit."""
+    job_key: str | None = None
+    """`--job-key`: how the application's job key is made (`jobkey.JobKeyRule`). It does not
+    change the reports, so it is not part of `digest`."""
 
     def digest(self) -> str:
         """Return a short hash of what changes the reports (strictness and report options)."""
@@ -92,6 +95,8 @@ class JobResult:
     """Why it failed (None when analyzed)."""
     summary: AppSummary | None = None
     """The facts the index shows."""
+    job_key: str | None = None
+    """The recurring job the application is a run of (`jobkey.JobKeyRule.key`)."""
     format_errors: tuple[tuple[str, str], ...] = ()
     """(format or `insights`, one-line reason) of parts that could not be produced."""
     reports: tuple[tuple[str, str], ...] = ()

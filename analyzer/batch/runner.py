@@ -349,6 +349,7 @@ class _Run:
             summary=result.summary if result.ok else None,
             format_errors=dict(result.format_errors),
             analyzed_at_ms=int(time.time() * 1000),
+            job_key=result.job_key if result.ok else None,
         )
 
     def finish(self, engine: Engine) -> None:

@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from analyzer import api
+from analyzer.batch.jobkey import JobKeyRule
 from analyzer.batch.jobs import REPORT_FILES, FailureKind, Job, JobResult, JobSettings
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
@@ -59,6 +60,8 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
             trace = traceback.format_exc()
             findings = None
         summary = summarize(analysis, findings)
+        app = analysis.application
+        job_key = JobKeyRule(settings.job_key).key(app.name, dict(app.spark_properties))
         reports: list[tuple[str, str]] = []
         for fmt, file_name in REPORT_FILES.items():
             options = dataclasses.replace(settings.report, fmt=fmt)
@@ -76,6 +79,7 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
     return JobResult(
         job.log_name,
         summary=summary,
+        job_key=job_key,
         format_errors=tuple(sorted(format_errors.items())),
         reports=tuple(reports),
         elapsed_ms=int((time.monotonic() - started) * 1000),
