@@ -32,6 +32,7 @@ import polars as pl
 from analyzer.batch.fleet import DocExecution, DocFinding, ReportDoc
 from analyzer.batch.jobkey import normalize_app_name
 from analyzer.batch.outputs import cannot_write
+from analyzer.units import fmt_duration_ms
 
 HISTORY_DIR = "history"
 """The history tables' directory under `OUTDIR/tables/`."""
@@ -143,12 +144,24 @@ def run_identity(app_id: str | None, attempt_id: str | None, app_key: str) -> Ru
 
 @dataclass(frozen=True)
 class Thresholds:
-    """When a run is flagged as regressed (`--regression-threshold`, `--regression-min-change-s`)."""
+    """When a run regressed (`--regression-threshold`, `--regression-min-change-s`)."""
 
     ratio: float = DEFAULT_REGRESSION_THRESHOLD
     """At least this many times the median of the earlier runs (1.5: 50 % slower)."""
     min_change_ms: int = DEFAULT_REGRESSION_MIN_CHANGE_S * 1000
     """And at least this much longer than that median, milliseconds."""
+
+
+def regression_rule(thresholds: Thresholds) -> str:
+    """Return the regression rule in words, for the index.
+
+    >>> regression_rule(Thresholds())
+    'regressed: at least 1.5× the median of the last 10 earlier runs, and 30.0 s more'
+    """
+    return (
+        f"regressed: at least {thresholds.ratio:g}× the median of the last {MEDIAN_WINDOW} "
+        f"earlier runs, and {fmt_duration_ms(thresholds.min_change_ms)} more"
+    )
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,28 @@ class Job:
 
 
 @dataclass(frozen=True)
+class DiffJob:
+    """A regressed run to compare with the previous run of its job: a diff report to render."""
+
+    log_name: str
+    """What names the job in its result (`diff <app key>`): never a log of the directory."""
+    log_path: str
+    """The regressed run's log (the diff's candidate)."""
+    app_key: str
+    """The regressed run's report directory under `OUTDIR/apps/`, where the diff report goes."""
+    baseline_log_path: str
+    """The previous run's log (the diff's baseline)."""
+    baseline_app_key: str
+    """The previous run's report directory (for the report's links)."""
+    file_name: str
+    """The diff report's file name in the regressed run's directory."""
+
+
+AnyJob = Job | DiffJob
+"""What an engine runs: an application to analyze or a regressed run to compare."""
+
+
+@dataclass(frozen=True)
 class JobSettings:
     """How every job of a run is analyzed and rendered, and the limits of one job."""
 
