@@ -224,7 +224,7 @@ class BatchIndexView:
     jobs: tuple[JobRowView, ...] = field(
         metadata={"help": "Recurring jobs: regressed first, then by latest run, newest first."}
     )
-    n_jobs_str: str = field(metadata={"help": "Jobs with recorded runs, formatted."})
+    n_jobs_str: str = field(metadata={"help": "Jobs with recorded runs: `3 jobs`."})
     n_regressed_str: str = field(metadata={"help": "Jobs whose latest run regressed, formatted."})
     regression_rule_str: str = field(metadata={"help": "When a run counts as regressed, in words."})
     history_notes: tuple[str, ...] = field(
@@ -379,7 +379,7 @@ def build_index_view(
         rows=tuple(rows),
         failures=tuple(failures),
         jobs=tuple(job_rows),
-        n_jobs_str=fmt_count(len(job_rows)),
+        n_jobs_str=plural(len(job_rows), "job"),
         n_regressed_str=fmt_count(sum(1 for j in job_rows if j.regressed)),
         regression_rule_str=regression_rule,
         history_notes=tuple(history_notes),
