@@ -21,6 +21,7 @@ from analyzer.render.json_render import render_json
 from analyzer.render.text import render_text
 from analyzer.replay.application import ApplicationBuilder
 from analyzer.report import options as report_options
+from analyzer.report.bounds import clip_view
 from analyzer.report.html import build_html_view
 from analyzer.report.json_view import build_json_view
 from analyzer.report.options import ReportFormat, ReportOptions
@@ -54,7 +55,9 @@ def analyze(
             progress(n)
     if reader.decode_stats.n_events == 0:
         raise EmptyLogError(
-            "the log holds no Spark events", path=location, hint="check that it is a Spark event log"
+            "the log holds no Spark events",
+            path=location,
+            hint="check that it is a Spark event log",
         )
     return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
 
@@ -101,7 +104,7 @@ def render_report(
         return render_json(build_json_view(analysis, findings, options))
     if options.fmt == "html":
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
-        view = build_html_view(analysis, findings, options, now_ms)
+        view = clip_view(build_html_view(analysis, findings, options, now_ms))
 
         def text_of(execution_ids: Sequence[int]) -> str:
             text_options = dataclasses.replace(
@@ -119,7 +122,7 @@ def render_report(
 
 
 def _render_text(analysis: Analysis, findings: Sequence[Finding], options: ReportOptions) -> str:
-    view = build_text_view(analysis, findings, options)
+    view = clip_view(build_text_view(analysis, findings, options))
     return render_text(view, width=options.width, color=options.color)
 
 

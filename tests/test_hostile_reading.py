@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer import api
+from analyzer.report.options import ReportOptions
 from analyzer.errors import (
     AnalyzerError,
     CodecMismatchError,
@@ -459,6 +460,10 @@ def test_out_of_range_timestamps_do_not_crash_below_the_report(
 
     analysis = api.analyze(str(_edit_log(tmp_path, edit)))
     assert analysis.application.start_ms == int(value)
+    findings = api.find_issues(analysis)
+    for fmt in ("text", "html", "json"):
+        report = api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=0), findings)
+        assert report  # worded as out of range, never a crash
 
 
 @pytest.mark.parametrize("depth", [2000, 100_000])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from eventlog_samples import SAMPLES
 from reports import (
     NOW_MS,
-    SAMPLES,
     analysis_of,
     html_of,
     html_report,

@@ -17,6 +17,7 @@ from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
+from analyzer.report.bounds import long_text
 from analyzer.report.execution import ExecutionView, build_execution_view, execution_stages
 from analyzer.report.findings import FindingsView, FindingView, build_findings_view
 from analyzer.report.header import ApplicationHeaderView, build_header_view
@@ -106,7 +107,9 @@ class HtmlExecutionView:
         metadata=_help("One panel per node of every plan version.")
     )
     timeline: TimelineView | None = field(metadata=_help("Task timeline, None without tasks."))
-    plan_text: str = field(metadata=_help("Spark's physical plan description of the final plan."))
+    plan_text: str = field(
+        metadata=_help("Spark's physical plan description of the final plan.") | long_text()
+    )
     data_id: str = field(
         metadata=_help("Element id of the execution's JSON data (histograms, task rows).")
     )
