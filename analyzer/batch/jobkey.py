@@ -18,6 +18,9 @@ from analyzer.errors import UsageError
 
 MAX_KEY_CHARS = 200
 """A longer key (names and property values are read from logs) is cut to this many characters."""
+MAX_INPUT_CHARS = 1000
+"""Only this many characters of a name or property value are looked at: a log may hold a name of
+megabytes, and the rules must stay fast."""
 SPARK_PREFIX = "spark:"
 """`--job-key spark:<property>` takes the key from a Spark property."""
 
@@ -116,7 +119,7 @@ def normalize_app_name(name: str) -> str:
     >>> normalize_app_name("etl step 2 v3")
     'etl step 2 v3'
     """
-    key = _CONTROL.sub(" ", name)
+    key = _CONTROL.sub(" ", name[:MAX_INPUT_CHARS])
     for pattern, placeholder in _RULES:
         key = pattern.sub(placeholder, key)
     return _SPACES.sub(" ", key).strip()[:MAX_KEY_CHARS] or "(no name)"
@@ -175,12 +178,13 @@ class JobKeyRule:
             if prop is not None:
                 value = spark_properties.get(prop)
             else:
-                found = _compiled(self.spec).search(name or "")
+                found = _compiled(self.spec).search((name or "")[:MAX_INPUT_CHARS])
                 value = None
                 if found is not None:
                     value = found.group(1) if found.re.groups else found.group(0)
             if value is not None:
-                cleaned = _SPACES.sub(" ", _CONTROL.sub(" ", value)).strip()[:MAX_KEY_CHARS]
+                cleaned = _SPACES.sub(" ", _CONTROL.sub(" ", value[:MAX_INPUT_CHARS]))
+                cleaned = cleaned.strip()[:MAX_KEY_CHARS]
                 if cleaned:
                     return cleaned
         return normalize_app_name(name or "")

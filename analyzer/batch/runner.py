@@ -70,6 +70,7 @@ from analyzer.report.batch_index import (
     JobRunPoint,
     build_index_view,
 )
+from analyzer.report.bounds import clip_view
 from analyzer.report.options import ReportOptions
 
 DEFAULT_MAX_MEMORY_MB = 4096
@@ -555,12 +556,14 @@ class _Run:
         entries = [_index_entry(e) for e in self.manifest.entries.values()]
         errors = {**dict(self.plan.failed), **self.fresh_failures}
         entries += [IndexEntry(name, None, None, error) for name, error in sorted(errors.items())]
-        view = build_index_view(
-            entries,
-            generated_at_ms=int(time.time() * 1000),
-            jobs=self._job_entries(),
-            regression_rule=regression_rule(self.thresholds),
-            history_notes=self.history.unreadable,
+        view = clip_view(
+            build_index_view(
+                entries,
+                generated_at_ms=int(time.time() * 1000),
+                jobs=self._job_entries(),
+                regression_rule=regression_rule(self.thresholds),
+                history_notes=self.history.unreadable,
+            )
         )
         return render_batch_index(view)
 
