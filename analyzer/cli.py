@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperCommand
 
 from analyzer import __version__, api
+from analyzer.batch.history import DEFAULT_REGRESSION_MIN_CHANGE_S, DEFAULT_REGRESSION_THRESHOLD
 from analyzer.batch.runner import DEFAULT_MAX_MEMORY_MB, DEFAULT_TIMEOUT_S
 from analyzer.errors import AnalyzerError, BatchBusyError, Strictness, UsageError
 from analyzer.insights import Thresholds
@@ -422,6 +423,23 @@ def batch_command(
         help="Replace literals, paths, hosts and users with stable tokens in every report and "
         "the index (docs/redaction.md).",
     ),
+    job_key: str | None = typer.Option(
+        None,
+        "--job-key",
+        help="Group runs into jobs by this regex on the app name (its first group, else the "
+        "match) or by spark:<property>; default: the name without dates, times and ids.",
+    ),
+    regression_threshold: float = typer.Option(
+        DEFAULT_REGRESSION_THRESHOLD,
+        "--regression-threshold",
+        help="A run regressed at this many times the median of its job's last 10 runs "
+        "(1.5: 50 % slower)...",
+    ),
+    regression_min_change_s: float = typer.Option(
+        DEFAULT_REGRESSION_MIN_CHANGE_S,
+        "--regression-min-change-s",
+        help="...and at least this many seconds above that median.",
+    ),
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
@@ -446,6 +464,9 @@ def batch_command(
             timeout_s=timeout_s,
             strictness=_strictness(lenient),
             report=ReportOptions(thresholds=_thresholds(threshold), redact=redact),
+            job_key=job_key,
+            regression_threshold=regression_threshold,
+            regression_min_change_s=regression_min_change_s,
         )
         summary = run_batch(log_dir, output, options)
     except UsageError as error:
@@ -456,6 +477,8 @@ def batch_command(
         raise typer.Exit(EXIT_BUSY) from None
     except AnalyzerError as error:
         raise _fail(error) from None
+    for line in summary.warnings:
+        typer.echo(f"warning: {neutralize(line)}", err=True)
     for line in summary.output_errors:
         typer.echo(f"error: {neutralize(line)}", err=True)
     typer.echo(neutralize(summary.line()))

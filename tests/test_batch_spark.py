@@ -1,4 +1,5 @@
-"""The Spark engine on a local cluster writes the same JSON reports and tables as local runs."""
+"""The Spark engine on a local cluster writes the same JSON reports and tables as local runs, and
+Spark SQL reads the job history tables."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from oracle import missing_requirement
 from typer.testing import CliRunner
 
 from analyzer.batch.fleet import TABLE_NAMES, sort_columns
+from analyzer.batch.history import HISTORY_TABLES
 from analyzer.cli import app
 from analyzer.eventlog.discover import discover_applications
 
@@ -83,3 +85,39 @@ def test_spark_engine_on_local_cluster_matches_local_engine(tmp_path: Path) -> N
     for rel in local_reports:  # the HTML and text reports are equal too, but for the clock
         if rel.suffix == ".txt":
             assert (spark_out / rel).read_text() == (local_out / rel).read_text(), rel
+
+    # The job history: the same rows from both engines (but for the batch run's time), and
+    # readable with Spark SQL as the documented table definitions say.
+    for table in HISTORY_TABLES:
+        frames = []
+        for out in (local_out, spark_out):
+            frame = pl.read_parquet(out / "tables" / "history" / table / "*.parquet")
+            frame = frame.drop("batch_run_ms")
+            frames.append(frame.sort(frame.columns))
+        assert frames[0].height > 0 and frames[0].equals(frames[1]), table
+    from pyspark.sql import SparkSession
+
+    spark_session = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    try:
+        history = spark_out / "tables" / "history"
+        for table in HISTORY_TABLES:
+            spark_session.sql(
+                f"CREATE TEMPORARY VIEW history_{table} USING parquet "
+                f"OPTIONS (path '{history / table}')"
+            )
+        n_runs, n_jobs = spark_session.sql(
+            "SELECT count(*), count(DISTINCT job_key) FROM history_runs"
+        ).collect()[0]
+        assert n_runs == pl.read_parquet(history / "runs" / "*.parquet").height > 0
+        assert 0 < n_jobs <= n_runs
+        (n_findings,) = spark_session.sql(
+            "SELECT count(*) FROM history_findings f JOIN history_runs r USING (app_key)"
+        ).collect()[0]
+        assert n_findings == pl.read_parquet(history / "findings" / "*.parquet").height
+    finally:
+        spark_session.stop()

@@ -38,7 +38,7 @@ def _use_shipped_package(zip_name: str) -> None:
 def partition_function(
     zip_name: str | None, staging_dir: str, probe: str
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """Return the function Spark runs on each partition of `(Job, JobSettings)` pairs.
+    """Return the function Spark runs on each partition of `(AnyJob, JobSettings)` pairs.
 
     Each job runs under the memory and time limits of its settings. If this executor sees the
     `probe` file, the output directory is shared: reports go into `staging_dir` for the driver
@@ -52,13 +52,13 @@ def partition_function(
 
         from analyzer.batch.jobs import JobResult
         from analyzer.batch.limits import TimeLimitExceeded, memory_limit, time_limit
-        from analyzer.batch.worker import process_application, stage_reports
+        from analyzer.batch.worker import process_job, stage_reports
 
         shared = os.path.exists(probe)
         for job, settings in items:
             try:
                 with memory_limit(settings.max_memory_mb), time_limit(settings.timeout_s):
-                    result = process_application(job, settings)
+                    result = process_job(job, settings)
             except TimeLimitExceeded:
                 result = JobResult(job.log_name, error=settings.time_error(), failure="limit")
             if shared:  # if staging fails, the driver writes the text and reports what fails

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from analyzer.batch.fleet import Row
-from analyzer.batch.jobs import Job, JobResult, JobSettings
+from analyzer.batch.jobs import AnyJob, JobResult, JobSettings
 from analyzer.batch.layout import OutputLayout
 
 
@@ -24,7 +24,7 @@ class Engine(Protocol):
 
     def run(
         self,
-        jobs: Sequence[Job],
+        jobs: Sequence[AnyJob],
         settings: JobSettings,
         on_result: Callable[[JobResult], None],
         on_progress: Callable[[int], None],

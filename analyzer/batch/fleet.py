@@ -219,13 +219,27 @@ class DocExecution(msgspec.Struct, frozen=True):
     error_message: str | None
 
 
+class DocFinding(msgspec.Struct, frozen=True):
+    """One entry of `findings` (the job history records them)."""
+
+    rule: str
+    severity: str
+    title: str
+    estimated_lost_ms: int | None = None
+    execution_id: int | None = None
+    node_id: int | None = None
+    stage_id: int | None = None
+    stage_attempt_id: int | None = None
+
+
 class ReportDoc(msgspec.Struct, frozen=True):
-    """The fields of a JSON report (`report.json`) the fleet tables are built from."""
+    """The fields of a JSON report (`report.json`) the fleet and history tables are built from."""
 
     application: DocApplication
     log: DocLog
     stages: list[DocStage]
     executions: list[DocExecution]
+    findings: list[DocFinding] = msgspec.field(default_factory=list)
 
 
 class ReportDocError(ValueError):

@@ -45,6 +45,28 @@ class Job:
 
 
 @dataclass(frozen=True)
+class DiffJob:
+    """A regressed run to compare with the previous run of its job: a diff report to render."""
+
+    log_name: str
+    """What names the job in its result (`diff <app key>`): never a log of the directory."""
+    log_path: str
+    """The regressed run's log (the diff's candidate)."""
+    app_key: str
+    """The regressed run's report directory under `OUTDIR/apps/`, where the diff report goes."""
+    baseline_log_path: str
+    """The previous run's log (the diff's baseline)."""
+    baseline_app_key: str
+    """The previous run's report directory (for the report's links)."""
+    file_name: str
+    """The diff report's file name in the regressed run's directory."""
+
+
+AnyJob = Job | DiffJob
+"""What an engine runs: an application to analyze or a regressed run to compare."""
+
+
+@dataclass(frozen=True)
 class JobSettings:
     """How every job of a run is analyzed and rendered, and the limits of one job."""
 
@@ -55,6 +77,9 @@ class JobSettings:
     """Data size a worker may reach (RLIMIT_DATA) in MiB; 0: no limit."""
     timeout_s: int = 0
     """Wall time one log may take, in seconds; 0: no limit."""
+    job_key: str | None = None
+    """`--job-key`: how the application's job key is made (`jobkey.JobKeyRule`). It does not
+    change the reports, so it is not part of `digest`."""
 
     def digest(self) -> str:
         """Return a short hash of what changes the reports (strictness and report options)."""
@@ -92,6 +117,8 @@ class JobResult:
     """Why it failed (None when analyzed)."""
     summary: AppSummary | None = None
     """The facts the index shows."""
+    job_key: str | None = None
+    """The recurring job the application is a run of (`jobkey.JobKeyRule.key`)."""
     format_errors: tuple[tuple[str, str], ...] = ()
     """(format or `insights`, one-line reason) of parts that could not be produced."""
     reports: tuple[tuple[str, str], ...] = ()

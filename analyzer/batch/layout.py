@@ -21,6 +21,8 @@ MANIFEST_NAME = "manifest.json"
 LOCK_NAME = ".batch.lock"
 STAGING_PREFIX = ".staging-"
 """Spark executors write reports into `OUTDIR/.staging-<run>/` for the driver to move in place."""
+DIFF_FILE = "diff-previous.html"
+"""A regressed run's diff report against the previous run of its job, in the run's directory."""
 OWN_NAMES = frozenset({APPS_DIR, INDEX_NAME, TABLES_DIR, MANIFEST_NAME, LOCK_NAME})
 """The entries batch writes at the top of OUTDIR; skipped when OUTDIR is the log directory."""
 

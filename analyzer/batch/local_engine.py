@@ -25,7 +25,7 @@ import polars as pl
 
 import analyzer
 from analyzer.batch.fleet import Row, fleet_frame, sort_columns
-from analyzer.batch.jobs import FailureKind, Job, JobResult, JobSettings
+from analyzer.batch.jobs import AnyJob, FailureKind, JobResult, JobSettings
 from analyzer.batch.outputs import cannot_write
 
 TASKS_PER_WORKER = 8
@@ -69,11 +69,11 @@ class _Worker:
             os.close(result_w)
         self.jobs = Connection(job_w, readable=False)
         self.results = Connection(result_r, writable=False)
-        self.job: Job | None = None
+        self.job: AnyJob | None = None
         self.deadline: float | None = None
         self.n_done = 0
 
-    def start(self, job: Job, settings: JobSettings) -> bool:
+    def start(self, job: AnyJob, settings: JobSettings) -> bool:
         """Send a job; False if the worker is gone already. Its clock starts when it says so."""
         self.job = job
         self.deadline = None
@@ -137,7 +137,7 @@ class LocalEngine:
 
     def run(
         self,
-        jobs: Sequence[Job],
+        jobs: Sequence[AnyJob],
         settings: JobSettings,
         on_result: Callable[[JobResult], None],
         on_progress: Callable[[int], None],

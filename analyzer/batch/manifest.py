@@ -81,6 +81,8 @@ class ManifestEntry:
     format_errors: dict[str, str] = field(default_factory=dict)
     """Report formats that could not be written, with the one-line reason."""
     analyzed_at_ms: int = 0
+    job_key: str | None = None
+    """The recurring job the application is a run of, None if it failed."""
 
 
 @dataclass

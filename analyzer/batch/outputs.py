@@ -82,6 +82,17 @@ class OutputWriter:
                 else:
                     path.unlink(missing_ok=True)
 
+    def write_files(self, app_key: str, file_name: str, result: JobResult) -> None:
+        """Put one file of a result (given as text or staged) into an application's directory."""
+        path = self.layout.app_dir(app_key) / file_name
+        given = dict(result.reports)
+        staged = Path(result.staged_dir) / file_name if result.staged_dir is not None else None
+        with writing(path):
+            if staged is not None and staged.is_file():
+                os.replace(staged, path)
+            elif file_name in given:
+                api.write_atomic(path, given[file_name], _OUTPUT_HINT)
+
     def save_manifest(self, manifest: Manifest) -> None:
         """Write the manifest."""
         with writing(self.layout.manifest_path):

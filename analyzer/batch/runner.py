@@ -26,8 +26,29 @@ from pathlib import Path
 
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
 from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows, parse_report
-from analyzer.batch.jobs import REPORT_FILES, Job, JobResult, JobSettings
-from analyzer.batch.layout import APPS_DIR, INDEX_NAME, OWN_NAMES, OutputLayout, is_app_key
+from analyzer.batch.history import (
+    DEFAULT_REGRESSION_MIN_CHANGE_S,
+    DEFAULT_REGRESSION_THRESHOLD,
+    SPARKLINE_RUNS,
+    History,
+    HistoryStore,
+    RunInput,
+    RunRecord,
+    Thresholds,
+    job_states,
+    new_records,
+    regression_rule,
+)
+from analyzer.batch.jobkey import JobKeyRule, normalize_app_name
+from analyzer.batch.jobs import REPORT_FILES, DiffJob, Job, JobResult, JobSettings
+from analyzer.batch.layout import (
+    APPS_DIR,
+    DIFF_FILE,
+    INDEX_NAME,
+    OWN_NAMES,
+    OutputLayout,
+    is_app_key,
+)
 from analyzer.batch.listing import fingerprint_logs, list_logs
 from analyzer.batch.manifest import Manifest, ManifestEntry, load_manifest
 from analyzer.batch.outputs import (
@@ -42,7 +63,14 @@ from analyzer.batch.progress import Progress
 from analyzer.errors import BatchBusyError, CannotWriteError, Strictness, UsageError
 from analyzer.eventlog.source import is_url
 from analyzer.render.terminal import neutralize
-from analyzer.report.batch_index import IndexEntry, build_index_view
+from analyzer.report.batch_index import (
+    IndexEntry,
+    JobEntry,
+    JobFindingEntry,
+    JobRunPoint,
+    build_index_view,
+)
+from analyzer.report.bounds import clip_view
 from analyzer.report.options import ReportOptions
 
 DEFAULT_MAX_MEMORY_MB = 4096
@@ -95,6 +123,12 @@ class BatchOptions:
     strictness: Strictness = Strictness.STRICT
     report: ReportOptions = field(default_factory=ReportOptions)
     """Options of every report (thresholds); the format is set per report."""
+    job_key: str | None = None
+    """How applications are grouped into jobs (`jobkey.JobKeyRule`); None: normalized names."""
+    regression_threshold: float = DEFAULT_REGRESSION_THRESHOLD
+    """A run regressed at this many times the median duration of its job's last runs..."""
+    regression_min_change_s: float = DEFAULT_REGRESSION_MIN_CHANGE_S
+    """...and at least this many seconds above it."""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -112,6 +146,22 @@ class BatchOptions:
                 re.compile(self.match)
             except (re.error, OverflowError, RecursionError) as error:
                 raise UsageError(f"--match is not a valid regular expression: {error}") from None
+        JobKeyRule(self.job_key)
+        if not (math.isfinite(self.regression_threshold) and self.regression_threshold >= 1.0):
+            raise UsageError("--regression-threshold must be at least 1 (1.5: 50 % slower)")
+        if not (
+            math.isfinite(self.regression_min_change_s)
+            and 0 <= self.regression_min_change_s <= MAX_SINCE_MS / 1000
+        ):
+            raise UsageError("--regression-min-change-s must be 0 or more seconds")
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """When a run counts as regressed."""
+        return Thresholds(
+            ratio=self.regression_threshold,
+            min_change_ms=round(self.regression_min_change_s * 1000),
+        )
 
     @cached_property
     def max_age_ms(self) -> int | None:
@@ -125,6 +175,7 @@ class BatchOptions:
             report=replace(self.report, color=False),
             max_memory_mb=self.max_memory_mb,
             timeout_s=self.timeout_s,
+            job_key=self.job_key,
         )
 
 
@@ -147,14 +198,23 @@ class BatchSummary:
     """(log name, one-line error) of each failed log."""
     output_errors: list[str] = field(default_factory=list)
     """One line per output that could not be written (the run stopped at the first)."""
+    warnings: list[str] = field(default_factory=list)
+    """One line per problem that did not stop any output (a history file that cannot be read, a
+    diff report that could not be rendered)."""
+    n_recorded: int = 0
+    """Runs added to the job history."""
+    n_regressed: int = 0
+    """Of those, runs that regressed."""
     elapsed_s: float = 0.0
 
     def line(self) -> str:
         """Return the one-line summary printed at the end of a run (it quotes log-derived text:
         neutralize it for a terminal)."""
+        runs = "run" if self.n_recorded == 1 else "runs"
         return (
             f"batch: {self.n_selected} of {self.n_logs} logs selected: {self.n_analyzed} analyzed, "
             f"{self.n_unchanged} unchanged, {self.n_failed} failed; "
+            f"{self.n_recorded} {runs} recorded, {self.n_regressed} regressed; "
             f"index {Path(self.out_dir) / INDEX_NAME} ({self.elapsed_s:.1f} s, {self.engine})"
         )
 
@@ -197,10 +257,12 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
     """
     options = options if options is not None else BatchOptions()
     started = time.monotonic()
+    started_ms = int(time.time() * 1000)
     layout = prepare_output_dir(output)
     summary = BatchSummary(out_dir=str(layout.root), engine=options.engine)
     with _locked(layout):
         remove_leftovers(layout)
+        HistoryStore(layout.tables_dir).remove_uncommitted()
         loaded = load_manifest(layout.manifest_path)
         if loaded.foreign:
             raise CannotWriteError(
@@ -211,7 +273,7 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
         remove_legacy_report_dirs(layout, loaded.legacy_report_dirs)
         settings = options.job_settings()
         plan = _plan(log_dir, layout, loaded.manifest, options, settings, summary)
-        _Run(layout, plan, settings, summary).execute(
+        _Run(layout, plan, settings, summary, options.thresholds, started_ms).execute(
             ENGINES[options.engine](EngineConfig(layout, options.jobs, options.master))
         )
     summary.elapsed_s = time.monotonic() - started
@@ -264,6 +326,13 @@ def _plan(
     return plan
 
 
+def _may_exist(path: str | None) -> bool:
+    """False for a log known to be gone (a local path that does not exist); True for a URL."""
+    if path is None:
+        return False
+    return is_url(path) or os.path.exists(path)
+
+
 def _print_traceback(log_name: str, trace: str) -> None:
     """Print a worker's traceback (a bug) on stderr, each line neutralized: it quotes the log."""
     lines = [f"{neutralize(log_name)}: internal error, please report it:"]
@@ -275,9 +344,24 @@ class _Run:
     """The driver side of one run: records results as they come, then writes the outputs."""
 
     def __init__(
-        self, layout: OutputLayout, plan: BatchPlan, settings: JobSettings, summary: BatchSummary
+        self,
+        layout: OutputLayout,
+        plan: BatchPlan,
+        settings: JobSettings,
+        summary: BatchSummary,
+        thresholds: Thresholds,
+        started_ms: int,
     ) -> None:
         self.layout = layout
+        self.thresholds = thresholds
+        self.started_ms = started_ms
+        """When this batch run started: the `batch_run_ms` of the history rows it adds."""
+        self.store = HistoryStore(layout.tables_dir)
+        self.history = History()
+        self._regressed_now: list[RunRecord] = []
+        """Runs this batch recorded as regressed."""
+        self.diff_errors: dict[str, str] = {}
+        """App key → why its diff report could not be written (this run)."""
         self.plan = plan
         self.settings = settings
         self.summary = summary
@@ -349,14 +433,18 @@ class _Run:
             summary=result.summary if result.ok else None,
             format_errors=dict(result.format_errors),
             analyzed_at_ms=int(time.time() * 1000),
+            job_key=result.job_key if result.ok else None,
         )
 
     def finish(self, engine: Engine) -> None:
-        """Write the manifest, the fleet tables and the index; each failure is one output error."""
-        rows = self._table_rows()
+        """Write the manifest, the fleet tables, the history, the diff reports of regressed runs
+        and the index; each failure is one output error."""
+        rows, inputs = self._table_rows()
         steps: tuple[Callable[[], None], ...] = (
             lambda: self.writer.save_manifest(self.manifest),
             lambda: engine.write_tables(rows, self.layout.tables_dir),
+            lambda: self._record_history(inputs),
+            lambda: self._write_diffs(engine),
             lambda: self.writer.write_index(self._index_html()),
         )
         for step in steps:
@@ -365,13 +453,14 @@ class _Run:
             except CannotWriteError as error:
                 self.summary.output_errors.append(str(error))
 
-    def _table_rows(self) -> dict[str, list[Row]]:
-        """Read every analyzed application's JSON report into table rows.
+    def _table_rows(self) -> tuple[dict[str, list[Row]], list[RunInput]]:
+        """Read every analyzed application's JSON report into table rows and history inputs.
 
         An entry whose report is gone or damaged is dropped from the manifest, so the next run
         analyzes its log again.
         """
         rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
+        inputs: list[RunInput] = []
         for name, entry in sorted(self.manifest.entries.items()):
             if not entry.ok or entry.app_key is None:
                 continue
@@ -383,7 +472,83 @@ class _Run:
                 continue
             for table, table_rows in fleet_rows(entry.app_key, doc).items():
                 rows[table].extend(table_rows)
-        return rows
+            summary = entry.summary
+            job_key = entry.job_key or normalize_app_name(doc.application.name or "")
+            n_failed_tasks = summary.n_failed_tasks if summary is not None else 0
+            inputs.append(RunInput(entry.app_key, job_key, entry.log_path, n_failed_tasks, doc))
+        return rows, inputs
+
+    def _record_history(self, inputs: list[RunInput]) -> None:
+        """Append the runs not recorded yet to the history tables (read first)."""
+        self.history = self.store.load()
+        self.summary.warnings.extend(self.history.unreadable)
+        records = new_records(self.history, inputs, self.thresholds, self.started_ms)
+        self.store.append(records, self.started_ms)
+        self.history.runs.extend(records.runs)
+        self.history.findings.extend(records.findings)
+        self.summary.n_recorded = len(records.runs)
+        self.summary.n_regressed = sum(1 for r in records.runs if r.regressed)
+        self._regressed_now = [r for r in records.runs if r.regressed]
+
+    def _write_diffs(self, engine: Engine) -> None:
+        """Render the diff report of each regressed run that has none yet, on the engine.
+
+        The runs recorded as regressed in this batch, and the latest run of each job that is
+        regressed by the current thresholds; each against the run of its job before it.
+        """
+        if self.summary.output_errors:  # a full disk: no more work
+            return
+        targets = {r.app_key: r for r in self._regressed_now}
+        for state in job_states(self.history, self.thresholds):
+            if state.comparison.regressed:
+                targets.setdefault(state.latest.app_key, state.latest)
+        by_job: dict[str, list[RunRecord]] = {}
+        for run in self.history.runs:
+            by_job.setdefault(run.job_key, []).append(run)
+        jobs: list[DiffJob] = []
+        for run in targets.values():
+            earlier = sorted(
+                (r for r in by_job[run.job_key] if r.run_start_ms < run.run_start_ms),
+                key=lambda r: r.run_start_ms,
+            )
+            if not earlier or not is_app_key(run.app_key):
+                continue
+            previous = earlier[-1]
+            if (self.layout.app_dir(run.app_key) / DIFF_FILE).is_file():
+                continue
+            missing = [p for p in (previous.log_path, run.log_path) if not _may_exist(p)]
+            if missing:
+                self.diff_errors[run.app_key] = f"the log {missing[0]} is gone"
+                continue
+            assert run.log_path is not None and previous.log_path is not None
+            jobs.append(
+                DiffJob(
+                    log_name=f"diff {run.app_key}",
+                    log_path=run.log_path,
+                    app_key=run.app_key,
+                    baseline_log_path=previous.log_path,
+                    baseline_app_key=previous.app_key,
+                    file_name=DIFF_FILE,
+                )
+            )
+        if not jobs:
+            return
+        by_name = {job.log_name: job for job in jobs}
+
+        def on_result(result: JobResult) -> None:
+            job = by_name[result.log_name]
+            if result.traceback is not None:
+                _print_traceback(job.log_name, result.traceback)
+            if not result.ok:
+                reason = result.error or "failed"
+                self.diff_errors[job.app_key] = reason
+                self.summary.warnings.append(
+                    f"{job.app_key}: no diff report against {job.baseline_app_key}: {reason}"
+                )
+                return
+            self.writer.write_files(job.app_key, job.file_name, result)
+
+        engine.run(jobs, self.settings, on_result, lambda n_done: None)
 
     def _index_html(self) -> str:
         from analyzer.render.batch_index import render_batch_index
@@ -391,8 +556,49 @@ class _Run:
         entries = [_index_entry(e) for e in self.manifest.entries.values()]
         errors = {**dict(self.plan.failed), **self.fresh_failures}
         entries += [IndexEntry(name, None, None, error) for name, error in sorted(errors.items())]
-        view = build_index_view(entries, generated_at_ms=int(time.time() * 1000))
+        view = clip_view(
+            build_index_view(
+                entries,
+                generated_at_ms=int(time.time() * 1000),
+                jobs=self._job_entries(),
+                regression_rule=regression_rule(self.thresholds),
+                history_notes=self.history.unreadable,
+            )
+        )
         return render_batch_index(view)
+
+    def _job_entries(self) -> list[JobEntry]:
+        """Every job of the history, its latest run compared with the current thresholds."""
+        entries: list[JobEntry] = []
+        for state in job_states(self.history, self.thresholds):
+            latest = state.latest
+            key = latest.app_key
+            safe = is_app_key(key)
+            report = safe and (self.layout.app_dir(key) / REPORT_FILES["html"]).is_file()
+            diff = safe and (self.layout.app_dir(key) / DIFF_FILE).is_file()
+            previous = state.comparison.previous
+            entries.append(
+                JobEntry(
+                    job_key=state.job_key,
+                    name=latest.name,
+                    runs=tuple(
+                        JobRunPoint(r.app_key, r.run_start_ms, r.duration_ms)
+                        for r in state.runs[-SPARKLINE_RUNS:]
+                    ),
+                    n_runs=len(state.runs),
+                    previous_duration_ms=previous.duration_ms if previous is not None else None,
+                    median_ms=state.comparison.median_ms,
+                    n_median_runs=state.comparison.n_median_runs,
+                    regressed=state.comparison.regressed,
+                    findings=tuple(
+                        JobFindingEntry(f.title, f.severity, f.is_new) for f in state.findings
+                    ),
+                    report_href=self.layout.app_href(key, REPORT_FILES["html"]) if report else None,
+                    diff_href=self.layout.app_href(key, DIFF_FILE) if diff else None,
+                    diff_note=self.diff_errors.get(key) if state.comparison.regressed else None,
+                )
+            )
+        return entries
 
 
 def _index_entry(entry: ManifestEntry) -> IndexEntry:

@@ -21,7 +21,7 @@ from typing import Any
 import analyzer
 from analyzer.batch import _bootstrap
 from analyzer.batch.fleet import TABLE_SCHEMAS, Row
-from analyzer.batch.jobs import Job, JobResult, JobSettings
+from analyzer.batch.jobs import AnyJob, JobResult, JobSettings
 from analyzer.batch.layout import STAGING_PREFIX, OutputLayout
 from analyzer.batch.outputs import cannot_write
 from analyzer.errors import UsageError
@@ -98,7 +98,7 @@ class SparkEngine:
 
     def run(
         self,
-        jobs: Sequence[Job],
+        jobs: Sequence[AnyJob],
         settings: JobSettings,
         on_result: Callable[[JobResult], None],
         on_progress: Callable[[int], None],

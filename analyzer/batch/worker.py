@@ -14,7 +14,16 @@ import traceback
 from pathlib import Path
 
 from analyzer import api
-from analyzer.batch.jobs import REPORT_FILES, FailureKind, Job, JobResult, JobSettings
+from analyzer.batch.jobkey import JobKeyRule
+from analyzer.batch.jobs import (
+    REPORT_FILES,
+    AnyJob,
+    DiffJob,
+    FailureKind,
+    Job,
+    JobResult,
+    JobSettings,
+)
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
 from analyzer.report.batch_index import summarize
@@ -26,6 +35,51 @@ def one_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     first = lines[0] if lines else ""
     return first if isinstance(error, AnalyzerError) else f"{type(error).__name__}: {first}"
+
+
+def process_job(job: AnyJob, settings: JobSettings) -> JobResult:
+    """Run one job of either kind: analyze an application, or compare a regressed run."""
+    if isinstance(job, DiffJob):
+        return process_diff(job, settings)
+    return process_application(job, settings)
+
+
+def render_previous_run_diff(
+    baseline_log_path: str, candidate_log_path: str, settings: JobSettings
+) -> str | None:
+    """Return the HTML diff report of a regressed run (candidate) against the previous run of its
+    job (baseline), with the batch's thresholds and redaction (docs/diff.md)."""
+    baseline = api.analyze(baseline_log_path, settings.strictness)
+    candidate = api.analyze(candidate_log_path, settings.strictness)
+    result = api.diff(baseline, candidate, settings.report.thresholds)
+    options = dataclasses.replace(settings.report, fmt="html", top=None, executions=())
+    return api.render_diff(result, options)
+
+
+def process_diff(job: DiffJob, settings: JobSettings) -> JobResult:
+    """Render the diff report of a regressed run against the previous run; never raises.
+
+    Failures are of kind `retry`: the diff is not recorded anywhere, the next run tries again.
+    """
+    started = time.monotonic()
+
+    def failed(error: str, kind: FailureKind, trace: str | None = None) -> JobResult:
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        return JobResult(job.log_name, error=error, failure=kind, elapsed_ms=elapsed_ms,
+                         traceback=trace)  # fmt: skip
+
+    try:
+        html = render_previous_run_diff(job.baseline_log_path, job.log_path, settings)
+    except MemoryError:
+        return failed(settings.memory_error(), "limit")
+    except AnalyzerError as error:
+        return failed(one_line(error), "retry")
+    except Exception as error:
+        return failed(f"internal error: {one_line(error)}", "retry", traceback.format_exc())
+    reports = ((job.file_name, html),) if html is not None else ()
+    return JobResult(
+        job.log_name, reports=reports, elapsed_ms=int((time.monotonic() - started) * 1000)
+    )
 
 
 def process_application(job: Job, settings: JobSettings) -> JobResult:
@@ -66,6 +120,8 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
         redactor = api.make_redactor(analysis) if settings.report.redact else None
         if redactor is not None:
             summary = redact_view(summary, redactor)
+        app = analysis.application
+        job_key = JobKeyRule(settings.job_key).key(app.name, dict(app.spark_properties))
         reports: list[tuple[str, str]] = []
         for fmt, file_name in REPORT_FILES.items():
             options = dataclasses.replace(settings.report, fmt=fmt)
@@ -84,6 +140,7 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
     return JobResult(
         job.log_name,
         summary=summary,
+        job_key=job_key,
         format_errors=tuple(sorted(format_errors.items())),
         reports=tuple(reports),
         elapsed_ms=int((time.monotonic() - started) * 1000),
@@ -91,7 +148,7 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
     )
 
 
-def stage_reports(result: JobResult, staging_dir: Path, job: Job) -> JobResult:
+def stage_reports(result: JobResult, staging_dir: Path, job: AnyJob) -> JobResult:
     """Write a result's reports into `staging_dir/<app key>/` and return it without their text."""
     if not result.reports:
         return result

@@ -24,7 +24,7 @@ def main(argv: list[str]) -> None:
     set_memory_limit(max_memory_mb)
     from multiprocessing.connection import Connection
 
-    from analyzer.batch.worker import process_application
+    from analyzer.batch.worker import process_job
 
     jobs = Connection(job_fd, writable=False)
     results = Connection(result_fd, readable=False)
@@ -37,7 +37,7 @@ def main(argv: list[str]) -> None:
             return
         job, settings = message
         results.send(STARTED)  # the job's time starts now, not while this process started
-        result = process_application(job, settings)
+        result = process_job(job, settings)
         results.send(result)
         if result.failure == "limit":
             return

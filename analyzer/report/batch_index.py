@@ -1,4 +1,5 @@
-"""View models of the batch index page: one row per application, links to its reports, failures."""
+"""View models of the batch index page: one row per recurring job (its history, a sparkline, a
+regression flag), one row per application with links to its reports, failures."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
 from analyzer.report.findings import worst_of
 from analyzer.report.header import STATUS_WORDS, app_status
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_factor, fmt_timestamp_ms, plural
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
@@ -71,6 +72,103 @@ class IndexEntry:
 
 
 @dataclass(frozen=True)
+class JobRunPoint:
+    """One run of a job, for the index (input of the view)."""
+
+    app_key: str
+    start_ms: int
+    duration_ms: int
+
+
+@dataclass(frozen=True)
+class JobFindingEntry:
+    """One finding of a job's latest run (input of the view)."""
+
+    title: str
+    severity: str
+    is_new: bool
+    """No earlier run of the job had this finding."""
+
+
+@dataclass(frozen=True)
+class JobEntry:
+    """A recurring job as the batch runner hands it to the index (input of the view)."""
+
+    job_key: str
+    name: str | None
+    """The latest run's application name."""
+    runs: tuple[JobRunPoint, ...]
+    """The latest runs, oldest first (at most the sparkline's length); the last is the latest."""
+    n_runs: int
+    """Runs recorded in all."""
+    previous_duration_ms: int | None
+    median_ms: int | None
+    """Median duration of the runs before the latest (up to the window)."""
+    n_median_runs: int
+    regressed: bool
+    findings: tuple[JobFindingEntry, ...]
+    report_href: str | None
+    """The latest run's HTML report, relative to the index."""
+    diff_href: str | None
+    """Its diff report against the previous run, if written."""
+    diff_note: str | None = None
+    """Why a regressed run has no diff report."""
+
+
+@dataclass(frozen=True)
+class SparklineView:
+    """An inline SVG line of a job's last run durations (drawn from zero up, oldest left)."""
+
+    width: int = field(metadata={"help": "SVG width, px."})
+    height: int = field(metadata={"help": "SVG height, px."})
+    points_str: str = field(metadata={"help": "The polyline's points: `x,y x,y …`."})
+    last_x_str: str = field(metadata={"help": "x of the latest run's dot."})
+    last_y_str: str = field(metadata={"help": "y of the latest run's dot."})
+    title_str: str = field(metadata={"help": "What the line shows, in words (its tooltip)."})
+
+
+@dataclass(frozen=True)
+class JobFindingView:
+    """A finding of a job's latest run, marked new when no earlier run had it."""
+
+    title: str = field(metadata={"help": "The finding's one-line title."})
+    severity: str = field(metadata={"help": "`info`, `warning` or `critical` (CSS class)."})
+    is_new: bool = field(metadata={"help": "First time this job shows this finding."})
+
+
+@dataclass(frozen=True)
+class JobRowView:
+    """One recurring job in the index's jobs table."""
+
+    job_key: str = field(metadata={"help": "The job key its runs share."})
+    name: str = field(
+        metadata={"help": "The latest run's application name, empty when it is the job key."}
+    )
+    n_runs_str: str = field(metadata={"help": "Runs recorded, formatted."})
+    last_start_str: str = field(metadata={"help": "When the latest run started, UTC."})
+    last_duration_str: str = field(metadata={"help": "The latest run's duration."})
+    vs_previous_str: str = field(
+        metadata={"help": "Change against the previous run: `+31.0 s (4.4×)`, or `first run`."}
+    )
+    vs_median_str: str = field(
+        metadata={"help": "The latest duration as a factor of the median of the runs before it."}
+    )
+    vs_median_title: str = field(metadata={"help": "That median and how many runs it is over."})
+    regressed: bool = field(metadata={"help": "The latest run regressed (index thresholds)."})
+    sparkline: SparklineView = field(metadata={"help": "The last runs' durations."})
+    findings: tuple[JobFindingView, ...] = field(
+        metadata={"help": "The latest run's findings, new ones first, at most `MAX_JOB_FINDINGS`."}
+    )
+    more_findings_str: str = field(
+        metadata={"help": "`and 4 more` when the run had more findings than shown, or empty."}
+    )
+    n_new_findings: int = field(metadata={"help": "Findings of the latest run that are new."})
+    report_href: str = field(metadata={"help": "The latest run's HTML report, or empty."})
+    diff_href: str = field(metadata={"help": "Its diff report against the previous run, or empty."})
+    diff_note: str = field(metadata={"help": "Why a regressed run has no diff report, or empty."})
+
+
+@dataclass(frozen=True)
 class ReportLinkView:
     """A link from the index to one report of an application."""
 
@@ -123,6 +221,15 @@ class BatchIndexView:
         metadata={"help": "Analyzed applications, newest first."}
     )
     failures: tuple[FailedLogView, ...] = field(metadata={"help": "Logs that failed, by name."})
+    jobs: tuple[JobRowView, ...] = field(
+        metadata={"help": "Recurring jobs: regressed first, then by latest run, newest first."}
+    )
+    n_jobs_str: str = field(metadata={"help": "Jobs with recorded runs: `3 jobs`."})
+    n_regressed_str: str = field(metadata={"help": "Jobs whose latest run regressed, formatted."})
+    regression_rule_str: str = field(metadata={"help": "When a run counts as regressed, in words."})
+    history_notes: tuple[str, ...] = field(
+        metadata={"help": "Problems with the history (unreadable files), one line each."}
+    )
 
 
 def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
@@ -151,14 +258,119 @@ def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
     )
 
 
-def build_index_view(entries: Sequence[IndexEntry], generated_at_ms: int) -> BatchIndexView:
-    """Build the index page from every log's outcome."""
+MAX_JOB_FINDINGS = 5
+"""Findings of a job's latest run shown in the jobs table (new ones first, then by severity)."""
+SPARK_WIDTH = 120
+SPARK_HEIGHT = 24
+SPARK_PAD = 3
+
+
+def sparkline(durations_ms: Sequence[int], regressed: bool = False) -> SparklineView:
+    """Lay out durations (oldest first) as polyline points, scaled from 0 to the largest.
+
+    >>> sparkline([10, 20]).points_str
+    '3.0,12.0 117.0,3.0'
+    >>> sparkline([5]).last_x_str
+    '60.0'
+    """
+    top = max((d for d in durations_ms), default=0)
+    span_x = SPARK_WIDTH - 2 * SPARK_PAD
+    span_y = SPARK_HEIGHT - 2 * SPARK_PAD
+    n = len(durations_ms)
+    points: list[tuple[float, float]] = []
+    for i, d in enumerate(durations_ms):
+        x = SPARK_WIDTH / 2 if n == 1 else SPARK_PAD + span_x * i / (n - 1)
+        y = SPARK_HEIGHT - SPARK_PAD - (span_y * max(d, 0) / top if top > 0 else 0)
+        points.append((x, y))
+    last_x, last_y = points[-1] if points else (SPARK_WIDTH / 2, SPARK_HEIGHT - SPARK_PAD)
+    title = f"last {plural(n, 'run')}"
+    if durations_ms:
+        title += (
+            f": {fmt_duration_ms(min(durations_ms))} to {fmt_duration_ms(top)}, "
+            f"latest {fmt_duration_ms(durations_ms[-1])}" + (" (regressed)" if regressed else "")
+        )
+    return SparklineView(
+        width=SPARK_WIDTH,
+        height=SPARK_HEIGHT,
+        points_str=" ".join(f"{x:.1f},{y:.1f}" for x, y in points),
+        last_x_str=f"{last_x:.1f}",
+        last_y_str=f"{last_y:.1f}",
+        title_str=title,
+    )
+
+
+def _signed_duration(delta_ms: int) -> str:
+    sign = "+" if delta_ms >= 0 else "−"
+    return f"{sign}{fmt_duration_ms(abs(delta_ms))}"
+
+
+def _job_row(job: JobEntry) -> JobRowView:
+    latest = job.runs[-1]
+    if job.previous_duration_ms is None:
+        vs_previous = "first run"
+    else:
+        delta = latest.duration_ms - job.previous_duration_ms
+        factor = latest.duration_ms / job.previous_duration_ms if job.previous_duration_ms else None
+        vs_previous = _signed_duration(delta)
+        if factor is not None:
+            vs_previous += f" ({fmt_factor(factor)})"
+    if job.median_ms is None:
+        vs_median, vs_median_title = "–", "no earlier run"
+    else:
+        factor = latest.duration_ms / job.median_ms if job.median_ms else None
+        vs_median = fmt_factor(factor) if factor is not None else "–"
+        vs_median_title = (
+            f"median {fmt_duration_ms(job.median_ms)} of the last "
+            f"{plural(job.n_median_runs, 'earlier run')}"
+        )
+    findings = sorted(
+        job.findings, key=lambda f: (not f.is_new, -_SEVERITY_RANK.get(f.severity, -1))
+    )
+    return JobRowView(
+        job_key=job.job_key,
+        name="" if job.name == job.job_key else (job.name or ""),
+        n_runs_str=fmt_count(job.n_runs),
+        last_start_str=fmt_timestamp_ms(latest.start_ms),
+        last_duration_str=fmt_duration_ms(latest.duration_ms),
+        vs_previous_str=vs_previous,
+        vs_median_str=vs_median,
+        vs_median_title=vs_median_title,
+        regressed=job.regressed,
+        sparkline=sparkline([r.duration_ms for r in job.runs], job.regressed),
+        findings=tuple(
+            JobFindingView(f.title, f.severity, f.is_new) for f in findings[:MAX_JOB_FINDINGS]
+        ),
+        more_findings_str=(
+            f"and {fmt_count(len(findings) - MAX_JOB_FINDINGS)} more"
+            if len(findings) > MAX_JOB_FINDINGS
+            else ""
+        ),
+        n_new_findings=sum(1 for f in findings if f.is_new),
+        report_href=job.report_href or "",
+        diff_href=job.diff_href or "",
+        diff_note=job.diff_note or "",
+    )
+
+
+def build_index_view(
+    entries: Sequence[IndexEntry],
+    generated_at_ms: int,
+    jobs: Sequence[JobEntry] = (),
+    regression_rule: str = "",
+    history_notes: Sequence[str] = (),
+) -> BatchIndexView:
+    """Build the index page from every log's outcome and every job's history."""
     rows = [_row(e, e.summary) for e in entries if e.summary is not None and e.error is None]
     rows.sort(key=lambda r: (-r.start_sort, r.app_id_str))
     failures = sorted(
         (FailedLogView(e.log_name, e.error) for e in entries if e.error is not None),
         key=lambda f: f.log_name,
     )
+    ordered = sorted(
+        (j for j in jobs if j.runs),
+        key=lambda j: (not j.regressed, -j.runs[-1].start_ms, j.job_key),
+    )
+    job_rows = [_job_row(j) for j in ordered]
     return BatchIndexView(
         title="Spark applications",
         generated_at_str=fmt_timestamp_ms(generated_at_ms),
@@ -166,4 +378,9 @@ def build_index_view(entries: Sequence[IndexEntry], generated_at_ms: int) -> Bat
         n_failed_str=fmt_count(len(failures)),
         rows=tuple(rows),
         failures=tuple(failures),
+        jobs=tuple(job_rows),
+        n_jobs_str=plural(len(job_rows), "job"),
+        n_regressed_str=fmt_count(sum(1 for j in job_rows if j.regressed)),
+        regression_rule_str=regression_rule,
+        history_notes=tuple(history_notes),
     )
