@@ -102,6 +102,96 @@ def apps_command(
     sys.stdout.write(format_apps_table(infos))
 
 
+# Options that `report` and `diff` share: one definition, the same help.
+_DIR_OPTION = typer.Option(
+    None,
+    "--dir",
+    "-d",
+    metavar="DIR",
+    help="Find the logs named in this log directory: by application id or by the log's name.",
+)
+_OUTPUT_OPTION = typer.Option(
+    None,
+    "-o",
+    "--output",
+    metavar="FILE",
+    help="Write here (atomically) instead of standard output.",
+)
+_FORMAT_OPTION = typer.Option(
+    None,
+    "--format",
+    "-f",
+    metavar="FORMAT",
+    help="text, html, json or markdown; by default the output file's extension decides, "
+    "else text.",
+)
+_WIDTH_OPTION = typer.Option(
+    None,
+    "--width",
+    metavar="COLUMNS",
+    help="Columns the text output fits in (default: the terminal's width, 100 when not a "
+    "terminal).",
+)
+_LENIENT_OPTION = typer.Option(
+    False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
+)
+_NO_COLOR_OPTION = typer.Option(False, "--no-color", help="Never colour the text output.")
+_THRESHOLD_OPTION = typer.Option(
+    None,
+    "--threshold",
+    metavar="NAME=VALUE",
+    help="Tune a finding rule (repeatable; names in docs/findings.md).",
+)
+_REDACT_OPTION = typer.Option(
+    False,
+    "--redact",
+    help="Replace literals, paths, hosts and users with stable tokens (docs/redaction.md).",
+)
+
+
+@contextlib.contextmanager
+def _errors_as_lines(out_of_memory: str, path: str | None = None) -> Iterator[None]:
+    """Turn a usage error into exit 2, an input error or running out of memory into exit 1,
+    each as one line on standard error."""
+    try:
+        yield
+    except UsageError as error:
+        typer.echo(f"error: {neutralize(str(error))}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except AnalyzerError as error:
+        raise _fail(error) from None
+    except MemoryError:
+        raise _fail(
+            AnalyzerError(
+                out_of_memory,
+                path=path,
+                hint="run it on a machine with more memory, or report the log as a bug",
+            )
+        ) from None
+
+
+def _output_options(
+    output: str | None, fmt: str | None, width: int | None, no_color: bool, **more: Any
+) -> Any:  # ReportOptions, imported only by the commands that render
+    """The `ReportOptions` of a command's output flags (`more`: its own options)."""
+    from analyzer.report.options import ReportOptions
+
+    chosen = api.format_for(output, fmt)
+    to_terminal = output is None and sys.stdout.isatty()
+    return ReportOptions(
+        fmt=chosen,
+        color=chosen == "text" and to_terminal and not no_color,
+        width=width if width is not None else _terminal_width(to_terminal),
+        **more,
+    )
+
+
+def _analyze(path: str, lenient: bool) -> Any:  # an Analysis
+    """Read and analyze one log, with a progress line on a terminal."""
+    with _progress_on_terminal() as progress:
+        return api.analyze(path, _strictness(lenient), progress=progress)
+
+
 @app.command("report", cls=_Command)
 def report_command(
     log: str = typer.Argument(
@@ -110,28 +200,9 @@ def report_command(
         help="An event log (a file, a rolling directory, or a URL); with --dir, an application "
         "id or a log's name in that directory.",
     ),
-    log_dir: str | None = typer.Option(
-        None,
-        "--dir",
-        "-d",
-        metavar="DIR",
-        help="Find LOG in this log directory: by application id or by the log's name.",
-    ),
-    output: str | None = typer.Option(
-        None,
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="Write here (atomically) instead of standard output.",
-    ),
-    fmt: str | None = typer.Option(
-        None,
-        "--format",
-        "-f",
-        metavar="FORMAT",
-        help="text, html, json or markdown; by default the output file's extension decides, "
-        "else text.",
-    ),
+    log_dir: str | None = _DIR_OPTION,
+    output: str | None = _OUTPUT_OPTION,
+    fmt: str | None = _FORMAT_OPTION,
     execution: list[int] | None = typer.Option(
         None, "--execution", "-e", metavar="ID", help="Only these SQL execution ids (repeatable)."
     ),
@@ -151,28 +222,11 @@ def report_command(
         help="Text report sections, comma-separated: summary, time, findings, plans, stages, "
         "config, executors, jobs; or all.",
     ),
-    width: int | None = typer.Option(
-        None,
-        "--width",
-        metavar="COLUMNS",
-        help="Columns the text report fits in (default: the terminal's width, 100 when not a "
-        "terminal).",
-    ),
-    lenient: bool = typer.Option(
-        False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
-    ),
-    no_color: bool = typer.Option(False, "--no-color", help="Never colour the text report."),
-    threshold: list[str] | None = typer.Option(
-        None,
-        "--threshold",
-        metavar="NAME=VALUE",
-        help="Tune a finding rule (repeatable; names in docs/findings.md).",
-    ),
-    redact: bool = typer.Option(
-        False,
-        "--redact",
-        help="Replace literals, paths, hosts and users with stable tokens (docs/redaction.md).",
-    ),
+    width: int | None = _WIDTH_OPTION,
+    lenient: bool = _LENIENT_OPTION,
+    no_color: bool = _NO_COLOR_OPTION,
+    threshold: list[str] | None = _THRESHOLD_OPTION,
+    redact: bool = _REDACT_OPTION,
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
@@ -185,42 +239,26 @@ def report_command(
       spark-explain report eventlog.zstd --format json -o out.json
       spark-explain report eventlog.zstd --sections findings,plans --width 160
     """
-    from analyzer.report.options import ReportOptions, parse_sections
+    from analyzer.report.options import parse_sections
 
-    try:
-        chosen = api.format_for(output, fmt)
-        to_terminal = output is None and sys.stdout.isatty()
-        options = ReportOptions(
-            fmt=chosen,
-            metrics=metrics,  # type: ignore[arg-type]  # validated by ReportOptions
+    with _errors_as_lines("ran out of memory analyzing this log", path=log):
+        options = _output_options(
+            output,
+            fmt,
+            width,
+            no_color,
+            metrics=metrics,
             executions=tuple(execution or ()),
             top=top,
             thresholds=_thresholds(threshold),
-            color=chosen == "text" and to_terminal and not no_color,
-            width=width if width is not None else _terminal_width(to_terminal),
             sections=parse_sections(sections),
             redact=redact,
         )
-        path = api.find_log(log_dir, log) if log_dir is not None else log
-        with _progress_on_terminal() as progress:
-            analysis = api.analyze(path, _strictness(lenient), progress=progress)
+        analysis = _analyze(api.find_log(log_dir, log) if log_dir is not None else log, lenient)
         if output is None:
             sys.stdout.write(api.render_report(analysis, options))
         else:
             api.write_report(analysis, output, options)
-    except UsageError as error:
-        typer.echo(f"error: {neutralize(str(error))}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    except AnalyzerError as error:
-        raise _fail(error) from None
-    except MemoryError:
-        raise _fail(
-            AnalyzerError(
-                "ran out of memory analyzing this log",
-                path=log,
-                hint="run it on a machine with more memory, or report the log as a bug",
-            )
-        ) from None
 
 
 def _terminal_width(to_terminal: bool) -> int:
@@ -233,111 +271,52 @@ def _terminal_width(to_terminal: bool) -> int:
     return min(max(columns, MIN_WIDTH), MAX_WIDTH)
 
 
-@app.command("diff")
+@app.command("diff", cls=_Command)
 def diff_command(
     baseline: str = typer.Argument(
-        ..., help="The earlier (reference) run: an event log, or an application id with --dir."
+        ...,
+        metavar="BASELINE",
+        help="The earlier (reference) run: an event log, or with --dir an application id or a "
+        "log's name.",
     ),
     candidate: str = typer.Argument(
-        ..., help="The run to explain: an event log, or an application id with --dir."
+        ...,
+        metavar="CANDIDATE",
+        help="The run to explain: an event log, or with --dir an application id or a log's name.",
     ),
-    log_dir: str | None = typer.Option(
-        None,
-        "--dir",
-        "-d",
-        metavar="DIR",
-        help="Find BASELINE and CANDIDATE in this log directory (a log's name or an app id).",
-    ),
-    output: str | None = typer.Option(
-        None,
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="Write here (atomically) instead of standard output.",
-    ),
-    fmt: str | None = typer.Option(
-        None,
-        "--format",
-        "-f",
-        metavar="FORMAT",
-        help="text, html, json or markdown; by default the output file's extension decides, "
-        "else text.",
-    ),
+    log_dir: str | None = _DIR_OPTION,
+    output: str | None = _OUTPUT_OPTION,
+    fmt: str | None = _FORMAT_OPTION,
     top: int | None = typer.Option(
         None, "--top", metavar="N", help="Only the N paired executions whose time changed most."
     ),
-    width: int | None = typer.Option(
-        None,
-        "--width",
-        metavar="COLUMNS",
-        help="Columns the text diff fits in (default: the terminal's width, 100 when not a "
-        "terminal).",
-    ),
-    lenient: bool = typer.Option(
-        False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
-    ),
-    no_color: bool = typer.Option(False, "--no-color", help="Never colour the text diff."),
-    threshold: list[str] | None = typer.Option(
-        None,
-        "--threshold",
-        metavar="NAME=VALUE",
-        help="Tune a finding rule for both runs (repeatable; names in docs/findings.md).",
-    ),
-    redact: bool = typer.Option(
-        False,
-        "--redact",
-        help="Replace literals, paths, hosts and users with stable tokens, the same in both runs "
-        "(docs/redaction.md).",
-    ),
+    width: int | None = _WIDTH_OPTION,
+    lenient: bool = _LENIENT_OPTION,
+    no_color: bool = _NO_COLOR_OPTION,
+    threshold: list[str] | None = _THRESHOLD_OPTION,
+    redact: bool = _REDACT_OPTION,
 ) -> None:
     """Compare two runs of a job and say what explains the change in time.
 
     Examples:
 
+    \b
       spark-explain diff yesterday.zstd today.zstd
-
       spark-explain diff --dir /var/log/spark-events app-20240101-0001 app-20240102-0001
-
       spark-explain diff a.zstd b.zstd -o diff.md
     """
-    from analyzer.report.options import ReportOptions
-
-    try:
-        chosen = api.format_for(output, fmt)
-        to_terminal = output is None and sys.stdout.isatty()
-        options = ReportOptions(
-            fmt=chosen,
-            top=top,
-            color=chosen == "text" and to_terminal and not no_color,
-            width=width if width is not None else _terminal_width(to_terminal),
-            redact=redact,
-        )
+    with _errors_as_lines("ran out of memory comparing these logs"):
+        options = _output_options(output, fmt, width, no_color, top=top, redact=redact)
         thresholds = _thresholds(threshold)
-        paths = [
-            api.find_log(log_dir, name) if log_dir is not None else name
+        analyses = [
+            _analyze(api.find_log(log_dir, name) if log_dir is not None else name, lenient)
             for name in (baseline, candidate)
         ]
-        analyses = []
-        for path in paths:
-            with _progress_on_terminal() as progress:
-                analyses.append(api.analyze(path, _strictness(lenient), progress=progress))
         result = api.diff(analyses[0], analyses[1], thresholds)
         if output is None:
             sys.stdout.write(api.render_diff(result, options))
         else:
             api.write_diff(result, output, options)
-    except UsageError as error:
-        typer.echo(f"error: {neutralize(str(error))}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
-    except AnalyzerError as error:
-        raise _fail(error) from None
-    except MemoryError:
-        raise _fail(
-            AnalyzerError(
-                "ran out of memory comparing these logs",
-                hint="run it on a machine with more memory, or report the logs as a bug",
-            )
-        ) from None
 
 
 @contextlib.contextmanager

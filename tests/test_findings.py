@@ -39,6 +39,7 @@ from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.tiny_tasks import detect_tiny_tasks
 from analyzer.insights.unsplit_skew import detect_unsplit_skew
 from analyzer.report.findings import evidence_str
+from analyzer.report.options import ReportOptions
 
 MIB = 1024 * 1024
 CLEAN = "join-agg-aqe-on"
@@ -389,6 +390,13 @@ def test_row_explosion_names_the_join_of_q72() -> None:
     assert top.number("rows_out") == 5_241_443_564
     assert top.number("ratio") > 5
     assert detect_row_explosion(sample(CLEAN), small(*ANY)) == []
+    # The text report's first lines lead with it.
+    text = api.render_report(analysis, ReportOptions(color=False), found)
+    head = "\n".join(text.splitlines()[:5]).replace("\n  ", " ")
+    assert (
+        "top finding: row-explosion at SQL execution 24 (query72) · node #30 SortMergeJoin · "
+        "stage 50" in head
+    ), head
 
 
 QUIET_PUBLIC_LOGS = (

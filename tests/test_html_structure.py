@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from collections import Counter
@@ -72,6 +74,37 @@ def test_no_external_requests(path: Path) -> None:
     for attrs, body in page.scripts:
         if attrs.get("type") != "application/json":
             assert "fetch(" not in body and "XMLHttpRequest" not in body and "import(" not in body
+
+
+def _policy_runs_only_its_script(html: str) -> None:
+    page = parse_page(html)
+    policies = [a["content"] for t, a in page.tags if t == "meta" and "content" in a
+                and a.get("http-equiv", "").lower() == "content-security-policy"]  # fmt: skip
+    assert len(policies) == 1
+    directives = dict(d.strip().split(" ", 1) for d in policies[0].split(";") if d.strip())
+    assert directives["default-src"] == "'none'"
+    runnable = [body for attrs, body in page.scripts if attrs.get("type") != "application/json"]
+    if not runnable:  # a page without a script allows none
+        assert directives["script-src"] == "'none'"
+        return
+    assert len(runnable) == 1
+    digest = base64.b64encode(hashlib.sha256(runnable[0].encode()).digest()).decode()
+    assert directives["script-src"] == f"'sha256-{digest}'"
+    assert "unsafe" not in directives["script-src"]
+
+
+@pytest.mark.parametrize("path", LOGS)
+def test_the_policy_runs_only_the_page_script(path: Path) -> None:
+    _policy_runs_only_its_script(html_of(path))
+
+
+def test_the_diff_page_policy_runs_only_its_script() -> None:
+    from analyzer import api
+    from analyzer.report.options import ReportOptions
+
+    pair = sorted((Path(__file__).parent.parent / "sample_eventlogs/pairs/skew").glob("*.zstd"))
+    result = api.diff(api.analyze(pair[0]), api.analyze(pair[1]))
+    _policy_runs_only_its_script(api.render_diff(result, ReportOptions(fmt="html")))
 
 
 @pytest.mark.parametrize("path", LOGS)

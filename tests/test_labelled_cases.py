@@ -118,3 +118,34 @@ def test_time_spent_leads_with_the_injected_operator(entry: dict[str, Any]) -> N
             f"{entry['app_name']}: hottest operator of stage {execution.stages[0].stage_id} is "
             f"{hottest.name} #{hottest.node_id}, expected {expected['node']}"
         )
+
+
+def _first_lines(file: str, n: int = 6) -> str:
+    analysis, findings = _analyzed(file)
+    text = api.render_report(analysis, ReportOptions(color=False, width=200), list(findings))
+    return "\n".join(text.splitlines()[:n])
+
+
+@pytest.mark.parametrize("entry", _entries("cause"))
+def test_verdict_lines_name_the_cause(entry: dict[str, Any]) -> None:
+    head = _first_lines(entry["file"])
+    for expected in entry["expect"]:
+        if "message" in expected:
+            assert head.splitlines()[2].startswith("FAILED")
+            assert f"root cause: {expected['message']}" in head, head
+            assert expected["node"] in head.split("root cause:")[1].splitlines()[0]
+            return
+    lines = [line for line in head.splitlines() if line.startswith("top finding: ")]
+    assert lines, head
+    assert any(
+        lines[0].startswith(f"top finding: {e['rule']} at SQL execution {e['execution_id']}")
+        and e["node"] in lines[0]
+        for e in entry["expect"]
+    ), f"{entry['app_name']}: {lines[0]}"
+
+
+@pytest.mark.parametrize("entry", _entries("clean"))
+def test_clean_verdict_names_no_finding(entry: dict[str, Any]) -> None:
+    head = _first_lines(entry["file"])
+    assert head.splitlines()[2].startswith("COMPLETED")
+    assert "top finding:" not in head and "root cause:" not in head

@@ -9,10 +9,13 @@ terminal: control characters from a log are shown, never acted on.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from functools import cache
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from analyzer import units
 from analyzer.render import terminal
@@ -46,8 +49,16 @@ def _environment(html: bool) -> jinja2.Environment:
         clip=terminal.clip_text,
         clip_after=terminal.clip_after,
         wrap_prefixed=terminal.wrap_prefixed,
+        csp_source=csp_source,
     )
     return env
+
+
+def csp_source(inline: str) -> Markup:
+    """Return the Content-Security-Policy source that allows exactly this inline block:
+    `'sha256-…'` of its text, so that no other script (an injected one) can run."""
+    digest = hashlib.sha256(str(inline).encode("utf-8")).digest()
+    return Markup(f"'sha256-{base64.b64encode(digest).decode('ascii')}'")
 
 
 @cache

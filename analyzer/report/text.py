@@ -22,13 +22,19 @@ from analyzer.report.execution import (
     execution_stages,
     node_detail,
 )
-from analyzer.report.findings import FindingsView, FindingView, build_findings_view
+from analyzer.report.findings import (
+    FindingsView,
+    FindingView,
+    build_findings_view,
+    kept_findings,
+)
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.metrics import MetricView, shown_metrics, stage_ids_str
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
 from analyzer.report.stages import build_stage_views, task_rows_by_stage
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
+from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct
 
 TREE_GUIDE = 3
@@ -190,6 +196,9 @@ class TextReportView:
     """The whole text report: header, findings, the chosen executions, work outside SQL."""
 
     header: ApplicationHeaderView = field(metadata=_help("The application header."))
+    verdict: VerdictView = field(
+        metadata=_help("How it ended, the root cause of a failure, the top finding.")
+    )
     metrics_level: str = field(metadata=_help("none, summary or full."))
     selection_str: str = field(metadata=_help("Which executions are shown and why."))
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
@@ -507,8 +516,17 @@ def build_text_view(
         task_rows=task_rows,
         with_stages=stage_level != "none",
     )
+    header = build_header_view(analysis, options.now_ms)
+    verdict = build_verdict(
+        analysis,
+        header,
+        kept_findings(findings, selection.ids),
+        findings_view.items,
+        set(selection.ids),
+    )
     return TextReportView(
-        header=build_header_view(analysis, options.now_ms),
+        header=header,
+        verdict=verdict,
         metrics_level=level,
         selection_str=selection.description_str,
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),

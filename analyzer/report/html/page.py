@@ -30,7 +30,6 @@ from analyzer.report.findings import (
     kept_findings,
 )
 from analyzer.report.header import ApplicationHeaderView, build_header_view
-from analyzer.report.html.overview import VerdictView, build_verdict
 from analyzer.report.html.panel import (
     MAX_TASK_ROWS_PER_NODE,
     MAX_TASK_ROWS_TOTAL,
@@ -51,6 +50,7 @@ from analyzer.report.options import ReportOptions
 from analyzer.report.selection import by_duration, by_start, select_executions
 from analyzer.report.stages import build_stage_views
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
+from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.units import fmt_duration_ms, fmt_pct
 
 MAX_DETAILED_EXECUTIONS = 25

@@ -1,4 +1,6 @@
-"""The verdict at the top of the page: how the application ended and, when it failed, why."""
+"""The verdict at the top of a report: how the application ended, why it failed, what to look at.
+
+The first lines of the text report and the first screen of the page both show it."""
 
 from __future__ import annotations
 
@@ -38,7 +40,9 @@ class VerdictView:
         metadata=_help("The first failure's root cause on one line, or empty.")
     )
     root_cause_where_str: str = field(
-        metadata=_help("Where it failed: `query 1 · task 9`, or empty.")
+        metadata=_help(
+            "Where it failed: `SQL execution 1 · #6 BatchEvalPython · task 9`, or empty."
+        )
     )
     root_cause_finding: str = field(
         metadata=_help("Element id of the finding that explains it, or empty.")
@@ -46,11 +50,31 @@ class VerdictView:
     root_cause_execution: str = field(
         metadata=_help("Element id of the failed execution's section, or empty.")
     )
+    top_finding_str: str = field(
+        metadata=_help(
+            "The costliest warning or critical finding other than the root cause, where it "
+            "points and its estimate: `row-explosion at SQL execution 24 (query72) · node #30 "
+            "SortMergeJoin · stage 50 · est. 27.3 s lost`; empty when there is none."
+        )
+    )
+    top_finding_rank: int = field(
+        metadata=_help("That finding's number in the Findings section, or 0.")
+    )
 
 
 def _one_line(text: str, limit: int = 240) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
+    """`SQL execution 24 · …` with the execution's description after its id, cut short."""
+    eid = finding.execution_id
+    execution = next((e for e in analysis.application.executions if e.execution_id == eid), None)
+    if execution is None or not execution.description.strip():
+        return where
+    label = f"SQL execution {eid}"
+    return where.replace(label, f"{label} ({_one_line(execution.description, 60)})", 1)
 
 
 def build_verdict(
@@ -93,15 +117,20 @@ def build_verdict(
         parts.append("the log has no end event")
     elif status == "in-progress":
         parts.append("the log is still being written")
-    cause = where = finding_id = execution_id = ""
+    cause = where = finding_id = execution_id = top = ""
+    top_rank = 0
     for finding, view in zip(findings, views, strict=True):
-        if finding.rule != ROOT_CAUSE_RULE:
+        if finding.rule != ROOT_CAUSE_RULE and not top and view.severity != "info":
+            top = f"{view.rule} at {_with_description(analysis, finding, view.where_str)}"
+            top = f"{top} · {view.lost_str}"
+            top_rank = view.rank
+        if finding.rule != ROOT_CAUSE_RULE or cause:
             continue
         text = next((e.value for e in finding.evidence if e.key == "root_cause"), None)
         cause = _one_line(str(text) if text is not None else finding.title)
         bits = []
         if finding.execution_id is not None:
-            bits.append(f"query {finding.execution_id}")
+            bits.append(f"SQL execution {finding.execution_id}")
             if finding.execution_id in detailed_ids:
                 execution_id = execution_anchor(finding.execution_id)
         if view.node_name:
@@ -110,7 +139,6 @@ def build_verdict(
             bits.append("task " + ", ".join(map(str, finding.task_ids)))
         where = " · ".join(bits)
         finding_id = view.dom_id
-        break
     return VerdictView(
         status=status,
         status_str=status.replace("-", " ").upper(),
@@ -119,4 +147,6 @@ def build_verdict(
         root_cause_where_str=where,
         root_cause_finding=finding_id,
         root_cause_execution=execution_id,
+        top_finding_str=top,
+        top_finding_rank=top_rank,
     )
