@@ -208,7 +208,7 @@ def test_first_screen_of_a_failed_application(browser: Any, tmp_path: Path) -> N
     assert _on_first_screen(page, badge)
     cause = page.locator("#verdict .root-cause")
     assert "sample failure: bucket 3 is rejected" in cause.inner_text()
-    assert "query 1" in cause.inner_text()
+    assert "SQL execution 1" in cause.inner_text()
     assert _on_first_screen(page, cause)
     first = page.locator("#findings ul.findings > li").first
     assert "failed-query" in first.inner_text()
