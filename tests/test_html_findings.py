@@ -89,7 +89,8 @@ def test_nodes_and_panels_refer_back_to_their_findings() -> None:
     marked = _attrs_with_class(html, "g", "has-finding")
     assert len(marked) == 2
     assert html.count('<text class="finding-mark"') == 2
-    assert html.count('<a href="#finding-1">') == 2  # from its execution and its node's panel
+    # From its execution, its node's panel and the verdict's top finding.
+    assert html.count('<a href="#finding-1">') == 3
     assert html.count('<a href="#finding-2">') == 1  # a stage's: from its execution only
     assert html.count('<a href="#finding-3">') == 2
 

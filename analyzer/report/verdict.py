@@ -60,6 +60,9 @@ class VerdictView:
     top_finding_rank: int = field(
         metadata=_help("That finding's number in the Findings section, or 0.")
     )
+    top_finding_id: str = field(
+        metadata=_help("Element id of that finding in the HTML page, or empty.")
+    )
 
 
 def _one_line(text: str, limit: int = 240) -> str:
@@ -119,11 +122,13 @@ def build_verdict(
         parts.append("the log is still being written")
     cause = where = finding_id = execution_id = top = ""
     top_rank = 0
+    top_id = ""
     for finding, view in zip(findings, views, strict=True):
         if finding.rule != ROOT_CAUSE_RULE and not top and view.severity != "info":
             top = f"{view.rule} at {_with_description(analysis, finding, view.where_str)}"
             top = f"{top} · {view.lost_str}"
             top_rank = view.rank
+            top_id = view.dom_id
         if finding.rule != ROOT_CAUSE_RULE or cause:
             continue
         text = next((e.value for e in finding.evidence if e.key == "root_cause"), None)
@@ -149,4 +154,5 @@ def build_verdict(
         root_cause_execution=execution_id,
         top_finding_str=top,
         top_finding_rank=top_rank,
+        top_finding_id=top_id,
     )
