@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from analyzer.errors import UsageError
 from analyzer.model.application import Application, Execution
 from analyzer.report.options import ReportOptions
+from analyzer.units import plural
 
 _NO_START = 1 << 62
 
@@ -56,7 +57,16 @@ def select_executions(app: Application, options: ReportOptions) -> Selection:
         if missing:
             raise UsageError(
                 f"no SQL execution {', '.join(map(str, missing))} in this log "
-                f"({len(known)} executions)"
+                + (
+                    f"(it holds {plural(len(known), 'SQL execution')}: "
+                    + (
+                        f"id {min(known)})"
+                        if len(known) == 1
+                        else f"ids {min(known)} to {max(known)})"
+                    )
+                    if known
+                    else "(it holds no SQL execution)"
+                )
             )
         wanted = set(options.executions)
         chosen = [e for e in chosen if e.execution_id in wanted]
