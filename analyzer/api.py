@@ -2,35 +2,50 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
+import importlib
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from analyzer.aggregate.analysis import Analysis, analyze_built
 from analyzer.errors import CannotWriteError, EmptyLogError, Strictness, UsageError
-from analyzer.eventlog.discover import AppInfo, discover_applications
-from analyzer.eventlog.events import read_events
-from analyzer.eventlog.source import resolve_log
-from analyzer.insights import Finding, Thresholds, detect_all
-from analyzer.render.html import render_html
-from analyzer.render.json_render import render_json
-from analyzer.render.text import render_text
-from analyzer.replay.application import ApplicationBuilder
-from analyzer.report import options as report_options
-from analyzer.report.html import build_html_view
-from analyzer.report.json_view import build_json_view
-from analyzer.report.options import ReportFormat, ReportOptions
-from analyzer.report.text import build_text_view
 
-FORMATS = report_options.FORMATS
+if TYPE_CHECKING:
+    from analyzer.aggregate.analysis import Analysis
+    from analyzer.eventlog.discover import AppInfo
+    from analyzer.insights import Finding, Thresholds
+    from analyzer.report.options import ReportFormat, ReportOptions
+
+# The heavy layers (polars, pydantic models, jinja templates) are imported by the functions that
+# use them, so that `spark-explain --version` and `apps` start at once.
+
+
+_LAZY_NAMES = {
+    "Analysis": "analyzer.aggregate.analysis",
+    "FORMATS": "analyzer.report.options",
+    "detect_all": "analyzer.insights",
+}
+"""Names this module offers without importing their (heavy) modules until first use."""
+
+
+def __getattr__(name: str) -> Any:
+    """Import one of `_LAZY_NAMES` on first use, and keep it as a module global."""
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def list_applications(log_dir: str) -> list[AppInfo]:
     """List the applications whose event logs are in `log_dir`, reading only their heads."""
+    from analyzer.eventlog.discover import discover_applications
+
     return discover_applications(log_dir)
 
 
@@ -44,6 +59,11 @@ def analyze(
     `progress`, if given, is called now and then with the number of events read so far.
     Raises an `AnalyzerError` subclass for logs that cannot be read.
     """
+    from analyzer.aggregate.analysis import analyze_built
+    from analyzer.eventlog.events import read_events
+    from analyzer.eventlog.source import resolve_log
+    from analyzer.replay.application import ApplicationBuilder
+
     source = resolve_log(os.fspath(path))
     reader = read_events(source, strictness)
     builder = ApplicationBuilder()
@@ -53,7 +73,9 @@ def analyze(
             progress(n)
     if reader.decode_stats.n_events == 0:
         raise EmptyLogError(
-            "the log holds no Spark events", path=path, hint="check that it is a Spark event log"
+            "the log holds no Spark events",
+            path=os.fspath(path),
+            hint="check that it is a Spark event log",
         )
     return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
 
@@ -61,6 +83,8 @@ def analyze(
 def format_for(output: str | None, requested: str | None) -> ReportFormat:
     """Pick the report format: the one asked for, else the output file's extension, else text."""
     if requested is not None:
+        from analyzer.report.options import FORMATS
+
         for fmt in FORMATS:
             if requested == fmt:
                 return fmt
@@ -80,7 +104,9 @@ def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> lis
     Every report of an analysis shows these same findings: compute them once and pass them to
     `render_report` for each format.
     """
-    return detect_all(analysis, thresholds)
+    # Looked up on the module, where it is imported on first use (and tests may wrap it).
+    detect: Callable[..., list[Finding]] = sys.modules[__name__].detect_all
+    return detect(analysis, thresholds)
 
 
 def render_report(
@@ -93,12 +119,22 @@ def render_report(
     `findings` are those of `find_issues(analysis, options.thresholds)`; they are computed here
     when not given. Raises `UsageError` for an execution id the log does not hold.
     """
+    from analyzer.report.options import ReportOptions
+
     options = options if options is not None else ReportOptions()
     if findings is None:
         findings = find_issues(analysis, options.thresholds)
     if options.fmt == "json":
+        from analyzer.render.json_render import render_json
+        from analyzer.report.json_view import build_json_view
+
         return render_json(build_json_view(analysis, findings, options))
     if options.fmt == "html":
+        import dataclasses
+
+        from analyzer.render.html import render_html
+        from analyzer.report.html import build_html_view
+
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
         view = build_html_view(analysis, findings, options, now_ms)
 
@@ -118,6 +154,9 @@ def render_report(
 
 
 def _render_text(analysis: Analysis, findings: Sequence[Finding], options: ReportOptions) -> str:
+    from analyzer.render.text import render_text
+    from analyzer.report.text import build_text_view
+
     view = build_text_view(analysis, findings, options)
     return render_text(view, width=options.width, color=options.color)
 

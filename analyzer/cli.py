@@ -6,14 +6,19 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import typer
 
-from analyzer import __version__, api
-from analyzer.batch.runner import DEFAULT_MAX_MEMORY_MB, DEFAULT_TIMEOUT_S
+from analyzer import __version__
+from analyzer.batch.limits import DEFAULT_MAX_MEMORY_MB, DEFAULT_TIMEOUT_S
 from analyzer.errors import AnalyzerError, BatchBusyError, Strictness, UsageError
-from analyzer.insights import Thresholds
-from analyzer.render.terminal import neutralize
+
+if TYPE_CHECKING:
+    from analyzer.insights import Thresholds
+
+# The API (and with it polars, pydantic and jinja) is imported by the commands that use it, so
+# that `--version` and `--help` answer at once.
 
 EXIT_OK = 0
 EXIT_INPUT_ERROR = 1
@@ -30,6 +35,13 @@ app = typer.Typer(
 )
 
 
+def neutralize(text: str) -> str:
+    """`analyzer.render.terminal.neutralize`, imported when an error is printed."""
+    from analyzer.render.terminal import neutralize as neutralize_text
+
+    return neutralize_text(text)
+
+
 def _fail(error: AnalyzerError) -> typer.Exit:
     """Print an input error as one line (neutralized: it may quote the log) and exit 1."""
     typer.echo(f"error: {neutralize(str(error))}", err=True)
@@ -43,6 +55,8 @@ def _strictness(lenient: bool) -> Strictness:
 
 def _thresholds(overrides: list[str] | None) -> Thresholds:
     """`--threshold NAME=VALUE` options as thresholds (a bad one is a `UsageError`)."""
+    from analyzer.insights import Thresholds
+
     return Thresholds().with_overrides(overrides or ())
 
 
@@ -70,6 +84,8 @@ def apps_command(
 
     Example: spark-explain apps /var/log/spark-events --json
     """
+    from analyzer import api
+
     try:
         infos = api.list_applications(log_dir)
     except AnalyzerError as error:
@@ -121,6 +137,7 @@ def report_command(
 
       spark-explain report eventlog.zstd --format json -o out.json
     """
+    from analyzer import api
     from analyzer.report.options import ReportOptions
 
     try:
