@@ -59,25 +59,22 @@ def analyze(
     `progress`, if given, is called now and then with the number of events read so far.
     Raises an `AnalyzerError` subclass for logs that cannot be read.
     """
-    from analyzer.aggregate.analysis import analyze_built
-    from analyzer.eventlog.events import read_events
     from analyzer.eventlog.source import resolve_log
-    from analyzer.replay.application import ApplicationBuilder
+    from analyzer.replay.parallel import replay_log
 
     source = resolve_log(os.fspath(path))
-    reader = read_events(source, strictness)
-    builder = ApplicationBuilder()
-    for n, event in enumerate(reader, start=1):
-        builder.feed(event)
-        if progress is not None and n % 50_000 == 0:
-            progress(n)
-    if reader.decode_stats.n_events == 0:
+    # A large local log is read by worker processes (docs/performance.md), forked before
+    # polars is imported below: they stay small, and no polars thread is forked.
+    replayed = replay_log(source, strictness, progress)
+    if replayed.decode_stats.n_events == 0:
         raise EmptyLogError(
             "the log holds no Spark events",
             path=os.fspath(path),
             hint="check that it is a Spark event log",
         )
-    return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
+    from analyzer.aggregate.analysis import analyze_built
+
+    return analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
 
 
 def format_for(output: str | None, requested: str | None) -> ReportFormat:
