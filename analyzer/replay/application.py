@@ -21,7 +21,7 @@ from analyzer.model.application import (
     StageAttempt,
 )
 from analyzer.model.plan import MetricDef, PlanGraph
-from analyzer.replay.plan_graph import build_plan_graph
+from analyzer.replay.plan_graph import PlanParts, build_plan_graph
 from analyzer.replay.sql_listener import FrozenMetric, SqlListener
 from analyzer.replay.task_columns import TaskChunk, TaskColumns, TaskRecorder, TaskSegment
 
@@ -239,6 +239,7 @@ class ApplicationBuilder:
         self.recorder = TaskRecorder()
         """Task events since the last other event (see `apply_segment`)."""
         self.listener = SqlListener()
+        self.plan_parts = PlanParts()
         self.stage_accumulators: dict[tuple[int, int], set[int]] = {}
         self.last_event_ms: int | None = None
         self.jvm = ev.JvmInfo()
@@ -282,9 +283,16 @@ class ApplicationBuilder:
         return stage
 
     def _add_plan(self, ex: _Exec, description: str, plan: ev.SparkPlanInfo | None) -> PlanGraph:
-        graph = build_plan_graph(plan) if plan is not None else PlanGraph(nodes=(), edges=())
+        if plan is None:
+            graph = PlanGraph(nodes=(), edges=())
+        else:
+            graph = build_plan_graph(plan, self.plan_parts)
         ex.plans.append(
-            PlanVersion(index=len(ex.plans), physical_plan_description=description, graph=graph)
+            PlanVersion(
+                index=len(ex.plans),
+                physical_plan_description=self.plan_parts.text(description),
+                graph=graph,
+            )
         )
         new_metrics: list[tuple[int, str]] = []
         for node in graph.nodes:
