@@ -7,6 +7,7 @@ sequential replay's, field for field.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from eventlog_samples import BAD, PUBLIC, SAMPLES
 from analyzer.errors import AnalyzerError, Strictness
 from analyzer.eventlog.source import resolve_log
 from analyzer.eventlog.units import plan_units
-from analyzer.eventlog.workers import can_fork
+from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
 from analyzer.replay.parallel import Replayed, replay_log
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes need Linux")
@@ -85,3 +86,33 @@ def test_parallel_replay_is_exact(path: Path, strictness: Strictness) -> None:
 def test_small_logs_stay_in_one_process() -> None:
     log = next(p for p in _logs() if p.name == "local-1795320224872")
     assert replay_log(resolve_log(str(log))).n_processes == 1
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _fail_on_seven(x: int) -> int:
+    if x == 7:
+        raise ValueError("seven")
+    return x
+
+
+def test_workers_give_results_in_order() -> None:
+    items = list(range(40))
+    assert list(run_in_workers(_square, items, 2)) == [(x, x * x) for x in items]
+
+
+def test_a_failing_worker_is_an_error_and_leaves_no_process() -> None:
+    with pytest.raises(WorkerError, match="ValueError: seven"):
+        list(run_in_workers(_fail_on_seven, list(range(20)), 2))
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_closing_early_leaves_no_process() -> None:
+    results = run_in_workers(_square, list(range(100)), 2)
+    assert next(results) == (0, 0)
+    results.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
