@@ -407,7 +407,7 @@ def print_table(results: list[Result]) -> None:
             f" {js.seconds if js else '-':>7} {js.cpu_seconds if js else '-':>6}"
             f" {f'{speed:.0f}' if speed else '-':>6}"
             f" {js.peak_rss_mb if js else '-':>7}"
-            f" {html.seconds if html else 'pending':>7} {html.peak_rss_mb if html else '-':>7}"
+            f" {html.seconds if html else '-':>7} {html.peak_rss_mb if html else '-':>7}"
             f" {r.report_mb.get('html', '-'):>7} │"
             f" {shs.seconds if shs else '-':>7} {r.shs_replay_seconds or '-':>7}"
             f" {shs.peak_rss_mb if shs else '-':>7} │"
@@ -424,10 +424,10 @@ def print_table(results: list[Result]) -> None:
         "speed-up: the History Server's replay / ours end to end (JSON report); higher is better.\n"
         "load: lowest and highest 1-minute load average before the rounds of runs (2 cores)."
     )
-    by_codec: dict[str, list[Result]] = {}
+    by_codec: dict[tuple[str, str], list[Result]] = {}
     for r in results:
-        by_codec.setdefault(r.codec, []).append(r)
-    for codec, rows in by_codec.items():
+        by_codec.setdefault((r.shape, r.codec), []).append(r)
+    for (_, codec), rows in by_codec.items():
         rows = sorted((r for r in rows if "json" in r.ours), key=lambda r: r.json_mb)
         if len(rows) < 2:
             continue

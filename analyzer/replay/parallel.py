@@ -36,9 +36,13 @@ from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
 from analyzer.replay.application import ApplicationBuilder, BuiltApplication
 from analyzer.replay.task_columns import TaskChunk, TaskRecorder, TaskSegment
 
-PARALLEL_MIN_BYTES = 16 << 20
-"""Logs smaller than this on disk are read by one process: forking and merging would cost more
-than the second core saves (16 MiB is about a second of work for a plain log)."""
+PARALLEL_MIN_BYTES = 32 << 20
+"""Logs with less JSON than this (as far as can be told from their size on disk) are read by one
+process: forking and merging would cost more than the second core saves (32 MiB of JSON is
+about a second of work)."""
+_COMPRESSION_RATIO = 20
+"""A guess at how many times a compressed event log expands (zstd level 1 and lz4 make 10 to
+40 times)."""
 
 _TASK_START = b"SparkListenerTaskStart"
 _TASK_END = b"SparkListenerTaskEnd"
@@ -145,7 +149,13 @@ class _Sequential(Exception):
 
 def n_worker_processes(source: LogSource) -> int:
     """How many worker processes to read `source` with; 0 for the sequential replay."""
-    if not can_fork() or source.size_bytes < PARALLEL_MIN_BYTES:
+    if not can_fork():
+        return 0
+    json_bytes = sum(
+        part.size_bytes * (1 if part.codec == "none" else _COMPRESSION_RATIO)
+        for part in source.parts
+    )
+    if json_bytes < PARALLEL_MIN_BYTES:
         return 0
     try:
         n_cpus = len(os.sched_getaffinity(0))
