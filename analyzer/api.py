@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
+import importlib
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from analyzer.aggregate.analysis import Analysis, analyze_built
-from analyzer.compare.diff import diff_analyses
-from analyzer.compare.result import DiffResult
 from analyzer.errors import (
     CannotWriteError,
     EmptyLogError,
@@ -20,32 +19,41 @@ from analyzer.errors import (
     Strictness,
     UsageError,
 )
-from analyzer.eventlog.discover import AppInfo, discover_applications
-from analyzer.eventlog.events import read_events
-from analyzer.eventlog.source import resolve_log
-from analyzer.insights import Finding, Thresholds, detect_all
-from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
-from analyzer.render.html import render_html
-from analyzer.render.json_render import render_json
-from analyzer.render.markdown import render_markdown_report
-from analyzer.render.text import render_text
-from analyzer.replay.application import ApplicationBuilder
-from analyzer.report import options as report_options
-from analyzer.report.bounds import clip_view
-from analyzer.report.diff import build_diff_view, redact_diff_view
-from analyzer.report.diff_json import build_diff_document
-from analyzer.report.html import build_html_view
-from analyzer.report.json_view import build_json_view
-from analyzer.report.markdown import build_markdown_view
-from analyzer.report.options import ReportFormat, ReportOptions
-from analyzer.report.redact import Redactor, mark_document, redact_report
-from analyzer.report.text import TextReportView, build_text_view
 
-FORMATS = report_options.FORMATS
+if TYPE_CHECKING:
+    from analyzer.aggregate.analysis import Analysis
+    from analyzer.compare.result import DiffResult
+    from analyzer.eventlog.discover import AppInfo
+    from analyzer.insights import Finding, Thresholds
+    from analyzer.report.options import ReportFormat, ReportOptions
+    from analyzer.report.redact import Redactor
+
+# The heavy layers (polars, pydantic models, jinja templates) are imported by the functions that
+# use them, so that `spark-explain --version` and `apps` start at once.
+
+
+_LAZY_NAMES = {
+    "Analysis": "analyzer.aggregate.analysis",
+    "FORMATS": "analyzer.report.options",
+    "detect_all": "analyzer.insights",
+}
+"""Names this module offers without importing their (heavy) modules until first use."""
+
+
+def __getattr__(name: str) -> Any:
+    """Import one of `_LAZY_NAMES` on first use, and keep it as a module global."""
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def list_applications(log_dir: str) -> list[AppInfo]:
     """List the applications whose event logs are in `log_dir`, reading only their heads."""
+    from analyzer.eventlog.discover import discover_applications
+
     return discover_applications(log_dir)
 
 
@@ -60,7 +68,7 @@ def find_log(log_dir: str, name: str) -> str:
         entry = Path(log_dir) / name
         if entry.exists():
             return str(entry)
-    infos = discover_applications(log_dir)
+    infos = list_applications(log_dir)
     matches = [i for i in infos if name in (i.app_id, Path(i.path.rstrip("/")).name)]
     if not matches:
         raise LogNotFoundError(
@@ -84,32 +92,39 @@ def analyze(
     path: str | os.PathLike[str],
     strictness: Strictness = Strictness.STRICT,
     progress: Callable[[int], None] | None = None,
+    read_workers: int | None = None,
 ) -> Analysis:
     """Read, rebuild and aggregate the event log at `path` (a file, directory or URL).
 
     `progress`, if given, is called now and then with the number of events read so far.
-    Raises an `AnalyzerError` subclass for logs that cannot be read.
+    `read_workers` is how many processes read a large local log (None: one per core when the
+    log is large enough to pay for them; 0: this process alone). Raises an `AnalyzerError`
+    subclass for logs that cannot be read.
     """
+    from analyzer.eventlog.source import resolve_log
+    from analyzer.replay.parallel import replay_log
+
     location = os.fspath(path)
     source = resolve_log(location)
-    reader = read_events(source, strictness)
-    builder = ApplicationBuilder()
-    for n, event in enumerate(reader, start=1):
-        builder.feed(event)
-        if progress is not None and n % 50_000 == 0:
-            progress(n)
-    if reader.decode_stats.n_events == 0:
+    # A large local log is read by worker processes (docs/performance.md), forked before
+    # polars is imported below: they stay small, and no polars thread is forked.
+    replayed = replay_log(source, strictness, progress, n_workers=read_workers)
+    if replayed.decode_stats.n_events == 0:
         raise EmptyLogError(
             "the log holds no Spark events",
             path=location,
             hint="check that it is a Spark event log",
         )
-    return analyze_built(source, builder.finish(), reader.read_stats, reader.decode_stats)
+    from analyzer.aggregate.analysis import analyze_built
+
+    return analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
 
 
 def format_for(output: str | None, requested: str | None) -> ReportFormat:
     """Pick the report format: the one asked for, else the output file's extension, else text."""
     if requested is not None:
+        from analyzer.report.options import FORMATS
+
         for fmt in FORMATS:
             if requested == fmt:
                 return fmt
@@ -131,7 +146,9 @@ def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> lis
     Every report of an analysis shows these same findings: compute them once and pass them to
     `render_report` for each format.
     """
-    return detect_all(analysis, thresholds)
+    # Looked up on the module, where it is imported on first use (and tests may wrap it).
+    detect: Callable[..., list[Finding]] = sys.modules[__name__].detect_all
+    return detect(analysis, thresholds)
 
 
 def render_report(
@@ -147,6 +164,10 @@ def render_report(
     pass the same `redactor` (from `make_redactor`) to several calls for the same analysis and
     their tokens agree. Raises `UsageError` for an execution id the log does not hold.
     """
+    from analyzer.report.bounds import clip_view
+    from analyzer.report.options import ReportOptions
+    from analyzer.report.redact import mark_document, redact_report
+
     options = options if options is not None else ReportOptions()
     if findings is None:
         findings = find_issues(analysis, options.thresholds)
@@ -154,14 +175,25 @@ def render_report(
         redactor = make_redactor(analysis)
     active = redactor if options.redact else None
     if options.fmt == "json":
+        from analyzer.render.json_render import render_json
+        from analyzer.report.json_view import build_json_view
+
         document = build_json_view(analysis, findings, options)
         return render_json(document if active is None else mark_document(document, active))
     if options.fmt == "markdown":
+        from analyzer.render.markdown import render_markdown_report
+        from analyzer.report.markdown import build_markdown_view
+
         summary = build_markdown_view(analysis, findings, options)
         if active is not None:
             summary = redact_report(summary, active)
         return render_markdown_report(clip_view(summary))
     if options.fmt == "html":
+        import dataclasses
+
+        from analyzer.render.html import render_html
+        from analyzer.report.html import build_html_view
+
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
         view = build_html_view(analysis, findings, options, now_ms)
         if active is not None:
@@ -188,6 +220,8 @@ def render_report(
 def make_redactor(*analyses: Analysis) -> Redactor:
     """Return the redactor of one analysis, or of the analyses one report shows together: one
     mapping of values to tokens, numbered in log order (docs/redaction.md)."""
+    from analyzer.report.redact import Redactor
+
     return Redactor.for_analysis(*analyses)
 
 
@@ -197,6 +231,11 @@ def _render_text(
     options: ReportOptions,
     redactor: Redactor | None = None,
 ) -> str:
+    from analyzer.render.text import render_text
+    from analyzer.report.bounds import clip_view
+    from analyzer.report.redact import redact_report
+    from analyzer.report.text import TextReportView, build_text_view
+
     view: TextReportView = build_text_view(analysis, findings, options)
     if redactor is not None:
         view = redact_report(view, redactor)
@@ -275,6 +314,8 @@ def diff(
     `baseline` is the earlier (reference) run, `candidate` the one to explain. The findings of
     each are computed here (`find_issues` with `thresholds`) when not given. See docs/diff.md.
     """
+    from analyzer.compare.diff import diff_analyses
+
     if baseline_findings is None:
         baseline_findings = find_issues(baseline, thresholds)
     if candidate_findings is None:
@@ -288,6 +329,14 @@ def render_diff(result: DiffResult, options: ReportOptions | None = None) -> str
     `options.top` keeps the N executions that changed most; `width`, `color`, `now_ms` and
     `redact` (one mapping of tokens over both runs) work as for `render_report`.
     """
+    from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
+    from analyzer.render.json_render import render_json
+    from analyzer.report.bounds import clip_view
+    from analyzer.report.diff import build_diff_view, redact_diff_view
+    from analyzer.report.diff_json import build_diff_document
+    from analyzer.report.options import ReportOptions
+    from analyzer.report.redact import mark_document
+
     options = options if options is not None else ReportOptions()
     redactor = make_redactor(result.baseline, result.candidate) if options.redact else None
     if options.fmt == "json":

@@ -7,17 +7,26 @@ import json
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand
 
 from analyzer import __version__, api
-from analyzer.batch.history import DEFAULT_REGRESSION_MIN_CHANGE_S, DEFAULT_REGRESSION_THRESHOLD
-from analyzer.batch.runner import DEFAULT_MAX_MEMORY_MB, DEFAULT_TIMEOUT_S
+from analyzer.batch.limits import (
+    DEFAULT_MAX_MEMORY_MB,
+    DEFAULT_REGRESSION_MIN_CHANGE_S,
+    DEFAULT_REGRESSION_THRESHOLD,
+    DEFAULT_TIMEOUT_S,
+)
 from analyzer.errors import AnalyzerError, BatchBusyError, Strictness, UsageError
-from analyzer.insights import Thresholds
 from analyzer.render.terminal import neutralize
+
+if TYPE_CHECKING:
+    from analyzer.insights import Thresholds
+
+# `analyzer.api` imports the heavy layers (polars, pydantic, jinja) in the functions that use
+# them, so that `--version` and `--help` answer at once.
 
 EXIT_OK = 0
 EXIT_INPUT_ERROR = 1
@@ -61,6 +70,8 @@ def _strictness(lenient: bool) -> Strictness:
 
 def _thresholds(overrides: list[str] | None) -> Thresholds:
     """`--threshold NAME=VALUE` options as thresholds (a bad one is a `UsageError`)."""
+    from analyzer.insights import Thresholds
+
     return Thresholds().with_overrides(overrides or ())
 
 

@@ -1,14 +1,21 @@
 """Time `spark-explain report` end to end against Spark's History Server on the same big logs.
 
 usage:
-  python bench/bench_report.py            the small log and the 350 MB one, plain and zstd
-  python bench/bench_report.py --large    also the 3.5 GB one (about 8 GB of disk, minutes)
+  python bench/bench_report.py            the three shapes at the 350 MB class, plain
+  python bench/bench_report.py --large    also the 3.5 GB class (about 8 GB of disk, minutes)
+  python bench/bench_report.py --shapes q72 --sizes small,350mb --codecs plain,zstd
   python bench/bench_report.py --sizes 350mb --codecs plain --repeat 3 --no-shs
 
-Logs are built on demand into bench/logs/ (gitignored) from the public NDS q72 log with
-/work/shared/tools/scale_eventlog.py: `small` is that log as it is (48 MB, 13.5k tasks),
-`350mb` is 7 copies and `3500mb` 72 copies; each has a zstd twin. For every log it measures, in
-separate processes so that each peak RSS is its own:
+Three shapes of log, built on demand into bench/logs/ (gitignored), copies made with
+/work/shared/tools/scale_eventlog.py:
+- `q72`: the public NDS q72 log (big plans, 13.5k tasks; `small` is it as it is, 48 MB), `350mb`
+  7 copies, `3500mb` 72;
+- `multi_sql`: the `sea-multi-sql` sample (9 short SQL executions, 0.9 MB), 400 and 4,000 copies:
+  thousands of short executions;
+- `giant_stage`: one stage of 100k tasks, written by a real PySpark application
+  (bench/make_giant_stage_log.py, minutes); `3500mb` is 10 copies of it.
+Each plain log has a zstd twin. For every log it measures, in separate processes so that each
+peak RSS is its own:
 
 - the floors: decompressing and splitting lines alone (`iter_lines`), and `orjson.loads` per line;
 - `spark-explain report LOG -o out.json` and `-o out.html` (wall time and peak RSS, from
@@ -17,10 +24,10 @@ separate processes so that each peak RSS is its own:
   launching it until `/api/v1/applications/<id>/sql` answers (its listing scan and the replay of
   the whole log included), and the JVM's peak RSS (VmHWM).
 
-Each of ours is run `--repeat` times (default 2) and the best is kept: the machine is shared and
-timings are noisy. The History Server runs once per log unless `--shs-repeat` says otherwise.
-MB are 10^6 bytes of decompressed JSON. Results are printed as a table and saved as JSON in
-bench/out/bench_report.json.
+Ours and the History Server run alternately, `--repeat` times each (default 2), and the best of
+each is kept: the machine is shared, and a burst of other work then hits both sides alike. The
+load average is recorded beside each log's figures. MB are 10^6 bytes of decompressed JSON.
+Results are printed as a table and saved as JSON in bench/out/bench_report.json.
 """
 
 from __future__ import annotations
@@ -46,7 +53,16 @@ SHARED = BENCH_DIR.parent.parent / "shared"  # ../shared beside the repository
 SCALE_TOOL = SHARED / "tools" / "scale_eventlog.py"
 SEED_LOG = SHARED / "eventlogs" / "public" / "nds_q72_dataproc_2_2.zstd"
 SIZES = {"small": 1, "350mb": 7, "3500mb": 72}
-"""Size name → number of copies of the seed log (48.3 MB, 13,504 task ends each)."""
+"""Size name → number of copies of the q72 seed log (48.3 MB, 13,504 task ends each)."""
+SHAPE_COPIES = {
+    "q72": SIZES,
+    "multi_sql": {"small": 1, "350mb": 400, "3500mb": 4000},
+    "giant_stage": {"small": 1, "350mb": 1, "3500mb": 10},
+}
+"""Shape → size name → copies of its seed log."""
+SHAPES = tuple(SHAPE_COPIES)
+MULTI_SQL_SAMPLE = REPO / "sample_eventlogs" / "local-1795320703822.lz4"
+GIANT_STAGE_TASKS = {"small": 2000, "350mb": 100_000, "3500mb": 100_000}
 LARGE = "3500mb"
 CODECS = ("plain", "zstd")
 FORMATS = ("json", "html")
@@ -75,11 +91,49 @@ def _seed_plain() -> Path:
     return seed
 
 
-def build_log(size: str, codec: str) -> Path:
-    """Return the log of this size and codec, building it (and its plain twin) if missing."""
-    copies = SIZES[size]
-    seed = _seed_plain()
-    plain = seed if copies == 1 else LOGS_DIR / f"nds_q72_x{copies}"
+def _seed_multi_sql() -> Path:
+    """Decompress the `sea-multi-sql` sample once into bench/logs/."""
+    from analyzer.eventlog.lines import ReadStats, iter_lines
+    from analyzer.eventlog.source import resolve_log
+
+    LOGS_DIR.mkdir(parents=True, exist_ok=True)
+    seed = LOGS_DIR / "multi_sql_seed"
+    if not seed.exists():
+        tmp = seed.with_name(seed.name + ".tmp")
+        with tmp.open("wb") as dst:
+            for line in iter_lines(resolve_log(str(MULTI_SQL_SAMPLE)), ReadStats()):
+                dst.write(line.data + b"\n")
+        tmp.replace(seed)
+    return seed
+
+
+def _seed_giant_stage(size: str) -> Path:
+    """Write the giant-stage log with a real PySpark application (minutes), once."""
+    n_tasks = GIANT_STAGE_TASKS[size]
+    seed = LOGS_DIR / ("giant_2000_seed" if n_tasks == 2000 else f"giant_stage_{n_tasks // 1000}k")
+    if not seed.exists():
+        print(f"writing {seed.name} with PySpark ({n_tasks:,} tasks, minutes)...", flush=True)
+        script = BENCH_DIR / "make_giant_stage_log.py"
+        subprocess.run(
+            [sys.executable, str(script), str(seed), "--tasks", str(n_tasks)], check=True
+        )
+    return seed
+
+
+def build_log(size: str, codec: str, shape: str = "q72") -> Path:
+    """Return the log of this shape, size and codec, building it (and its plain twin) if
+    missing."""
+    copies = SHAPE_COPIES[shape][size]
+    if shape == "q72":
+        seed = _seed_plain()
+        stem = "nds_q72"
+    elif shape == "multi_sql":
+        seed = _seed_multi_sql()
+        stem = "multi_sql"
+    else:
+        seed = _seed_giant_stage(size)
+        stem = seed.name
+    plain = seed if copies == 1 else LOGS_DIR / f"{stem}_x{copies}"
     if not plain.exists():
         print(f"building {plain.name} ({copies} copies)...", flush=True)
         tmp = plain.with_name(plain.name + ".tmp")
@@ -88,7 +142,7 @@ def build_log(size: str, codec: str) -> Path:
         tmp.replace(plain)
     if codec == "plain":
         return plain
-    packed = LOGS_DIR / f"nds_q72_x{copies}.zstd"
+    packed = plain.with_name(plain.name + ".zstd")
     if not packed.exists():
         import zstandard
 
@@ -137,6 +191,7 @@ class Result:
 
     log: str
     codec: str
+    shape: str
     size_on_disk_mb: float
     json_mb: float
     n_tasks: int
@@ -147,6 +202,11 @@ class Result:
     shs: Run | None = None
     shs_replay_seconds: float | None = None
     notes: list[str] = field(default_factory=list)
+    load_average: list[float] = field(default_factory=list)
+    """1-minute load average before each round of runs."""
+    runs: dict[str, list[Run]] = field(default_factory=dict)
+    """Every run of ours per format and of the History Server (`shs`)."""
+    replays: list[float] = field(default_factory=list)
 
 
 _TIME_RE = {
@@ -245,8 +305,9 @@ def measure_ours(log: Path, result: Result, repeat: int, formats: list[str]) -> 
             result.notes.append("html pending: analyzer/render/html.py does not exist yet")
             continue
         out = OUT_DIR / f"{log.name}.{fmt}"
+        runs = result.runs.setdefault(fmt, [])
         try:
-            runs = [timed([*CLI, "report", str(log), "-o", str(out)]) for _ in range(repeat)]
+            runs += [timed([*CLI, "report", str(log), "-o", str(out)]) for _ in range(repeat)]
         except CommandFailed as exc:
             if fmt != "html":
                 raise
@@ -291,7 +352,7 @@ def measure_shs(log: Path, result: Result, repeat: int, heap: str) -> None:
     if reason is not None:
         result.notes.append(f"History Server skipped: {reason}")
         return
-    runs, replays = [], []
+    runs, replays = result.runs.setdefault("shs", []), result.replays
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="bench-shs-") as tmp:
             log_dir = Path(tmp) / "logs"
@@ -320,6 +381,10 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a and b else "-"
 
 
+def _load_range(loads: list[float]) -> str:
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
+
+
 def print_table(results: list[Result]) -> None:
     """Print one row per log, then the ratios to the History Server."""
     head = (
@@ -327,6 +392,7 @@ def print_table(results: list[Result]) -> None:
         f" {'json s':>7} {'CPU s':>6} {'MB/s':>6} {'RSS MB':>7}"
         f" {'html s':>7} {'RSS MB':>7} {'html MB':>7} │"
         f" {'SHS s':>7} {'replay':>7} {'RSS MB':>7} │ {'time ×':>6} {'RSS ×':>6}"
+        f" {'speed-up':>8} {'load':>9}"
     )
     print(head)
     print("─" * len(head))
@@ -341,23 +407,27 @@ def print_table(results: list[Result]) -> None:
             f" {js.seconds if js else '-':>7} {js.cpu_seconds if js else '-':>6}"
             f" {f'{speed:.0f}' if speed else '-':>6}"
             f" {js.peak_rss_mb if js else '-':>7}"
-            f" {html.seconds if html else 'pending':>7} {html.peak_rss_mb if html else '-':>7}"
+            f" {html.seconds if html else '-':>7} {html.peak_rss_mb if html else '-':>7}"
             f" {r.report_mb.get('html', '-'):>7} │"
             f" {shs.seconds if shs else '-':>7} {r.shs_replay_seconds or '-':>7}"
             f" {shs.peak_rss_mb if shs else '-':>7} │"
             f" {_ratio(js.seconds if js else None, shs.seconds if shs else None):>6}"
             f" {_ratio(js.peak_rss_mb if js else None, shs.peak_rss_mb if shs else None):>6}"
+            f" {_ratio(r.shs_replay_seconds, js.seconds if js else None):>8}"
+            f" {_load_range(r.load_average):>9}"
         )
         for note in r.notes:
             print(f"    note: {note}")
     print(
         "SHS s: launch until the SQL endpoint answers; replay: its first SQL request alone.\n"
-        "time × and RSS × are ours (JSON report) / the History Server's; lower is better."
+        "time × and RSS × are ours (JSON report) / the History Server's; lower is better.\n"
+        "speed-up: the History Server's replay / ours end to end (JSON report); higher is better.\n"
+        "load: lowest and highest 1-minute load average before the rounds of runs (2 cores)."
     )
-    by_codec: dict[str, list[Result]] = {}
+    by_codec: dict[tuple[str, str], list[Result]] = {}
     for r in results:
-        by_codec.setdefault(r.codec, []).append(r)
-    for codec, rows in by_codec.items():
+        by_codec.setdefault((r.shape, r.codec), []).append(r)
+    for (_, codec), rows in by_codec.items():
         rows = sorted((r for r in rows if "json" in r.ours), key=lambda r: r.json_mb)
         if len(rows) < 2:
             continue
@@ -374,12 +444,16 @@ def print_table(results: list[Result]) -> None:
 def main() -> None:
     """Build the logs asked for, measure them, print the table and save the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="small,350mb", help=f"comma list of {', '.join(SIZES)}")
+    parser.add_argument(
+        "--shapes", default=",".join(SHAPES), help=f"comma list of {', '.join(SHAPES)}"
+    )
+    parser.add_argument("--sizes", default="350mb", help=f"comma list of {', '.join(SIZES)}")
     parser.add_argument("--large", action="store_true", help=f"also the {LARGE} log")
-    parser.add_argument("--codecs", default=",".join(CODECS), help="comma list of plain, zstd")
+    parser.add_argument("--codecs", default="plain", help="comma list of plain, zstd")
     parser.add_argument("--formats", default=",".join(FORMATS), help="comma list of json, html")
-    parser.add_argument("--repeat", type=int, default=2, help="runs of ours per log (best kept)")
-    parser.add_argument("--shs-repeat", type=int, default=1, help="History Server runs per log")
+    parser.add_argument(
+        "--repeat", type=int, default=2, help="rounds per log: ours, then the History Server"
+    )
     parser.add_argument("--shs-heap", default="2g", help="History Server heap (3500mb: 8g)")
     parser.add_argument("--no-shs", action="store_true", help="skip the History Server")
     parser.add_argument("--no-floors", action="store_true", help="skip the reading floors")
@@ -393,30 +467,37 @@ def main() -> None:
         sizes.append(LARGE)
     codecs = [c for c in args.codecs.split(",") if c]
     formats = [f for f in args.formats.split(",") if f]
-    for name, allowed, got in (("size", SIZES, sizes), ("codec", CODECS, codecs)):
+    shapes = [s for s in args.shapes.split(",") if s]
+    checks = (("size", SIZES, sizes), ("codec", CODECS, codecs), ("shape", SHAPES, shapes))
+    for name, allowed, got in checks:
         bad = [g for g in got if g not in allowed]
         if bad:
             parser.error(f"unknown {name} {bad[0]!r}")
     results = []
-    for size in sizes:
-        for codec in codecs:
-            log = build_log(size, codec)
-            plain = build_log(size, "plain")
-            result = Result(
-                log=plain.name if size != "small" else "small (seed)",
-                codec=codec,
-                size_on_disk_mb=round(log.stat().st_size / 1e6, 1),
-                json_mb=round(plain.stat().st_size / 1e6, 1),
-                n_tasks=count_task_ends(plain),
-            )
-            print(f"measuring {log.name} ({result.size_on_disk_mb} MB on disk)...", flush=True)
-            if not args.no_floors:
-                measure_floors(log, result, args.repeat)
-            measure_ours(log, result, args.repeat, formats)
-            if not args.no_shs:
+    for shape in shapes:
+        for size in sizes:
+            for codec in codecs:
+                log = build_log(size, codec, shape)
+                plain = build_log(size, "plain", shape)
+                result = Result(
+                    log=plain.name,
+                    codec=codec,
+                    shape=shape,
+                    size_on_disk_mb=round(log.stat().st_size / 1e6, 1),
+                    json_mb=round(plain.stat().st_size / 1e6, 1),
+                    n_tasks=count_task_ends(plain),
+                )
+                print(f"measuring {log.name} ({result.size_on_disk_mb} MB on disk)...", flush=True)
+                if not args.no_floors:
+                    measure_floors(log, result, args.repeat)
                 heap = "8g" if size == LARGE and args.shs_heap == "2g" else args.shs_heap
-                measure_shs(log, result, args.shs_repeat, heap)
-            results.append(result)
+                for _ in range(args.repeat):
+                    # Alternate: a burst of other work on the machine hits both sides.
+                    result.load_average.append(round(os.getloadavg()[0], 2))
+                    measure_ours(log, result, 1, formats)
+                    if not args.no_shs:
+                        measure_shs(log, result, 1, heap)
+                results.append(result)
     print()
     print_table(results)
     OUT_DIR.mkdir(parents=True, exist_ok=True)

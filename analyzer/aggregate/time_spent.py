@@ -73,6 +73,32 @@ def stage_spans(stages: Iterable[StageAttempt]) -> dict[int, StageSpan]:
     }
 
 
+_INDEX: list[tuple[tuple[StageAttempt, ...], dict[int, list[tuple[int, StageAttempt]]]]] = []
+"""The position and attempts of each stage of the last stage tuple indexed (see `_attempts_of`)."""
+
+
+def _attempts_of(stage_ids: set[int], stages: Sequence[StageAttempt]) -> list[StageAttempt]:
+    """The attempts of `stages` whose stage is in `stage_ids`, in their order in `stages`.
+
+    The reports ask this for every execution of an application, each time with all of its
+    stages: scanning them all each time is quadratic (40 s for 3,600 executions), so the index of
+    the last tuple seen is kept (a tuple cannot change; the index holds it, so its id is not
+    reused).
+    """
+    if not isinstance(stages, tuple):
+        return [s for s in stages if s.stage_id in stage_ids]
+    if _INDEX and _INDEX[0][0] is stages:
+        index = _INDEX[0][1]
+    else:
+        index = {}
+        for position, attempt in enumerate(stages):
+            index.setdefault(attempt.stage_id, []).append((position, attempt))
+        _INDEX[:] = [(stages, index)]
+    found = [pair for sid in stage_ids for pair in index.get(sid, ())]
+    found.sort(key=lambda pair: pair[0])
+    return [attempt for _, attempt in found]
+
+
 SUBMIT_SLACK_MS = 100
 """A stage submitted this soon after another finished may have waited for it."""
 
@@ -87,12 +113,11 @@ def critical_path(
     stage's parents are often skipped copies of stages that ran in earlier jobs, under other
     ids: then the step goes to the stage that finished last before this one was submitted.
     """
-    wanted = set(stage_ids)
-    spans = stage_spans(s for s in stages if s.stage_id in wanted)
+    mine = _attempts_of(set(stage_ids), stages)
+    spans = stage_spans(mine)
     parents: dict[int, set[int]] = {}
-    for s in stages:
-        if s.stage_id in wanted:
-            parents.setdefault(s.stage_id, set()).update(p for p in s.parent_ids if p in spans)
+    for s in mine:
+        parents.setdefault(s.stage_id, set()).update(p for p in s.parent_ids if p in spans)
     if not spans:
         return ()
     current = max(spans.values(), key=lambda sp: (sp.end_ms, sp.stage_id))

@@ -31,6 +31,7 @@ import polars as pl
 
 from analyzer.batch.fleet import DocExecution, DocFinding, ReportDoc
 from analyzer.batch.jobkey import normalize_app_name
+from analyzer.batch.limits import DEFAULT_REGRESSION_MIN_CHANGE_S, DEFAULT_REGRESSION_THRESHOLD
 from analyzer.batch.outputs import cannot_write
 from analyzer.units import fmt_duration_ms
 
@@ -44,10 +45,6 @@ MEDIAN_WINDOW = 10
 """A run is compared with the median duration of up to this many runs of its job before it."""
 SPARKLINE_RUNS = 30
 """The index draws the durations of a job's last this many runs."""
-DEFAULT_REGRESSION_THRESHOLD = 1.5
-"""A run regressed when it took at least this many times the median of the runs before it..."""
-DEFAULT_REGRESSION_MIN_CHANGE_S = 30
-"""...and at least this many seconds more, so that a short job's noise is not a regression."""
 MAX_TEXT_CHARS = 2000
 """Descriptions and titles are cut to this many characters in the tables."""
 

@@ -17,6 +17,15 @@ import time
 from collections.abc import Iterator
 from types import FrameType
 
+DEFAULT_MAX_MEMORY_MB = 4096
+"""Per-worker data size limit: a 3.5 GB log peaks near 1.1 GB (docs/performance.md)."""
+DEFAULT_TIMEOUT_S = 3600
+"""Per-log time limit: far above what a large log takes, small enough for a nightly window."""
+DEFAULT_REGRESSION_THRESHOLD = 1.5
+"""A run regressed when it took at least this many times the median of the runs before it..."""
+DEFAULT_REGRESSION_MIN_CHANGE_S = 30
+"""...and at least this many seconds more, so that a short job's noise is not a regression."""
+
 _PR_SET_PDEATHSIG = 1
 PARENT_POLL_S = 1.0
 """How often a worker checks that its parent is alive where the kernel cannot tell it."""

@@ -27,8 +27,6 @@ from pathlib import Path
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
 from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows, parse_report
 from analyzer.batch.history import (
-    DEFAULT_REGRESSION_MIN_CHANGE_S,
-    DEFAULT_REGRESSION_THRESHOLD,
     SPARKLINE_RUNS,
     History,
     HistoryStore,
@@ -48,6 +46,12 @@ from analyzer.batch.layout import (
     OWN_NAMES,
     OutputLayout,
     is_app_key,
+)
+from analyzer.batch.limits import (
+    DEFAULT_MAX_MEMORY_MB,
+    DEFAULT_REGRESSION_MIN_CHANGE_S,
+    DEFAULT_REGRESSION_THRESHOLD,
+    DEFAULT_TIMEOUT_S,
 )
 from analyzer.batch.listing import fingerprint_logs, list_logs
 from analyzer.batch.manifest import Manifest, ManifestEntry, load_manifest
@@ -73,10 +77,6 @@ from analyzer.report.batch_index import (
 from analyzer.report.bounds import clip_view
 from analyzer.report.options import ReportOptions
 
-DEFAULT_MAX_MEMORY_MB = 4096
-"""Per-worker data size limit: a 3.5 GB log peaks near 1.1 GB (docs/performance.md)."""
-DEFAULT_TIMEOUT_S = 3600
-"""Per-log time limit: far above what a large log takes, small enough for a nightly window."""
 MIN_MEMORY_MB = 256
 """Below this a worker cannot even import the analyzer."""
 MAX_SINCE_MS = 100 * 365 * 86_400_000

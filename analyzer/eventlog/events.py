@@ -645,6 +645,21 @@ def parsed_event_name(data: bytes) -> bytes | None:
     return value.rsplit(".", 1)[-1].encode("utf-8", errors="replace")
 
 
+def event_decoder(name: bytes) -> msgspec.json.Decoder[Any] | None:
+    """The decoder of an event class the analysis uses, by short name (`event_name`); None for
+    the others."""
+    return _DECODERS.get(name)
+
+
+def is_json_object(data: bytes) -> bool:
+    """Whether `data` is one valid JSON object (checked without building it)."""
+    try:
+        _SKIP.decode(data)
+    except _DECODE_ERRORS:
+        return False
+    return True
+
+
 def _why(error: BaseException) -> str:
     """Say in a few words why msgspec could not decode a line."""
     if isinstance(error, RecursionError):
@@ -674,57 +689,75 @@ class EventReader:
         self.decode_stats = DecodeStats()
         self._seen_types: set[bytes] = set()
         self._skipped_names: dict[bytes, str] = {}
+        self._first = True
 
     def __iter__(self) -> Iterator[Event]:
-        first = True
+        decode = self.decode_line
         for line in iter_lines(self.source, self.read_stats, strictness=self.strictness):
-            data = line.data
-            if not data.isascii():
-                # msgspec checks the UTF-8 of the strings it builds, not of those it skips.
-                try:
-                    data.decode()
-                except UnicodeDecodeError as error:
-                    self._malformed(line, _why(error))
-                    continue
-            name = event_name(data)
-            if name is None:
-                if first:
-                    raise NotAnEventLogError(
-                        "not a Spark event log (the first line is not a JSON event)",
-                        path=line.path,
-                        line=line.line_no,
-                        hint="point at a file written with spark.eventLog.enabled=true",
-                    )
-                self._malformed(line, 'not a JSON object with an "Event" field')
-                continue
-            first = False
-            decoder = _DECODERS.get(name)
-            if decoder is None and name.find(b"\\") >= 0:
-                # An escape in the raw name: only a parser knows which event it names.
-                name = parsed_event_name(data) or name
-                decoder = _DECODERS.get(name)
-            if decoder is None:
-                try:
-                    _SKIP.decode(data)
-                except _DECODE_ERRORS as error:
-                    self._malformed(line, _why(error))
-                    continue
-                # Counted by raw name and decoded once per name: a log has a skipped
-                # TaskStart for every task.
-                skipped = self._skipped_names.get(name)
-                if skipped is None:
-                    skipped = self._skipped_names[name] = name.decode(errors="replace")
-                self.decode_stats.unknown_event_types[skipped] += 1
-                continue
+            event = decode(line)
+            if event is not None:
+                yield event
+
+    def decode_line(self, line: Line) -> Event | None:
+        """Decode one line, in log order; None for a line that is skipped (an event class the
+        analysis does not use, or a malformed line with LENIENT).
+
+        Raises `NotAnEventLogError` if the first line is not an event, `MalformedLineError`
+        for a malformed line with STRICT.
+        """
+        data = line.data
+        if not data.isascii():
+            # msgspec checks the UTF-8 of the strings it builds, not of those it skips.
             try:
-                event = decoder.decode(data)
+                data.decode()
+            except UnicodeDecodeError as error:
+                self._malformed(line, _why(error))
+                return None
+        name = event_name(data)
+        if name is None:
+            if self._first:
+                raise NotAnEventLogError(
+                    "not a Spark event log (the first line is not a JSON event)",
+                    path=line.path,
+                    line=line.line_no,
+                    hint="point at a file written with spark.eventLog.enabled=true",
+                )
+            self._malformed(line, 'not a JSON object with an "Event" field')
+            return None
+        self._first = False
+        decoder = _DECODERS.get(name)
+        if decoder is None and name.find(b"\\") >= 0:
+            # An escape in the raw name: only a parser knows which event it names.
+            name = parsed_event_name(data) or name
+            decoder = _DECODERS.get(name)
+        if decoder is None:
+            try:
+                _SKIP.decode(data)
             except _DECODE_ERRORS as error:
-                self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
-                continue
-            if name not in self._seen_types:
-                self._note_fields(name, data)
-            self.decode_stats.n_events += 1
-            yield event
+                self._malformed(line, _why(error))
+                return None
+            # Counted by raw name and decoded once per name: a log has a skipped
+            # TaskStart for every task.
+            skipped = self._skipped_names.get(name)
+            if skipped is None:
+                skipped = self._skipped_names[name] = name.decode(errors="replace")
+            self.decode_stats.unknown_event_types[skipped] += 1
+            return None
+        try:
+            event: Event = decoder.decode(data)
+        except _DECODE_ERRORS as error:
+            self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
+            return None
+        if name not in self._seen_types:
+            self._note_fields(name, data)
+        self.decode_stats.n_events += 1
+        return event
+
+    def note_fields_once(self, name: bytes, data: bytes) -> None:
+        """Note the undeclared fields of `data`, an event of class `name` decoded elsewhere (in
+        log order), if it is the first of its class."""
+        if name not in self._seen_types:
+            self._note_fields(name, data)
 
     def _note_fields(self, name: bytes, data: bytes) -> None:
         self._seen_types.add(name)

@@ -21,9 +21,12 @@ from analyzer.model.application import (
     StageAttempt,
 )
 from analyzer.model.plan import MetricDef, PlanGraph
-from analyzer.replay.plan_graph import build_plan_graph
+from analyzer.replay.plan_graph import PlanParts, build_plan_graph
 from analyzer.replay.sql_listener import FrozenMetric, SqlListener
-from analyzer.replay.task_columns import TaskColumns
+from analyzer.replay.task_columns import TaskChunk, TaskColumns, TaskRecorder, TaskSegment
+
+_CHUNK_ROWS = 4096
+"""Task rows recorded before they join the application's columns."""
 
 EXECUTION_ID_KEY = "spark.sql.execution.id"
 JOB_DESCRIPTION_KEY = "spark.job.description"
@@ -154,46 +157,20 @@ class _Executor:
         if self.peak_total_gc_ms is None or value > self.peak_total_gc_ms:
             self.peak_total_gc_ms = value
 
-    def count_task_end(self, event: ev.TaskEnd, info: ev.TaskInfo) -> None:
-        """Add an ending task to the totals, as `AppStatusListener.onTaskEnd` does."""
-        reason = event.reason.reason
-        completed, failed, ended = _END_COUNTS.get(reason, _OTHER_END)
+    def count_task_ends(self, totals: list[int]) -> None:
+        """Add a segment's task ends of this executor (`task_columns.EXECUTOR_END_FIELDS`), as
+        `AppStatusListener.onTaskEnd` counts each."""
+        completed, failed, ended, peak_gc, task_time, gc_time, input_bytes, read, written = totals
         self.n_completed += completed
         self.n_failed += failed
         self.n_active -= ended
-        peaks = event.executor_metrics
-        peak_gc = peaks.total_gc_ms if peaks is not None else 0
         if self.peak_total_gc_ms is None or peak_gc > self.peak_total_gc_ms:
             self.peak_total_gc_ms = peak_gc
-        if reason == "Resubmitted":
-            return
-        if info.finish_ms:
-            self.task_time_ms += info.finish_ms - info.launch_ms
-        metrics = event.metrics
-        if metrics is None:
-            return
-        self.gc_time_ms += metrics.gc_ms
-        part: Any = metrics.input
-        if part is not None:
-            self.input_bytes += part.bytes_read
-        part = metrics.shuffle_read
-        if part is not None:
-            self.shuffle_read_bytes += part.local_bytes_read + part.remote_bytes_read
-        part = metrics.shuffle_write
-        if part is not None:
-            self.shuffle_write_bytes += part.bytes_written
-
-
-# How a task end counts for its executor: (completed, failed, still-active decrement), from
-# AppStatusListener.onTaskEnd. Killed and commit-denied attempts are neither; a resubmission
-# event marks a finished map task lost with its executor: failed, but it was not active.
-_END_COUNTS: dict[str, tuple[int, int, int]] = {
-    "Success": (1, 0, 1),
-    "TaskKilled": (0, 0, 1),
-    "TaskCommitDenied": (0, 0, 1),
-    "Resubmitted": (0, 1, 0),
-}
-_OTHER_END = (0, 1, 1)
+        self.task_time_ms += task_time
+        self.gc_time_ms += gc_time
+        self.input_bytes += input_bytes
+        self.shuffle_read_bytes += read
+        self.shuffle_write_bytes += written
 
 
 @dataclass
@@ -259,13 +236,16 @@ class ApplicationBuilder:
         self.stages: dict[tuple[int, int], _Stage] = {}
         self.executions: dict[int, _Exec] = {}
         self.tasks = TaskColumns()
+        self.recorder = TaskRecorder()
+        """Task events since the last other event (see `apply_segment`)."""
         self.listener = SqlListener()
+        self.plan_parts = PlanParts()
         self.stage_accumulators: dict[tuple[int, int], set[int]] = {}
         self.last_event_ms: int | None = None
         self.jvm = ev.JvmInfo()
         self.system_properties: dict[str, str] = {}
-        self.live_tasks: dict[int, ev.TaskStart] = {}
-        """Task id → start event of the tasks started and not ended yet."""
+        self.live_tasks: dict[int, tuple[int, int]] = {}
+        """Task id → (stage id, attempt) of the tasks started and not ended yet."""
         self.cpus_per_profile: dict[int, Decimal | None] = {}
         """Resource profile id → cores per task it asks for (None: not given or invalid)."""
         self.default_cpus_per_task = Decimal(1)
@@ -303,9 +283,16 @@ class ApplicationBuilder:
         return stage
 
     def _add_plan(self, ex: _Exec, description: str, plan: ev.SparkPlanInfo | None) -> PlanGraph:
-        graph = build_plan_graph(plan) if plan is not None else PlanGraph(nodes=(), edges=())
+        if plan is None:
+            graph = PlanGraph(nodes=(), edges=())
+        else:
+            graph = build_plan_graph(plan, self.plan_parts)
         ex.plans.append(
-            PlanVersion(index=len(ex.plans), physical_plan_description=description, graph=graph)
+            PlanVersion(
+                index=len(ex.plans),
+                physical_plan_description=self.plan_parts.text(description),
+                graph=graph,
+            )
         )
         new_metrics: list[tuple[int, str]] = []
         for node in graph.nodes:
@@ -324,47 +311,76 @@ class ApplicationBuilder:
         return ex
 
     def feed(self, event: ev.Event) -> None:
-        """Apply one event (events this replay does not use are ignored)."""
-        handler = _HANDLERS.get(type(event))
+        """Apply one event (events this replay does not use are ignored).
+
+        Task events are recorded and applied in bulk before the next other event (or at the
+        end): nothing they depend on changes in between (`task_columns.TaskSegment`).
+        """
+        kind = type(event)
+        if kind is ev.TaskEnd:
+            if event.info is not None:  # type: ignore[union-attr]
+                self.recorder.end(event)  # type: ignore[arg-type]
+            return
+        if kind is ev.TaskStart:
+            if event.info is not None:  # type: ignore[union-attr]
+                self.recorder.start(event)  # type: ignore[arg-type]
+            return
+        handler = _HANDLERS.get(kind)
         if handler is not None:
+            self._apply_recorded()
             handler(self, event)
 
-    def _on_task_start(self, event: ev.TaskStart) -> None:
-        info = event.info
-        if info is None:
-            return
-        self.live_tasks[info.task_id] = event
-        executor = self.executors.get(info.executor_id)
-        if executor is not None and executor.live:
-            executor.n_started += 1
-            executor.n_active += 1
+    def _apply_recorded(self, final: bool = False) -> None:
+        """Apply the task events recorded since the last other event."""
+        recorder = self.recorder
+        segment = recorder.close_segment()
+        if not segment.is_empty:
+            self.apply_segment(segment, self.tasks.n_rows)
+        if final or recorder.n_rows >= _CHUNK_ROWS:
+            self.add_chunk(recorder.take_chunk())
 
-    def _on_task_end(self, event: ev.TaskEnd) -> None:
-        info = event.info
-        if info is None:
-            return
-        row = self.tasks.append(event)
-        if self.live_tasks.pop(info.task_id, None) is None:
-            self.tasks.exclude_row(row)
-        executor = self.executors.get(info.executor_id)
-        if executor is not None and executor.live:
-            executor.count_task_end(event, info)
-        stage = self.stages.get((event.stage_id, event.stage_attempt_id))
-        if stage is not None:
-            stage.n_task_attempts += 1
-            stage.n_failed += int(info.failed)
-            stage.n_killed += int(info.killed)
-            stage.n_speculative += int(info.speculative)
-        self.listener.task_end(
-            event.stage_id,
-            event.stage_attempt_id,
-            info.task_id,
-            info.index,
-            info.successful,
-            info.accumulables,
-        )
-        if info.finish_ms:
-            self.last_event_ms = max(self.last_event_ms or 0, info.finish_ms)
+    def flush_tasks(self) -> None:
+        """Apply and append the task events fed so far, before segments and chunks recorded
+        elsewhere (`apply_segment`, `add_chunk`) continue the log."""
+        self._apply_recorded(final=True)
+
+    def apply_segment(self, segment: TaskSegment, row_offset: int) -> None:
+        """Apply the task events between two other events; its rows start at `row_offset`."""
+        live = self.live_tasks
+        tasks = self.tasks
+        for row, task_id in segment.unresolved_ends:
+            if live.pop(task_id, None) is None:
+                tasks.exclude_row(row_offset + row)
+        for row in segment.excluded_rows:
+            tasks.exclude_row(row_offset + row)
+        if live:
+            for task_id in segment.ended & live.keys():
+                del live[task_id]
+        live.update(segment.started)
+        executors = self.executors
+        for executor_id, n_started in segment.executor_starts.items():
+            executor = executors.get(executor_id)
+            if executor is not None and executor.live:
+                executor.n_started += n_started
+                executor.n_active += n_started
+        for executor_id, totals in segment.executor_ends.items():
+            executor = executors.get(executor_id)
+            if executor is not None and executor.live:
+                executor.count_task_ends(totals)
+        for key, (n_attempts, n_failed, n_killed, n_speculative) in segment.stage_counts.items():
+            stage = self.stages.get(key)
+            if stage is not None:
+                stage.n_task_attempts += n_attempts
+                stage.n_failed += n_failed
+                stage.n_killed += n_killed
+                stage.n_speculative += n_speculative
+        self.listener.task_segment(segment.sql)
+
+    def add_chunk(self, chunk: TaskChunk) -> None:
+        """Append a chunk of task rows (after its segments were applied)."""
+        self.tasks.extend(chunk)
+        if chunk.max_finish_ms is not None:
+            self.last_event_ms = max(self.last_event_ms or 0, chunk.max_finish_ms)
 
     def _on_stage_submitted(self, event: ev.StageSubmitted) -> None:
         stage = self._stage(event.info)
@@ -525,10 +541,11 @@ class ApplicationBuilder:
 
     def finish(self) -> BuiltApplication:
         """Close the replay (as Spark does at the end of a log) and build the frozen model."""
+        self._apply_recorded(final=True)
         self.listener.finish()
         for key, ids in self.tasks.stage_sql_accumulators.items():
             self.stage_accumulators.setdefault(key, set()).update(ids)
-        unfinished = Counter((t.stage_id, t.stage_attempt_id) for t in self.live_tasks.values())
+        unfinished = Counter(self.live_tasks.values())
         jobs = tuple(
             Job(
                 job_id=job_id,
@@ -674,8 +691,6 @@ def build_application(events: Iterable[ev.Event]) -> BuiltApplication:
 
 
 _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
-    ev.TaskEnd: ApplicationBuilder._on_task_end,
-    ev.TaskStart: ApplicationBuilder._on_task_start,
     ev.StageSubmitted: ApplicationBuilder._on_stage_submitted,
     ev.StageCompleted: ApplicationBuilder._on_stage_completed,
     ev.JobStart: ApplicationBuilder._on_job_start,
@@ -697,4 +712,5 @@ _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
     ev.DatabricksMetadata: ApplicationBuilder._on_log_start,
     ev.EnvironmentUpdate: ApplicationBuilder._on_environment,
 }
-"""Event class → the builder method that applies it (task events first: most of a log)."""
+"""Event class → the builder method that applies it (task events are recorded in bulk, see
+`ApplicationBuilder.feed`)."""

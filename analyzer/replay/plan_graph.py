@@ -124,7 +124,8 @@ class _Builder:
                 self.edge(node_id, parent)
                 stack.extend((child, node_id, cluster) for child in reversed(info.children))
 
-    def graph(self) -> PlanGraph:
+    def graph(self, shared: PlanParts | None = None) -> PlanGraph:
+        shared = shared if shared is not None else PlanParts()
         out: list[PlanNode] = []
         for node_id, raw in sorted(self.nodes.items()):
             info = raw["info"]
@@ -139,24 +140,22 @@ class _Builder:
                 codegen_id = int(match.group(1)) if match else None
             members = raw["members"]
             assert isinstance(members, list)
+            text = shared.text
+            metrics = tuple(
+                shared.metric(text(m.name.strip()), m.accumulator_id, text(m.metric_type))
+                for m in info.metrics
+            )
             out.append(
-                PlanNode(
-                    node_id=node_id,
-                    name=info.node_name.strip(),
-                    desc=info.simple_string,
-                    metrics=tuple(
-                        MetricDef(
-                            name=m.name.strip(),
-                            accumulator_id=m.accumulator_id,
-                            metric_type=m.metric_type,
-                        )
-                        for m in info.metrics
-                    ),
-                    is_cluster=bool(raw["is_cluster"]),
-                    cluster_id=cluster,
-                    codegen_id=codegen_id,
-                    member_ids=tuple(members),
-                    metadata=tuple(sorted(info.metadata.items())),
+                shared.node(
+                    node_id,
+                    text(info.node_name.strip()),
+                    text(info.simple_string),
+                    metrics,
+                    bool(raw["is_cluster"]),
+                    cluster,
+                    codegen_id,
+                    tuple(members),
+                    tuple(sorted((text(k), text(v)) for k, v in info.metadata.items())),
                 )
             )
         return PlanGraph(
@@ -164,8 +163,77 @@ class _Builder:
         )
 
 
-def build_plan_graph(plan: SparkPlanInfo) -> PlanGraph:
-    """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows."""
+class PlanParts:
+    """The plan nodes, metric declarations and texts built so far, shared by the plan graphs of
+    an application: an adaptive execution logs its whole plan again at every update, and most
+    nodes come back unchanged, so one frozen object serves every version; and the executions of
+    a repeated query (micro-batches) share their operator texts. Memory grows with distinct
+    nodes and texts, not with plan versions and executions."""
+
+    def __init__(self) -> None:
+        self._metrics: dict[tuple[str, int, str], MetricDef] = {}
+        self._nodes: dict[tuple[object, ...], PlanNode] = {}
+        self._texts: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        """The one copy of a string equal to `value`."""
+        return self._texts.setdefault(value, value)
+
+    def metric(self, name: str, accumulator_id: int, metric_type: str) -> MetricDef:
+        """The metric declaration with these fields."""
+        key = (name, accumulator_id, metric_type)
+        found = self._metrics.get(key)
+        if found is None:
+            found = self._metrics[key] = MetricDef(
+                name=name, accumulator_id=accumulator_id, metric_type=metric_type
+            )
+        return found
+
+    def node(
+        self,
+        node_id: int,
+        name: str,
+        desc: str,
+        metrics: tuple[MetricDef, ...],
+        is_cluster: bool,
+        cluster_id: int | None,
+        codegen_id: int | None,
+        member_ids: tuple[int, ...],
+        metadata: tuple[tuple[str, str], ...],
+    ) -> PlanNode:
+        """The plan node with these fields (metrics compared by identity: they are shared)."""
+        key = (
+            node_id,
+            name,
+            desc,
+            tuple(map(id, metrics)),
+            is_cluster,
+            cluster_id,
+            codegen_id,
+            member_ids,
+            metadata,
+        )
+        found = self._nodes.get(key)
+        if found is None:
+            found = self._nodes[key] = PlanNode(
+                node_id=node_id,
+                name=name,
+                desc=desc,
+                metrics=metrics,
+                is_cluster=is_cluster,
+                cluster_id=cluster_id,
+                codegen_id=codegen_id,
+                member_ids=member_ids,
+                metadata=metadata,
+            )
+        return found
+
+
+def build_plan_graph(plan: SparkPlanInfo, shared: PlanParts | None = None) -> PlanGraph:
+    """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows.
+
+    `shared` lends nodes equal to those of graphs built before (see `PlanParts`).
+    """
     builder = _Builder()
     builder.build(plan)
-    return builder.graph()
+    return builder.graph(shared)

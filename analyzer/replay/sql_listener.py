@@ -12,8 +12,8 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-from analyzer.eventlog.events import LONG_MAX, LONG_MIN, AccumulableUpdate
 from analyzer.replay.scala_set import ScalaIntSet
+from analyzer.replay.task_columns import SqlUpdates
 
 SUM = "sum"
 
@@ -65,40 +65,60 @@ class _LiveStage:
         self.task_ids: dict[int, array[int]] = {}
         self.maxes: dict[int, list[int]] = {}
 
-    def update(
-        self, task_id: int, index: int, successful: bool, accums: list[AccumulableUpdate]
-    ) -> None:
-        if index in self.completed:
-            return
-        if not 0 <= index < self.num_tasks:
-            return
+    def apply(self, updates: SqlUpdates) -> None:
+        """Apply a segment's task ends of this stage attempt, in log order, as Spark's
+        `LiveStageMetrics.updateTaskMetrics` applies them one by one: an index whose attempt
+        already succeeded keeps its values, an index out of range is ignored, and the last
+        attempt of an index (up to its first success) gives each metric's value."""
+        indices = updates.indices
+        completed = self.completed
+        n_tasks = len(indices)
+        index_set = set(indices)
+        keep: bytearray | None = None  # None: every task end counts
+        if (
+            len(index_set) != n_tasks
+            or not completed.isdisjoint(index_set)
+            or min(indices) < 0
+            or max(indices) >= self.num_tasks
+        ):
+            keep = bytearray(n_tasks)
+            num_tasks = self.num_tasks
+            for position, (index, ok) in enumerate(zip(indices, updates.successful, strict=True)):
+                if index in completed or not 0 <= index < num_tasks:
+                    continue
+                keep[position] = 1
+                if ok:
+                    completed.add(index)
+        elif all(updates.successful):
+            completed.update(index_set)
+        else:
+            completed.update(i for i, ok in zip(indices, updates.successful, strict=True) if ok)
         types = self.metric_types
-        for acc in accums:
-            if acc.update is None or acc.id not in types:
+        task_ids = updates.task_ids
+        for acc_id, (positions, values) in updates.accumulators.items():
+            if acc_id not in types:
                 continue
-            try:
-                value = int(acc.update)
-            except (TypeError, ValueError):
-                continue
-            if not LONG_MIN <= value <= LONG_MAX:
-                # Spark's `toLong` throws on such a value, and the update is lost.
-                continue
-            values = self.values.get(acc.id)
-            if values is None:
-                values = array("q", bytes(8 * self.num_tasks))
-                self.values[acc.id] = values
-                self.task_ids[acc.id] = array("q", [-1]) * self.num_tasks
-            values[index] = value
-            self.task_ids[acc.id][index] = task_id
-            if types[acc.id] != SUM:
-                best = self.maxes.get(acc.id)
-                if best is None:
-                    self.maxes[acc.id] = [value, task_id]
-                elif value > best[0]:
-                    best[0] = value
-                    best[1] = task_id
-        if successful:
-            self.completed.add(index)
+            if keep is not None:
+                pairs = [(p, v) for p, v in zip(positions, values, strict=True) if keep[p]]
+                if not pairs:
+                    continue
+                positions = array("q", [p for p, _ in pairs])
+                values = array("q", [v for _, v in pairs])
+            slots = self.values.get(acc_id)
+            if slots is None:
+                slots = self.values[acc_id] = array("q", bytes(8 * self.num_tasks))
+                self.task_ids[acc_id] = array("q", [-1]) * self.num_tasks
+            slot_tasks = self.task_ids[acc_id]
+            for position, value in zip(positions, values, strict=True):
+                index = indices[position]
+                slots[index] = value
+                slot_tasks[index] = task_ids[position]
+            if types[acc_id] != SUM:
+                # The first of the largest values wins, as Spark compares with `>`.
+                top = max(values)
+                best = self.maxes.get(acc_id)
+                if best is None or top > best[0]:
+                    self.maxes[acc_id] = [top, task_ids[positions[values.index(top)]]]
 
 
 @dataclass
@@ -182,22 +202,17 @@ class SqlListener:
                 ex.end_events += 1
                 self._update(ex)
 
-    def task_end(
-        self,
-        stage_id: int,
-        stage_attempt_id: int,
-        task_id: int,
-        index: int,
-        successful: bool,
-        accums: list[AccumulableUpdate],
-    ) -> None:
-        """A task attempt ended with these accumulator updates."""
-        stage = self._stages.get(stage_id)
-        if stage is None or stage.attempt_id != stage_attempt_id:
-            return
-        if not self._is_sql_stage(stage_id):
-            return
-        stage.update(task_id, index, successful, accums)
+    def task_segment(self, sql: dict[tuple[int, int], SqlUpdates]) -> None:
+        """Apply the task ends between two other events, per stage attempt (log order kept
+        within each): only those of a stage attempt the listener tracks, for an execution that
+        is still live, count."""
+        for (stage_id, stage_attempt_id), updates in sql.items():
+            stage = self._stages.get(stage_id)
+            if stage is None or stage.attempt_id != stage_attempt_id:
+                continue
+            if not self._is_sql_stage(stage_id):
+                continue
+            stage.apply(updates)
 
     def driver_updates(self, execution_id: int, updates: list[tuple[int, int]]) -> None:
         """The driver set metric values for a live execution."""

@@ -1,0 +1,211 @@
+"""Run one function over many items in forked worker processes, and get the results in order.
+
+Reading a large log is CPU-bound Python work (decoding JSON lines), so the only way to use more
+than one core is more than one process. Workers are forked (they inherit the imported decoders,
+nothing is pickled on the way in), take the next item from a shared pipe of item numbers (so a
+worker slowed down by a busy machine takes fewer), and send each result back pickled through its
+own pipe; the caller gets them in item order as soon as each is ready. Item numbers are handed
+out only a few ahead of the item the caller is at, so that results waiting for a slow caller do
+not pile up in memory.
+
+Linux only (fork, and `PR_SET_PDEATHSIG` so that a worker never outlives its parent);
+`can_fork()` says whether it applies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import pickle
+import selectors
+import signal
+import struct
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_TOKEN = struct.Struct("<I")
+_HEADER = struct.Struct("<IQ")
+"""A result message: the item number and the length of the pickled result that follows."""
+_AHEAD = 2
+"""Items handed out per worker beyond the one the caller waits for."""
+_READ_BYTES = 1 << 20
+_PR_SET_PDEATHSIG = 1
+_FAILED = "failed"
+
+
+class WorkerError(Exception):
+    """A worker raised, died, or could not be started; `reason` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def can_fork() -> bool:
+    """Whether worker processes can be used here (Linux, with `os.fork`)."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask the kernel to kill this process when its parent dies (Linux `prctl`)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _worker_main(
+    fn: Callable[[Any], Any], items: Sequence[Any], tokens_fd: int, out_fd: int, parent: int
+) -> None:
+    """Child side: take item numbers until the pipe is empty, send each result back."""
+    _die_with_parent(parent)
+    while True:
+        # Every token is written in one 4-byte write and read in one 4-byte read, so a read
+        # returns a whole token, or nothing once the parent closed the pipe.
+        token = os.read(tokens_fd, _TOKEN.size)
+        if len(token) < _TOKEN.size:
+            return
+        (index,) = _TOKEN.unpack(token)
+        try:
+            payload = pickle.dumps(fn(items[index]), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # sent to the parent, which decides what it means
+            payload = pickle.dumps((_FAILED, f"{type(error).__name__}: {error}"))
+            _write_all(out_fd, _HEADER.pack(index, len(payload)) + payload)
+            return
+        _write_all(out_fd, _HEADER.pack(index, len(payload)))
+        _write_all(out_fd, payload)
+
+
+def run_in_workers(
+    fn: Callable[[T], R], items: Sequence[T], n_workers: int
+) -> Iterator[tuple[T, R]]:
+    """Yield `(item, fn(item))` for every item, in order, computed by `n_workers` processes.
+
+    `fn` runs in forked children and must return something picklable. Raises `WorkerError` if
+    a worker raises (the message names the exception) or dies; the other workers are killed.
+    Closing the iterator early kills them too.
+    """
+    if not can_fork():
+        raise WorkerError("worker processes need Linux")
+    n_workers = max(1, min(n_workers, len(items)))
+    tokens_read, tokens_write = os.pipe()
+    tokens = _Tokens(tokens_write)
+    parent = os.getpid()
+    children: dict[int, int] = {}  # result pipe fd → pid
+    try:
+        for _ in range(n_workers):
+            out_read, out_write = os.pipe()
+            with warnings.catch_warnings():
+                # Python 3.12+ warns that fork in a process with threads (polars' pool) may
+                # deadlock; the child runs no code that takes their locks.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child's coverage is not collected
+                code = 0
+                try:
+                    os.close(out_read)
+                    os.close(tokens_write)
+                    for fd in children:
+                        os.close(fd)
+                    _worker_main(fn, items, tokens_read, out_write, parent)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(out_write)
+            children[out_read] = pid
+        os.close(tokens_read)
+        tokens_read = -1
+        yield from _gather(children, items, tokens, n_workers * (1 + _AHEAD))
+    finally:
+        if tokens_read >= 0:
+            os.close(tokens_read)
+        tokens.close()
+        for fd, pid in children.items():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.close(fd)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+class _Tokens:
+    """The write end of the pipe of item numbers: handed out in order, closed once (workers
+    then see its end)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.n_handed = 0
+
+    def hand_out(self, end: int, n_items: int) -> None:
+        """Hand out the item numbers below `end`; close the pipe once all `n_items` are out."""
+        while self.n_handed < min(end, n_items):
+            _write_all(self.fd, _TOKEN.pack(self.n_handed))
+            self.n_handed += 1
+        if self.n_handed >= n_items:
+            self.close()
+
+    def close(self) -> None:
+        """Close the pipe (once)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _gather(
+    children: dict[int, int], items: Sequence[T], tokens: _Tokens, window: int
+) -> Iterator[tuple[T, Any]]:
+    """Hand out item numbers up to `window` beyond the next one to yield, read the workers'
+    result pipes, and yield the results in item order."""
+    buffers = {fd: bytearray() for fd in children}
+    ready: dict[int, bytes] = {}
+    next_index = 0
+    open_fds = set(children)
+    tokens.hand_out(window, len(items))
+    with selectors.DefaultSelector() as selector:
+        for fd in children:
+            selector.register(fd, selectors.EVENT_READ)
+        while next_index < len(items):
+            while next_index in ready:
+                result = pickle.loads(ready.pop(next_index))
+                if isinstance(result, tuple) and len(result) == 2 and result[0] == _FAILED:
+                    raise WorkerError(str(result[1]))
+                yield items[next_index], result
+                next_index += 1
+                tokens.hand_out(next_index + window, len(items))
+            if next_index >= len(items):
+                break
+            if not open_fds:
+                raise WorkerError("a worker process died")
+            for key, _ in selector.select():
+                fd = int(key.fd)
+                data = os.read(fd, _READ_BYTES)
+                if not data:
+                    selector.unregister(fd)
+                    open_fds.discard(fd)
+                    continue
+                buffer = buffers[fd]
+                buffer += data
+                while len(buffer) >= _HEADER.size:
+                    index, length = _HEADER.unpack_from(buffer)
+                    end = _HEADER.size + length
+                    if len(buffer) < end:
+                        break
+                    ready[index] = bytes(buffer[_HEADER.size : end])
+                    del buffer[:end]

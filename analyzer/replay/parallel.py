@@ -1,0 +1,296 @@
+"""Replay a log, reading a large local one with every core.
+
+Most of a large log is task events, and decoding them is most of the work. A large local log is
+cut into units (`eventlog.units`); forked worker processes decode the units' task events into
+columns and per-segment totals (`task_columns.TaskRecorder`), and pass every other event's line
+on untouched. The parent replays, in log order, those few other events and the workers'
+segments (`ApplicationBuilder.apply_segment`), and decodes the lines that cross from one unit to
+the next itself. The result is the same as the sequential replay's, bit for bit.
+
+Anything unusual (a malformed or over-long line, damaged or cut-off compressed data, a log that
+is still being written, a worker that fails) sends the whole log to the sequential replay, which
+reports it exactly as it always does. So do small logs (forking costs more than it saves),
+remote logs, and machines without `fork` or with one core.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from analyzer.errors import AnalyzerError, Strictness
+from analyzer.eventlog import events as ev
+from analyzer.eventlog.lines import MAX_LINE_BYTES, Line, ReadStats
+from analyzer.eventlog.source import LogSource
+from analyzer.eventlog.units import (
+    UNIT_BYTES,
+    Unit,
+    UnitAnomaly,
+    UnitEdges,
+    iter_unit_lines,
+    plan_units,
+)
+from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
+from analyzer.replay.application import ApplicationBuilder, BuiltApplication
+from analyzer.replay.task_columns import TaskChunk, TaskRecorder, TaskSegment
+
+PARALLEL_MIN_BYTES = 32 << 20
+"""Logs with less JSON than this (as far as can be told from their size on disk) are read by one
+process: forking and merging would cost more than the second core saves (32 MiB of JSON is
+about a second of work)."""
+_COMPRESSION_RATIO = 20
+"""A guess at how many times a compressed event log expands (zstd level 1 and lz4 make 10 to
+40 times)."""
+
+_TASK_START = b"SparkListenerTaskStart"
+_TASK_END = b"SparkListenerTaskEnd"
+_TASK_DECODERS = {name: ev.event_decoder(name) for name in (_TASK_START, _TASK_END)}
+
+
+@dataclass
+class Replayed:
+    """A replayed log: the built application and what reading and decoding it saw."""
+
+    built: BuiltApplication
+    read_stats: ReadStats
+    decode_stats: ev.DecodeStats
+    n_processes: int
+    """1 for the sequential replay, else the worker processes used besides this one."""
+
+
+@dataclass
+class _FirstOfClass:
+    """The first task event of its class in a unit: its undeclared fields are noted in order."""
+
+    name: bytes
+    data: bytes
+
+
+@dataclass
+class UnitResult:
+    """What a worker sends back for one unit."""
+
+    anomaly: str | None = None
+    """Why the log must be read sequentially instead; nothing else is set then."""
+    edges: UnitEdges = field(default_factory=UnitEdges)
+    items: list[bytes | TaskSegment | _FirstOfClass] = field(default_factory=list)
+    """In log order: the line of each other event, the task events between them as segments."""
+    chunk: TaskChunk | None = None
+    n_lines: int = 0
+    """Non-blank lines within the unit (its first and last lines are the parent's)."""
+    n_events: int = 0
+    """Task events decoded."""
+    unknown_event_types: dict[str, int] = field(default_factory=dict)
+    """Event classes the analysis does not use → count, in order of first appearance."""
+
+
+def read_unit(source: LogSource, unit: Unit) -> UnitResult:
+    """Decode the task events of one unit and pick out the lines of the others (worker side)."""
+    recorder = TaskRecorder()
+    out = UnitResult()
+    items = out.items
+    seen: set[bytes] = set()
+    unknown = out.unknown_event_types
+    n_lines = n_events = 0
+    try:
+        for data in iter_unit_lines(source, unit, out.edges):
+            if not data or data.isspace():
+                continue
+            n_lines += 1
+            if not data.isascii():
+                try:
+                    data.decode()
+                except UnicodeDecodeError:
+                    raise UnitAnomaly("a line that is not UTF-8") from None
+            name = ev.event_name(data)
+            if name is None:
+                raise UnitAnomaly("a line that is not an event")
+            decoder = _TASK_DECODERS.get(name)
+            if decoder is not None:
+                try:
+                    event = decoder.decode(data)
+                except (ValueError, RecursionError):  # msgspec's errors are ValueErrors
+                    raise UnitAnomaly("a task event that does not decode") from None
+                n_events += 1
+                if name not in seen:
+                    seen.add(name)
+                    items.append(_FirstOfClass(name, data))
+                if event.info is not None:
+                    if name == _TASK_END:
+                        recorder.end(event)
+                    else:
+                        recorder.start(event)
+            elif ev.event_decoder(name) is not None:
+                segment = recorder.close_segment()
+                if not segment.is_empty:
+                    items.append(segment)
+                items.append(data)
+            else:
+                if name.find(b"\\") >= 0 or not ev.is_json_object(data):
+                    raise UnitAnomaly("an event name with escapes, or a malformed line")
+                key = name.decode(errors="replace")
+                unknown[key] = unknown.get(key, 0) + 1
+    except UnitAnomaly as anomaly:
+        return UnitResult(anomaly=str(anomaly) or "anomaly")
+    segment = recorder.close_segment()
+    if not segment.is_empty:
+        items.append(segment)
+    out.chunk = recorder.take_chunk()
+    out.n_lines = n_lines
+    out.n_events = n_events
+    return out
+
+
+class _Sequential(Exception):
+    """The log must be read sequentially (see the module's docstring)."""
+
+
+def n_worker_processes(source: LogSource) -> int:
+    """How many worker processes to read `source` with; 0 for the sequential replay."""
+    if not can_fork():
+        return 0
+    json_bytes = sum(
+        part.size_bytes * (1 if part.codec == "none" else _COMPRESSION_RATIO)
+        for part in source.parts
+    )
+    if json_bytes < PARALLEL_MIN_BYTES:
+        return 0
+    try:
+        n_cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n_cpus = os.cpu_count() or 1
+    return n_cpus if n_cpus > 1 else 0
+
+
+def replay_log(
+    source: LogSource,
+    strictness: Strictness = Strictness.STRICT,
+    progress: Callable[[int], None] | None = None,
+    n_workers: int | None = None,
+    unit_bytes: int = UNIT_BYTES,
+) -> Replayed:
+    """Read and replay every event of `source`; in worker processes where that pays.
+
+    `n_workers` overrides the choice of `n_worker_processes` (0: sequential); `unit_bytes` is
+    about how much of the log one unit holds (`units.plan_units`). Raises what the sequential
+    reader raises for a log that cannot be read.
+    """
+    if n_workers is None:
+        n_workers = n_worker_processes(source)
+    # The replay builds hundreds of thousands of objects (plan nodes, per-stage records) and
+    # frees almost none, and what it frees holds no reference cycle: the cyclic collector's
+    # passes over them found nothing and cost a third of the replay of a log of 3,600
+    # executions. It is off while the replay runs (workers are forked with it off).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if n_workers > 0:
+            units = plan_units(source, unit_bytes)
+            if units is not None and len(units) > 1:
+                try:
+                    return _replay_parallel(source, units, n_workers, progress)
+                except _Sequential:
+                    pass
+        return _replay_sequential(source, strictness, progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _replay_sequential(
+    source: LogSource, strictness: Strictness, progress: Callable[[int], None] | None
+) -> Replayed:
+    reader = ev.read_events(source, strictness)
+    builder = ApplicationBuilder()
+    feed = builder.feed
+    if progress is None:
+        for event in reader:
+            feed(event)
+    else:
+        for n, event in enumerate(reader, start=1):
+            feed(event)
+            if n % 50_000 == 0:
+                progress(n)
+    return Replayed(builder.finish(), reader.read_stats, reader.decode_stats, 1)
+
+
+def _replay_parallel(
+    source: LogSource,
+    units: list[Unit],
+    n_workers: int,
+    progress: Callable[[int], None] | None,
+) -> Replayed:
+    """Replay with `n_workers` processes decoding the units; raise `_Sequential` on anything
+    the sequential replay must report."""
+    builder = ApplicationBuilder()
+    # STRICT whatever the caller asked: a line LENIENT would skip is the sequential replay's.
+    reader = ev.read_events(source, Strictness.STRICT)
+    read_stats = reader.read_stats
+    decode_stats = reader.decode_stats
+    unknown = decode_stats.unknown_event_types
+    last_of_part = {u.part_index: i for i, u in enumerate(units)}
+    path = source.path
+
+    def decode(data: bytes) -> None:
+        event = reader.decode_line(Line(path, 0, data))
+        if event is not None:
+            builder.feed(event)
+
+    def joined_line(pieces: list[bytes]) -> None:
+        data = b"".join(pieces)
+        if len(data) > MAX_LINE_BYTES:
+            raise _Sequential
+        if data and not data.isspace():
+            read_stats.n_lines += 1
+            decode(data)
+
+    carry: list[bytes] = []  # pieces of the line that crosses into the next unit
+    try:
+        results = run_in_workers(partial(read_unit, source), units, n_workers)
+        for position, (unit, result) in enumerate(results):
+            if result.anomaly is not None or result.chunk is None:
+                raise _Sequential
+            edges = result.edges
+            read_stats.bytes_decompressed += edges.bytes_decompressed
+            read_stats.bytes_compressed += edges.bytes_read
+            carry.append(edges.head)
+            if edges.tail is not None:
+                joined_line(carry)
+                carry = [edges.tail]
+                builder.flush_tasks()
+                row_offset = builder.tasks.n_rows
+                for name, count in result.unknown_event_types.items():
+                    unknown[name] += count
+                for item in result.items:
+                    if type(item) is bytes:
+                        decode(item)
+                    elif type(item) is TaskSegment:
+                        builder.apply_segment(item, row_offset)
+                    else:
+                        assert isinstance(item, _FirstOfClass)
+                        reader.note_fields_once(item.name, item.data)
+                builder.add_chunk(result.chunk)
+                read_stats.n_lines += result.n_lines
+                decode_stats.n_events += result.n_events
+            if last_of_part[unit.part_index] == position:
+                last = b"".join(carry)
+                carry = []
+                if last and not last.isspace():
+                    # A cut-off last line, or a part that ends mid-line: the sequential
+                    # reader's to report.
+                    if not ev.is_json_object(last):
+                        raise _Sequential
+                    joined_line([last])
+            if progress is not None:
+                progress(decode_stats.n_events)
+    except (AnalyzerError, WorkerError) as error:
+        raise _Sequential from error
+    if read_stats.n_lines == 0 or decode_stats.n_events == 0:
+        raise _Sequential
+    return Replayed(builder.finish(), read_stats, decode_stats, n_workers)
+
+
+__all__ = ["PARALLEL_MIN_BYTES", "Replayed", "n_worker_processes", "read_unit", "replay_log"]

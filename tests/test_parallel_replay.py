@@ -1,0 +1,118 @@
+"""The replay in worker processes gives exactly what the sequential replay gives.
+
+Every real log is cut into units far smaller than in use (16 KiB), so that lines, frames and
+segments cross unit boundaries everywhere; the result, or the error, must be the same as the
+sequential replay's, field for field.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eventlog_samples import BAD, PUBLIC, SAMPLES
+
+from analyzer.errors import AnalyzerError, Strictness
+from analyzer.eventlog.source import resolve_log
+from analyzer.eventlog.units import plan_units
+from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
+from analyzer.replay.parallel import Replayed, replay_log
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes need Linux")
+
+UNIT_BYTES = 16 << 10
+
+
+def _logs() -> list[Path]:
+    logs: list[Path] = []
+    for root in (SAMPLES, PUBLIC, BAD):
+        if root.is_dir():
+            logs += sorted(
+                p
+                for p in root.iterdir()
+                if not p.name.startswith(".") and p.suffix not in (".md", ".txt")
+            )
+    return logs
+
+
+def _state(replayed: Replayed) -> dict[str, Any]:
+    """Everything the replay hands on, comparable with `==`."""
+    built = replayed.built
+    decode = replayed.decode_stats
+    return {
+        "application": built.application.model_dump_json(),
+        "frozen": built.frozen,
+        "stage_accumulators": built.stage_accumulators,
+        "tasks": built.tasks.take(),
+        "read_stats": replayed.read_stats,
+        "n_events": decode.n_events,
+        "unknown_event_types": list(decode.unknown_event_types.items()),
+        "unknown_fields": list(decode.unknown_fields.items()),
+    }
+
+
+def _outcome(path: Path, strictness: Strictness, n_workers: int) -> tuple[int, Any]:
+    try:
+        replayed = replay_log(
+            resolve_log(str(path)), strictness, n_workers=n_workers, unit_bytes=UNIT_BYTES
+        )
+    except AnalyzerError as error:
+        return 0, f"{type(error).__name__}: {error}"
+    return replayed.n_processes, _state(replayed)
+
+
+@pytest.mark.parametrize("strictness", [Strictness.STRICT, Strictness.LENIENT])
+@pytest.mark.parametrize("path", _logs(), ids=lambda p: p.name)
+def test_parallel_replay_is_exact(path: Path, strictness: Strictness) -> None:
+    _, expected = _outcome(path, strictness, n_workers=0)
+    n_processes, got = _outcome(path, strictness, n_workers=2)
+    assert got == expected
+    clean = isinstance(expected, dict) and not (
+        expected["read_stats"].truncated_tail
+        or expected["read_stats"].n_malformed_skipped
+        or expected["read_stats"].incomplete_block_path
+    )
+    if not clean or path.suffix not in ("", ".zstd"):
+        return
+    units = plan_units(resolve_log(str(path)), UNIT_BYTES)
+    if units is not None and len(units) > 1:
+        # A clean plain or zstd log is read by the workers, not sent back to the sequential
+        # replay.
+        assert n_processes == 2
+
+
+def test_small_logs_stay_in_one_process() -> None:
+    log = next(p for p in _logs() if p.name == "local-1795320224872")
+    assert replay_log(resolve_log(str(log))).n_processes == 1
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _fail_on_seven(x: int) -> int:
+    if x == 7:
+        raise ValueError("seven")
+    return x
+
+
+def test_workers_give_results_in_order() -> None:
+    items = list(range(40))
+    assert list(run_in_workers(_square, items, 2)) == [(x, x * x) for x in items]
+
+
+def test_a_failing_worker_is_an_error_and_leaves_no_process() -> None:
+    with pytest.raises(WorkerError, match="ValueError: seven"):
+        list(run_in_workers(_fail_on_seven, list(range(20)), 2))
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_closing_early_leaves_no_process() -> None:
+    results = run_in_workers(_square, list(range(100)), 2)
+    assert next(results) == (0, 0)
+    results.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
