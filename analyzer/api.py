@@ -164,9 +164,20 @@ def render_report(
     pass the same `redactor` (from `make_redactor`) to several calls for the same analysis and
     their tokens agree. Raises `UsageError` for an execution id the log does not hold.
     """
+    out = _render(analysis, options, findings, redactor)
+    return out.decode("utf-8") if isinstance(out, bytes) else out
+
+
+def _render(
+    analysis: Analysis,
+    options: ReportOptions | None,
+    findings: Sequence[Finding] | None,
+    redactor: Redactor | None,
+) -> str | bytes:
+    """`render_report`'s work; the JSON report comes as UTF-8 bytes (no text copy of it)."""
     from analyzer.report.bounds import clip_view
     from analyzer.report.options import ReportOptions
-    from analyzer.report.redact import mark_document, redact_report
+    from analyzer.report.redact import redact_report
 
     options = options if options is not None else ReportOptions()
     if findings is None:
@@ -175,11 +186,10 @@ def render_report(
         redactor = make_redactor(analysis)
     active = redactor if options.redact else None
     if options.fmt == "json":
-        from analyzer.render.json_render import render_json
-        from analyzer.report.json_view import build_json_view
+        from analyzer.render.json_render import render_json_bytes
 
-        document = build_json_view(analysis, findings, options)
-        return render_json(document if active is None else mark_document(document, active))
+        # No local name holds the document: it is freed as soon as its bytes are made.
+        return render_json_bytes(_json_document(analysis, findings, options, active))
     if options.fmt == "markdown":
         from analyzer.render.markdown import render_markdown_report
         from analyzer.report.markdown import build_markdown_view
@@ -217,6 +227,20 @@ def render_report(
     return _render_text(analysis, findings, options, active)
 
 
+def _json_document(
+    analysis: Analysis,
+    findings: Sequence[Finding],
+    options: ReportOptions,
+    redactor: Redactor | None,
+) -> dict[str, Any]:
+    """The JSON report's document, redacted and marked so when `redactor` is given."""
+    from analyzer.report.json_view import build_json_view
+    from analyzer.report.redact import mark_document
+
+    document = build_json_view(analysis, findings, options)
+    return document if redactor is None else mark_document(document, redactor)
+
+
 def make_redactor(*analyses: Analysis) -> Redactor:
     """Return the redactor of one analysis, or of the analyses one report shows together: one
     mapping of values to tokens, numbered in log order (docs/redaction.md)."""
@@ -252,7 +276,7 @@ def _umask() -> int:
 WRITE_HINT = "give -o a file path in a directory you can write to"
 
 
-def write_atomic(path: str | Path, text: str, hint: str = WRITE_HINT) -> None:
+def write_atomic(path: str | Path, text: str | bytes, hint: str = WRITE_HINT) -> None:
     """Write `text` to `path` through a temporary file and a rename: never a half-written file.
 
     The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
@@ -272,8 +296,9 @@ def write_atomic(path: str | Path, text: str, hint: str = WRITE_HINT) -> None:
         raise _cannot_write(target, error, hint) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, target)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
@@ -299,7 +324,7 @@ def write_report(
     findings: Sequence[Finding] | None = None,
 ) -> None:
     """Render an analysis (see `render_report`) and write it atomically to `output`."""
-    write_atomic(output, render_report(analysis, options, findings))
+    write_atomic(output, _render(analysis, options, findings, None))
 
 
 def diff(
