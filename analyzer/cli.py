@@ -23,7 +23,9 @@ from analyzer.errors import AnalyzerError, BatchBusyError, Strictness, UsageErro
 from analyzer.render.terminal import neutralize
 
 if TYPE_CHECKING:
+    from analyzer.aggregate.analysis import Analysis
     from analyzer.insights import Thresholds
+    from analyzer.report.options import ReportOptions
 
 # `analyzer.api` imports the heavy layers (polars, pydantic, jinja) in the functions that use
 # them, so that `--version` and `--help` answer at once.
@@ -183,7 +185,7 @@ def _errors_as_lines(out_of_memory: str, path: str | None = None) -> Iterator[No
 
 def _output_options(
     output: str | None, fmt: str | None, width: int | None, no_color: bool, **more: Any
-) -> Any:  # ReportOptions, imported only by the commands that render
+) -> ReportOptions:
     """The `ReportOptions` of a command's output flags (`more`: its own options)."""
     from analyzer.report.options import ReportOptions
 
@@ -197,7 +199,7 @@ def _output_options(
     )
 
 
-def _analyze(path: str, lenient: bool) -> Any:  # an Analysis
+def _analyze(path: str, lenient: bool) -> Analysis:
     """Read and analyze one log, with a progress line on a terminal."""
     with _progress_on_terminal() as progress:
         return api.analyze(path, _strictness(lenient), progress=progress)

@@ -45,6 +45,15 @@ class Selection:
         return frozenset(e.execution_id for e in self.executions)
 
 
+def _held(known: set[int]) -> str:
+    """Which execution ids a log holds, for a usage error: `it holds 3 SQL executions: ids 0
+    to 2`."""
+    if not known:
+        return "it holds no SQL execution"
+    ids = f"id {min(known)}" if len(known) == 1 else f"ids {min(known)} to {max(known)}"
+    return f"it holds {plural(len(known), 'SQL execution')}: {ids}"
+
+
 def select_executions(app: Application, options: ReportOptions) -> Selection:
     """Return the executions to show: only `options.executions`, then the `options.top` slowest.
 
@@ -56,17 +65,7 @@ def select_executions(app: Application, options: ReportOptions) -> Selection:
         missing = sorted(set(options.executions) - known)
         if missing:
             raise UsageError(
-                f"no SQL execution {', '.join(map(str, missing))} in this log "
-                + (
-                    f"(it holds {plural(len(known), 'SQL execution')}: "
-                    + (
-                        f"id {min(known)})"
-                        if len(known) == 1
-                        else f"ids {min(known)} to {max(known)})"
-                    )
-                    if known
-                    else "(it holds no SQL execution)"
-                )
+                f"no SQL execution {', '.join(map(str, missing))} in this log ({_held(known)})"
             )
         wanted = set(options.executions)
         chosen = [e for e in chosen if e.execution_id in wanted]
