@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import errno
+import gc
 import importlib
 import os
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +51,38 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+_quiet_depth = 0
+_quiet_lock = threading.Lock()
+_collector_was_on = True
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Keep the cyclic garbage collector off while the block runs, then restore it.
+
+    A replayed application is hundreds of thousands of long-lived objects (plan nodes, metric
+    declarations, stage records), and a report builds as many again; none of them forms
+    reference cycles, so reference counting frees them, while each full pass of the collector
+    walks them all and frees nothing: such passes were half of the aggregation and rendering
+    time of a log of 3,600 executions (docs/performance.md). Whatever cycles the block leaves
+    are collected once the collector is back on, so long-lived processes (batch workers,
+    library users) free them as usual. Nested and concurrent blocks share one pause.
+    """
+    global _quiet_depth, _collector_was_on
+    with _quiet_lock:
+        if _quiet_depth == 0:
+            _collector_was_on = gc.isenabled()
+            gc.disable()
+        _quiet_depth += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_depth -= 1
+            if _quiet_depth == 0 and _collector_was_on:
+                gc.enable()
 
 
 def list_applications(log_dir: str) -> list[AppInfo]:
@@ -117,7 +152,8 @@ def analyze(
         )
     from analyzer.aggregate.analysis import analyze_built
 
-    return analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
+    with _collector_paused():
+        return analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
 
 
 def format_for(output: str | None, requested: str | None) -> ReportFormat:
@@ -148,7 +184,8 @@ def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> lis
     """
     # Looked up on the module, where it is imported on first use (and tests may wrap it).
     detect: Callable[..., list[Finding]] = sys.modules[__name__].detect_all
-    return detect(analysis, thresholds)
+    with _collector_paused():
+        return detect(analysis, thresholds)
 
 
 def render_report(
@@ -164,7 +201,8 @@ def render_report(
     pass the same `redactor` (from `make_redactor`) to several calls for the same analysis and
     their tokens agree. Raises `UsageError` for an execution id the log does not hold.
     """
-    out = _render(analysis, options, findings, redactor)
+    with _collector_paused():
+        out = _render(analysis, options, findings, redactor)
     return out.decode("utf-8") if isinstance(out, bytes) else out
 
 
@@ -324,7 +362,9 @@ def write_report(
     findings: Sequence[Finding] | None = None,
 ) -> None:
     """Render an analysis (see `render_report`) and write it atomically to `output`."""
-    write_atomic(output, _render(analysis, options, findings, None))
+    with _collector_paused():
+        out = _render(analysis, options, findings, None)
+    write_atomic(output, out)
 
 
 def diff(
@@ -345,7 +385,8 @@ def diff(
         baseline_findings = find_issues(baseline, thresholds)
     if candidate_findings is None:
         candidate_findings = find_issues(candidate, thresholds)
-    return diff_analyses(baseline, candidate, baseline_findings, candidate_findings)
+    with _collector_paused():
+        return diff_analyses(baseline, candidate, baseline_findings, candidate_findings)
 
 
 def render_diff(result: DiffResult, options: ReportOptions | None = None) -> str:
@@ -354,6 +395,12 @@ def render_diff(result: DiffResult, options: ReportOptions | None = None) -> str
     `options.top` keeps the N executions that changed most; `width`, `color`, `now_ms` and
     `redact` (one mapping of tokens over both runs) work as for `render_report`.
     """
+    with _collector_paused():
+        return _render_diff(result, options)
+
+
+def _render_diff(result: DiffResult, options: ReportOptions | None) -> str:
+    """`render_diff`'s work."""
     from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
     from analyzer.render.json_render import render_json
     from analyzer.report.bounds import clip_view

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -38,6 +39,34 @@ def test_rules_run_once_per_report(monkeypatch: pytest.MonkeyPatch, fmt: str) ->
     runs = _count_rule_runs(monkeypatch)
     api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=NOW_MS))
     assert runs[0] == 1  # the HTML page and the text report embedded in it share one run
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_the_collector_pauses_for_the_analysis_and_comes_back(
+    monkeypatch: pytest.MonkeyPatch, collector_on: bool
+) -> None:
+    """The cyclic collector is off while rules and renderers run, and as it was afterwards."""
+    seen: list[bool] = []
+    first, *rest = insights.RULES
+
+    def watched(analysis: Analysis, thresholds: insights.Thresholds) -> list[insights.Finding]:
+        seen.append(gc.isenabled())
+        return first(analysis, thresholds)
+
+    monkeypatch.setattr(insights, "RULES", (watched, *rest))
+    was_on = gc.isenabled()
+    try:
+        if not collector_on:
+            gc.disable()
+        analysis = api.analyze(str(LOGS[0]))
+        assert gc.isenabled() is collector_on
+        for fmt in FORMATS:
+            api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=NOW_MS))
+            assert gc.isenabled() is collector_on
+        assert seen == [False] * len(FORMATS)
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def test_rules_do_not_run_when_findings_are_given(monkeypatch: pytest.MonkeyPatch) -> None:
