@@ -7,7 +7,7 @@ frozen records), so that every polars operation on the task and slot tables stay
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,9 +93,46 @@ def task_counts(analysis: Analysis) -> TaskCounts:
     )
 
 
-def iter_task_rows(analysis: Analysis, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """Yield every task attempt, in log order, as a dict of the given task-table columns."""
-    yield from analysis.tasks.select(columns).iter_rows(named=True)
+def iter_stage_task_rows(
+    analysis: Analysis, columns: Sequence[str], stage_keys: Collection[tuple[int, int]]
+) -> Iterator[dict[str, Any]]:
+    """Yield the task attempts of the given (stage, attempt) keys, ordered by task id, as dicts
+    of the given task-table columns (which must include `stage_id` and `stage_attempt_id`).
+
+    The stages are picked out by polars before any row becomes a dict: a report of a few
+    stages of a large application no longer turns every task of the application into one.
+    """
+    if not stage_keys:
+        return
+    wanted = set(stage_keys)
+    picked = analysis.tasks.filter(
+        pl.col("stage_id").is_in(sorted({stage_id for stage_id, _ in wanted}))
+    )
+    for row in picked.select(columns).sort("task_id", maintain_order=True).iter_rows(named=True):
+        if (row["stage_id"], row["stage_attempt_id"]) in wanted:
+            yield row
+
+
+def retried_task_counts(
+    analysis: Analysis, stage_keys: Collection[tuple[int, int]]
+) -> dict[tuple[int, int], int]:
+    """Count, per (stage, attempt) key of `stage_keys`, its task attempts that are retries
+    (attempt number above 0); keys without any are left out."""
+    if not stage_keys:
+        return {}
+    wanted = set(stage_keys)
+    counted = (
+        analysis.tasks.filter(
+            pl.col("stage_id").is_in(sorted({stage_id for stage_id, _ in wanted}))
+            & (pl.col("attempt") > 0)
+        )
+        .group_by("stage_id", "stage_attempt_id")
+        .len()
+        .iter_rows()
+    )
+    return {
+        (stage_id, attempt): n for stage_id, attempt, n in counted if (stage_id, attempt) in wanted
+    }
 
 
 def _execution_tasks(analysis: Analysis, stage_ids: Iterable[int]) -> pl.DataFrame:
@@ -178,52 +215,76 @@ def top_task_rows(
     """
     out: dict[str, NodeTaskRows] = {}
     by_task = _execution_slots(analysis, execution_id).filter(pl.col("task_id") >= 0)
-    if by_task.is_empty():
+    if by_task.is_empty() or not queries:
         return out
-    task_info = (
-        _execution_tasks(analysis, stage_ids)
+    # One pass over the execution's slots for every node at once: a node's own filters, sorts
+    # and pivots cost a dozen polars calls over all of the execution's slots each.
+    keys = list(queries)
+    wanted = pl.DataFrame(
+        [
+            (index, acc_id, acc_id == query.main_accumulator_id)
+            for index, query in enumerate(queries.values())
+            for acc_id in dict.fromkeys(query.accumulator_ids)
+        ],
+        schema={"node": pl.Int64, "accumulator_id": pl.Int64, "is_main": pl.Boolean},
+        orient="row",
+    )
+    mine = by_task.with_row_index("slot_order").join(wanted, on="accumulator_id", how="inner")
+    ranked = mine.filter(pl.col("is_main"))
+    n_tasks = dict(ranked.group_by("node").len().iter_rows())
+    keep = (
+        ranked.sort(["node", "value", "task_id"], descending=[False, True, False])
+        .group_by("node", maintain_order=True)
+        .head(max_rows)
+        .select("node", "task_id", "stage_id", "stage_attempt_id")
+    )
+    values: dict[tuple[int, int, int, int], dict[int, int]] = {}
+    for node, task_id, stage_id, attempt, acc_id, value in (
+        mine.join(keep, on=["node", "task_id", "stage_id", "stage_attempt_id"], how="inner")
+        .sort("slot_order")
+        .select("node", "task_id", "stage_id", "stage_attempt_id", "accumulator_id", "value")
+        .iter_rows()
+    ):
+        values.setdefault((node, task_id, stage_id, attempt), {}).setdefault(acc_id, value)
+    kept_ids = sorted({key[1] for key in values})
+    place = {
+        row[0]: row[1:]
+        for row in _execution_tasks(analysis, stage_ids)
+        .filter(pl.col("task_id").is_in(kept_ids))
         .select("task_id", "partition_id", "executor_id", "host", "duration_ms")
         .unique("task_id", keep="first")
-    )
-    for key, query in queries.items():
-        ids = list(query.accumulator_ids)
+        .iter_rows()
+    }
+    per_node: dict[int, list[tuple[tuple[int, int, int, int], dict[int, int]]]] = {}
+    for key, by_acc in values.items():
+        per_node.setdefault(key[0], []).append((key, by_acc))
+    for index, entries in per_node.items():
+        query = queries[keys[index]]
+        ids = list(dict.fromkeys(query.accumulator_ids))
         main_id = query.main_accumulator_id
-        mine = by_task.filter(pl.col("accumulator_id").is_in(ids))
-        ranked = mine.filter(pl.col("accumulator_id") == main_id)
-        n_tasks = ranked.height
-        if n_tasks == 0:
-            continue
-        keep = ranked.sort(["value", "task_id"], descending=[True, False]).head(max_rows)
-        wide = (
-            mine.join(
-                keep.select("task_id", "stage_id", "stage_attempt_id"),
-                on=["task_id", "stage_id", "stage_attempt_id"],
+        entries.sort(key=lambda e: (-(e[1].get(main_id) or 0), e[0][1]))
+        seen = {acc_id for _, by_acc in entries for acc_id in by_acc}
+        present = tuple(a for a in ids if a in seen)
+        rows = []
+        for (_, task_id, stage_id, _attempt), by_acc in entries:
+            partition_id, executor_id, host, duration_ms = place.get(
+                task_id, (None, None, None, None)
             )
-            .pivot(
-                on="accumulator_id",
-                index=["task_id", "stage_id", "stage_attempt_id"],
-                values="value",
-                aggregate_function="first",
+            rows.append(
+                (
+                    task_id,
+                    stage_id,
+                    partition_id,
+                    executor_id,
+                    host,
+                    duration_ms,
+                    *(by_acc.get(a) for a in present),
+                )
             )
-            .join(task_info, on="task_id", how="left")
+        out[keys[index]] = NodeTaskRows(
+            accumulator_ids=present, rows=tuple(rows), n_tasks=n_tasks[index]
         )
-        present = [a for a in ids if str(a) in wide.columns]
-        wide = wide.sort(pl.col(str(main_id)).fill_null(0), "task_id", descending=[True, False])
-        rows = wide.select(
-            "task_id",
-            "stage_id",
-            "partition_id",
-            "executor_id",
-            "host",
-            "duration_ms",
-            *(str(a) for a in present),
-        ).rows()
-        out[key] = NodeTaskRows(
-            accumulator_ids=tuple(present),
-            rows=tuple(tuple(r) for r in rows),
-            n_tasks=n_tasks,
-        )
-    return out
+    return {key: out[key] for key in keys if key in out}
 
 
 def task_quantiles(values: Sequence[int]) -> tuple[int, int, int, int, int]:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
-from analyzer.aggregate.task_detail import iter_task_rows
+from analyzer.aggregate.task_detail import iter_stage_task_rows, retried_task_counts
 from analyzer.model.application import StageAttempt
 from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_duration_ms, fmt_value
 
@@ -179,14 +179,8 @@ def task_rows_by_stage(
 ) -> dict[tuple[int, int], list[TaskRow]]:
     """Group the task attempts of the given stage attempts, ordered by task id."""
     by_stage: dict[tuple[int, int], list[TaskRow]] = {}
-    if not stage_keys:
-        return by_stage
-    for row in iter_task_rows(analysis, _TASK_COLUMNS):
-        key = (row["stage_id"], row["stage_attempt_id"])
-        if key in stage_keys:
-            by_stage.setdefault(key, []).append(row)
-    for rows_of in by_stage.values():
-        rows_of.sort(key=lambda r: int(r["task_id"]))
+    for row in iter_stage_task_rows(analysis, _TASK_COLUMNS, stage_keys):
+        by_stage.setdefault((row["stage_id"], row["stage_attempt_id"]), []).append(row)
     return by_stage
 
 
@@ -267,14 +261,22 @@ def build_stage_views(
     they are needed for the retry counts and, with `with_tasks`, the task lines.
     """
     ordered = sorted(stages, key=lambda s: (s.stage_id, s.attempt_id))
-    if task_rows is None:
-        task_rows = task_rows_by_stage(analysis, {(s.stage_id, s.attempt_id) for s in ordered})
+    keys = {(s.stage_id, s.attempt_id) for s in ordered}
+    retried: dict[tuple[int, int], int] | None = None
+    if task_rows is None and not with_tasks:
+        retried = retried_task_counts(analysis, keys)
+        task_rows = {}
+    elif task_rows is None:
+        task_rows = task_rows_by_stage(analysis, keys)
     summaries = stage_summaries(analysis) if with_quantiles and ordered else {}
     out = []
     for stage in ordered:
         key = (stage.stage_id, stage.attempt_id)
         rows = task_rows.get(key, [])
-        n_retried = sum(1 for r in rows if r["attempt"] > 0)
+        if retried is not None:
+            n_retried = retried.get(key, 0)
+        else:
+            n_retried = sum(1 for r in rows if r["attempt"] > 0)
         wall = fmt_duration_ms(stage.duration_ms)
         tasks: tuple[TaskRowView, ...] = ()
         if with_tasks:
