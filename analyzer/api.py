@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,7 +203,7 @@ def render_report(
     """
     with _collector_paused():
         out = _render(analysis, options, findings, redactor)
-    return out.decode("utf-8") if isinstance(out, bytes) else out
+        return out if isinstance(out, str) else b"".join(out).decode("utf-8")
 
 
 def _render(
@@ -211,8 +211,9 @@ def _render(
     options: ReportOptions | None,
     findings: Sequence[Finding] | None,
     redactor: Redactor | None,
-) -> str | bytes:
-    """`render_report`'s work; the JSON report comes as UTF-8 bytes (no text copy of it)."""
+) -> str | Iterator[bytes]:
+    """`render_report`'s work; the JSON report comes as UTF-8 bytes, made as they are read
+    (one execution at a time: the document is never whole in memory, as objects or text)."""
     from analyzer.report.bounds import clip_view
     from analyzer.report.options import ReportOptions
     from analyzer.report.redact import redact_report
@@ -224,10 +225,7 @@ def _render(
         redactor = make_redactor(analysis)
     active = redactor if options.redact else None
     if options.fmt == "json":
-        from analyzer.render.json_render import render_json_bytes
-
-        # No local name holds the document: it is freed as soon as its bytes are made.
-        return render_json_bytes(_json_document(analysis, findings, options, active))
+        return _json_chunks(analysis, findings, options, active)
     if options.fmt == "markdown":
         from analyzer.render.markdown import render_markdown_report
         from analyzer.report.markdown import build_markdown_view
@@ -265,18 +263,29 @@ def _render(
     return _render_text(analysis, findings, options, active)
 
 
-def _json_document(
+def _json_chunks(
     analysis: Analysis,
     findings: Sequence[Finding],
     options: ReportOptions,
     redactor: Redactor | None,
-) -> dict[str, Any]:
-    """The JSON report's document, redacted and marked so when `redactor` is given."""
-    from analyzer.report.json_view import build_json_view
+) -> Iterator[bytes]:
+    """The JSON report's bytes; redacted and marked so, in one piece, when `redactor` is given
+    (the redaction's summary of token kinds comes before the executions)."""
+    from analyzer.render.json_render import render_json_bytes, render_json_chunks
+    from analyzer.report.json_view import (
+        EXECUTIONS_PLACEHOLDER,
+        build_json_parts,
+        build_json_view,
+    )
     from analyzer.report.redact import mark_document
 
-    document = build_json_view(analysis, findings, options)
-    return document if redactor is None else mark_document(document, redactor)
+    if redactor is not None:
+        document = mark_document(build_json_view(analysis, findings, options), redactor)
+        return iter([render_json_bytes(document)])
+    parts = build_json_parts(analysis, findings, options)
+    return render_json_chunks(
+        parts.document, "executions", EXECUTIONS_PLACEHOLDER, parts.executions
+    )
 
 
 def make_redactor(*analyses: Analysis) -> Redactor:
@@ -314,8 +323,11 @@ def _umask() -> int:
 WRITE_HINT = "give -o a file path in a directory you can write to"
 
 
-def write_atomic(path: str | Path, text: str | bytes, hint: str = WRITE_HINT) -> None:
-    """Write `text` to `path` through a temporary file and a rename: never a half-written file.
+def write_atomic(
+    path: str | Path, text: str | bytes | Iterable[bytes], hint: str = WRITE_HINT
+) -> None:
+    """Write `text` (or its chunks) to `path` through a temporary file and a rename: never a
+    half-written file.
 
     The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
     not the owner-only ones of a temporary file: reports are meant to be shared. Raises
@@ -334,9 +346,13 @@ def write_atomic(path: str | Path, text: str | bytes, hint: str = WRITE_HINT) ->
         raise _cannot_write(target, error, hint) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        data = text.encode("utf-8") if isinstance(text, str) else text
+        chunks = (text.encode("utf-8"),) if isinstance(text, str) else text
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(chunks, bytes):
+                handle.write(chunks)
+            else:
+                for chunk in chunks:
+                    handle.write(chunk)
         os.replace(tmp, target)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
@@ -363,8 +379,7 @@ def write_report(
 ) -> None:
     """Render an analysis (see `render_report`) and write it atomically to `output`."""
     with _collector_paused():
-        out = _render(analysis, options, findings, None)
-    write_atomic(output, out)
+        write_atomic(output, _render(analysis, options, findings, None))
 
 
 def diff(

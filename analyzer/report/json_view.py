@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
@@ -196,6 +197,24 @@ def _finding(f: Finding) -> dict[str, Any]:
     }
 
 
+EXECUTIONS_PLACEHOLDER = "@executions@"
+"""The value `JsonParts.document` holds under "executions" until the executions are put there."""
+
+
+@dataclass(frozen=True)
+class JsonParts:
+    """The JSON document of an analysis with its executions apart, one at a time.
+
+    A log of thousands of executions makes a document of hundreds of MB; written one execution
+    at a time, it never has to be in memory whole.
+    """
+
+    document: dict[str, Any]
+    """The document, with `EXECUTIONS_PLACEHOLDER` as the value of "executions"."""
+    executions: Iterator[dict[str, Any]]
+    """The document's executions, built as they are asked for."""
+
+
 def build_json_view(
     analysis: Analysis, findings: Sequence[Finding], options: ReportOptions | None = None
 ) -> dict[str, Any]:
@@ -205,54 +224,79 @@ def build_json_view(
     only the chosen executions and their findings (and the application's) are kept. Raises
     `UsageError` for an execution id the log does not hold.
     """
+    parts = build_json_parts(analysis, findings, options)
+    return {
+        key: list(parts.executions) if key == "executions" else value
+        for key, value in parts.document.items()
+    }
+
+
+def build_json_parts(
+    analysis: Analysis, findings: Sequence[Finding], options: ReportOptions | None = None
+) -> JsonParts:
+    """`build_json_view`'s document with its executions to be built one by one (`JsonParts`).
+
+    Raises `UsageError` for an execution id the log does not hold.
+    """
     app = analysis.application
     options = options if options is not None else ReportOptions(fmt="json")
     selection = select_executions(app, options)
-    executions = []
-    for ex in sorted(selection.executions, key=lambda e: e.execution_id):
-        graph = ex.final_plan.graph
-        stats = analysis.node_stats.get(ex.execution_id, {})
-        times = analysis.times.get(ex.execution_id)
-        nodes = []
-        node_times = times.nodes if times is not None else {}
-        for node in sorted(graph.nodes, key=lambda n: -n.node_id):
-            ns = stats.get(node.node_id)
-            nt = node_times.get(node.node_id)
-            nodes.append(
-                {
-                    "node_id": node.node_id,
-                    "name": node.name,
-                    "desc": node.desc,
-                    "is_cluster": node.is_cluster,
-                    "codegen_id": node.codegen_id,
-                    "cluster_id": node.cluster_id,
-                    "stage_ids": list(ns.stage_ids) if ns else [],
-                    "metrics": [_metric(m) for m in ns.metrics] if ns else [],
-                    "self_time_ms": _ms(nt.self_time_ms) if nt else None,
-                    "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
-                    "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
-                }
-            )
-        executions.append(
+    chosen = sorted(selection.executions, key=lambda e: e.execution_id)
+    document = _document(analysis, findings, options, selection.ids)
+    return JsonParts(document=document, executions=(_execution(analysis, ex) for ex in chosen))
+
+
+def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
+    graph = ex.final_plan.graph
+    stats = analysis.node_stats.get(ex.execution_id, {})
+    times = analysis.times.get(ex.execution_id)
+    nodes = []
+    node_times = times.nodes if times is not None else {}
+    for node in sorted(graph.nodes, key=lambda n: -n.node_id):
+        ns = stats.get(node.node_id)
+        nt = node_times.get(node.node_id)
+        nodes.append(
             {
-                "execution_id": ex.execution_id,
-                "root_execution_id": ex.root_execution_id,
-                "description": ex.description,
-                "status": ex.status,
-                "ended": ex.ended,
-                "error_message": ex.error_message,
-                "start_ms": ex.start_ms,
-                "end_ms": ex.end_ms,
-                "duration_ms": ex.duration_ms,
-                "job_ids": sorted(ex.job_ids),
-                "stage_ids": sorted(ex.stage_ids),
-                "n_plan_versions": len(ex.plans),
-                "physical_plan_description": ex.final_plan.physical_plan_description,
-                "nodes": nodes,
-                "edges": [{"from_id": e.from_id, "to_id": e.to_id} for e in graph.edges],
-                "time": _execution_time(analysis, ex),
+                "node_id": node.node_id,
+                "name": node.name,
+                "desc": node.desc,
+                "is_cluster": node.is_cluster,
+                "codegen_id": node.codegen_id,
+                "cluster_id": node.cluster_id,
+                "stage_ids": list(ns.stage_ids) if ns else [],
+                "metrics": [_metric(m) for m in ns.metrics] if ns else [],
+                "self_time_ms": _ms(nt.self_time_ms) if nt else None,
+                "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
+                "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
             }
         )
+    return {
+        "execution_id": ex.execution_id,
+        "root_execution_id": ex.root_execution_id,
+        "description": ex.description,
+        "status": ex.status,
+        "ended": ex.ended,
+        "error_message": ex.error_message,
+        "start_ms": ex.start_ms,
+        "end_ms": ex.end_ms,
+        "duration_ms": ex.duration_ms,
+        "job_ids": sorted(ex.job_ids),
+        "stage_ids": sorted(ex.stage_ids),
+        "n_plan_versions": len(ex.plans),
+        "physical_plan_description": ex.final_plan.physical_plan_description,
+        "nodes": nodes,
+        "edges": [{"from_id": e.from_id, "to_id": e.to_id} for e in graph.edges],
+        "time": _execution_time(analysis, ex),
+    }
+
+
+def _document(
+    analysis: Analysis,
+    findings: Sequence[Finding],
+    options: ReportOptions,
+    selected_ids: frozenset[int],
+) -> dict[str, Any]:
+    app = analysis.application
     rs = analysis.read_stats
     summaries = stage_summaries(analysis)
     return {
@@ -303,6 +347,6 @@ def build_json_view(
             "execution_ids": sorted(options.executions) if options.executions else None,
             "top": options.top,
         },
-        "executions": executions,
-        "findings": [_finding(f) for f in kept_findings(findings, selection.ids)],
+        "executions": EXECUTIONS_PLACEHOLDER,
+        "findings": [_finding(f) for f in kept_findings(findings, selected_ids)],
     }
