@@ -145,7 +145,7 @@ def _help(text: str) -> dict[str, str]:
     return {"help": text}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeTime:
     """The time that belongs to one plan node alone."""
 
@@ -168,7 +168,7 @@ class NodeTime:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StageTime:
     """How one stage's task time was attributed."""
 

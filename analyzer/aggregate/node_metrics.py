@@ -13,7 +13,7 @@ from analyzer.replay.application import BuiltApplication
 QUANTILES = (("p25", 0.25), ("median", 0.5), ("p75", 0.75), ("p95", 0.95))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MaxLocation:
     """Where a metric's maximum came from: a task attempt, or the driver."""
 
@@ -25,7 +25,7 @@ class MaxLocation:
     host: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricStats:
     """One metric of one node, over the values Spark's SQL tab aggregates.
 
@@ -64,7 +64,7 @@ class MetricStats:
     reading stage); Spark's UI folds them into its min/med/max."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeStats:
     """The metrics of one plan node (in the node's declared order) and the stages it ran in."""
 

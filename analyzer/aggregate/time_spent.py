@@ -39,7 +39,7 @@ def covered_ms(intervals: Iterable[tuple[int, int]]) -> int:
     return total
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StageSpan:
     """One stage (all its attempts) as a stretch of wall time."""
 
