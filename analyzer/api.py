@@ -216,7 +216,6 @@ def _render(
     (one execution at a time: the document is never whole in memory, as objects or text)."""
     from analyzer.report.bounds import clip_view
     from analyzer.report.options import ReportOptions
-    from analyzer.report.redact import redact_report
 
     options = options if options is not None else ReportOptions()
     if findings is None:
@@ -232,6 +231,8 @@ def _render(
 
         summary = build_markdown_view(analysis, findings, options)
         if active is not None:
+            from analyzer.report.redact import redact_report
+
             summary = redact_report(summary, active)
         return render_markdown_report(clip_view(summary))
     if options.fmt == "html":
@@ -243,6 +244,8 @@ def _render(
         now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
         view = build_html_view(analysis, findings, options, now_ms)
         if active is not None:
+            from analyzer.report.redact import redact_report
+
             view = redact_report(view, active)
         view = clip_view(view)
 
@@ -304,11 +307,13 @@ def _render_text(
 ) -> str:
     from analyzer.render.text import render_text
     from analyzer.report.bounds import clip_view
-    from analyzer.report.redact import redact_report
     from analyzer.report.text import TextReportView, build_text_view
 
     view: TextReportView = build_text_view(analysis, findings, options)
     if redactor is not None:
+        # Imported only to redact: its patterns cost start-up time every report would pay.
+        from analyzer.report.redact import redact_report
+
         view = redact_report(view, redactor)
     view = clip_view(view)
     return render_text(view, width=options.width, color=options.color)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 from pathlib import Path
 
@@ -9,7 +11,9 @@ import pytest
 import zstandard
 from eventlog_samples import BAD, PUBLIC, needs_public, public, sample_files
 
-from analyzer.errors import LogNotFoundError
+from analyzer.errors import CorruptCompressedDataError, LogNotFoundError
+from analyzer.eventlog import discover
+from analyzer.eventlog.codecs import DecodeReport, iter_decompressed
 from analyzer.eventlog.discover import TAIL_DECODE_MAX_BYTES, AppInfo, discover_applications
 from analyzer.render.apps_table import format_apps_table
 
@@ -167,3 +171,48 @@ def test_remote_log_dir() -> None:
     assert len(infos) == 1
     assert infos[0].app_id == "local-1651694304852"
     assert infos[0].completed and infos[0].end_ms is not None
+
+
+def _whole_tail(raw: bytes) -> bytes | None:
+    """The tail as the whole decode gives it."""
+    return discover._tail_of(iter_decompressed(io.BytesIO(raw), "zstd", DecodeReport("x.zstd")))
+
+
+@pytest.mark.parametrize("frame_bytes", [7, 61, 1000, 20000])
+@pytest.mark.parametrize("ended", [True, False])
+def test_zstd_tail_from_last_frames_reads_the_same_end(frame_bytes: int, ended: bool) -> None:
+    """Decoding only the last frames finds the end event the whole decode finds, also when its
+    line or its name is split across frames, and when there is none."""
+    text = public("join_missing_sql_end").read_bytes()
+    if not ended:
+        text = text[: text.rindex(b'{"Event":"SparkListenerApplicationEnd"')]
+    cctx = zstandard.ZstdCompressor(level=1)
+    head, rest = text[:-300_000], text[-300_000:]
+    raw = cctx.compress(head) + b"".join(
+        cctx.compress(rest[i : i + frame_bytes]) for i in range(0, len(rest), frame_bytes)
+    )
+    fast = discover._zstd_tail(raw, "x.zstd")
+    whole = _whole_tail(raw)
+    assert fast is not None and whole is not None
+    assert whole.endswith(fast)
+    assert discover._end_ms_in(fast) == discover._end_ms_in(whole)
+    assert (discover._end_ms_in(fast) is not None) == ended
+
+
+def test_zstd_tail_of_samples_and_damaged_copies() -> None:
+    """On every zstd sample the last frames give the whole decode's end; a cut, a trailing
+    byte or an undecodable last frame sends the part to the whole decode."""
+    for path in sample_files("zstd"):
+        raw = path.read_bytes()
+        fast = discover._zstd_tail(raw, str(path))
+        whole = _whole_tail(raw)
+        assert fast is not None and whole is not None and whole.endswith(fast)
+        assert discover._end_ms_in(fast) == discover._end_ms_in(whole)
+        assert discover._zstd_tail(raw[:-1], str(path)) is None
+        assert discover._zstd_tail(raw + b"\0", str(path)) is None
+        damaged = bytearray(raw)
+        damaged[-6] ^= 0xFF  # inside the last frame's only block
+        with contextlib.suppress(CorruptCompressedDataError):  # raised by the whole decode
+            fast = discover._zstd_tail(bytes(damaged), str(path))
+            whole = _whole_tail(bytes(damaged))
+            assert fast is None or (whole is not None and whole.endswith(fast))

@@ -7,7 +7,6 @@ log must not take a worker's memory or time without bound.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import resource
 import signal
@@ -45,6 +44,8 @@ def die_with_parent(parent_pid: int) -> None:
     thread also checks the parent now and then. If the parent is already gone, exit now.
     """
     if sys.platform.startswith("linux"):
+        import ctypes  # here: the CLI imports this module for its defaults, at every start
+
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

@@ -326,6 +326,50 @@ def decode_zstd(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
         yield out
 
 
+def zstd_frame_offsets(data: bytes) -> tuple[list[int], int] | None:
+    """Walk the frame and block headers of a whole zstd file held in `data`, decompressing nothing.
+
+    Return the offset of every frame and a bound on the whole output (a compressed block yields
+    at most 128 KiB), or None where `decode_zstd` might not read the file cleanly: a skippable
+    frame, anything it would call corrupt, a frame it could not decode without a dictionary or
+    within `ZSTD_MAX_WINDOW_BYTES`, or a file cut short. Frames can then be decoded alone (each
+    starts afresh), the last ones first.
+    """
+    offsets: list[int] = []
+    out_bound = 0
+    pos = 0
+    end = len(data)
+    while pos < end:
+        if end - pos < 6 or data[pos : pos + 4] != ZSTD_FRAME_MAGIC:
+            return None
+        descriptor = data[pos + 4]
+        header_bytes = _zstd_header_bytes(descriptor)
+        if descriptor & 0x0B or end - pos < header_bytes:  # reserved bit, or a dictionary id
+            return None
+        try:
+            parameters = zstandard.get_frame_parameters(data[pos : pos + header_bytes])
+        except zstandard.ZstdError:
+            return None
+        if parameters.window_size > ZSTD_MAX_WINDOW_BYTES:
+            return None
+        offsets.append(pos)
+        pos += header_bytes
+        while True:
+            if end - pos < 3:
+                return None
+            header = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+            block_type = (header >> 1) & 3
+            block_size = header >> 3
+            if block_type == 3 or block_size > _ZSTD_BLOCK_MAX_BYTES:
+                return None
+            pos += 4 if block_type == 1 else 3 + block_size
+            out_bound += block_size if block_type < 2 else _ZSTD_BLOCK_MAX_BYTES
+            if header & 1:
+                break
+        pos += 4 if descriptor & 0x04 else 0  # the frame's checksum
+    return (offsets, out_bound) if pos == end else None
+
+
 def _inflate(dobj: Any, data: bytes, report: DecodeReport) -> Iterator[bytes]:
     """Feed `data` to a zlib decompressor, yielding its output in pieces of bounded size."""
     while True:

@@ -10,7 +10,8 @@ What is read per log:
   attempt and start time;
 * the tail of the last part, for `SparkListenerApplicationEnd`: for uncompressed parts the last
   `TAIL_BYTES`; for compressed parts up to `TAIL_DECODE_MAX_BYTES` on disk the whole part is
-  decoded; for larger zstd, lz4 and lzf parts decoding restarts at the first frame or block header
+  decoded, but a zstd part whose frame and block headers are all sound has only its last frames
+  decoded (enough for the end event; see `_zstd_tail`); for larger zstd, lz4 and lzf parts decoding restarts at the first frame or block header
   found in the last `TAIL_RESYNC_BYTES` (Spark starts a new zstd frame on every flush); for larger
   snappy parts the tail is not read. A tail that decompresses to more than
   `TAIL_DECODE_MAX_OUTPUT_BYTES`, or whose first `TAIL_RESYNC_MAX_TRIES` candidate headers do not
@@ -39,7 +40,13 @@ from analyzer.errors import (
     LogNotFoundError,
     NotAnEventLogError,
 )
-from analyzer.eventlog.codecs import ZSTD_FRAME_MAGIC, DecodeReport, iter_decompressed
+from analyzer.eventlog.codecs import (
+    ZSTD_FRAME_MAGIC,
+    DecodeReport,
+    decode_zstd,
+    iter_decompressed,
+    zstd_frame_offsets,
+)
 from analyzer.eventlog.lines import ReadStats, iter_lines
 from analyzer.eventlog.source import (
     Codec,
@@ -197,6 +204,44 @@ def _tail_of(chunks: Iterator[bytes]) -> bytes | None:
     return tail
 
 
+def _zstd_tail(raw: bytes, path: str) -> bytes | None:
+    """The tail of a whole zstd part in `raw` from its last frames alone, or None to decode it all.
+
+    Spark closes a frame on each flush, so the end event sits in the last frame or two. The
+    frames are walked by their headers (`zstd_frame_offsets`) and decoded from the last one
+    back until their output holds `TAIL_BYTES`, or holds a whole line naming ApplicationEnd:
+    either way `_end_ms_in` reads the same event in it as in the whole output's last
+    `TAIL_BYTES`. Anything the header walk does not vouch for (damage, a cut-off file, a bound
+    on the output above `TAIL_DECODE_MAX_OUTPUT_BYTES`) and any frame that does not decode
+    sends the part to the whole decode, which reports it as before. The frames before the tail
+    are not decompressed, so damage inside them (with sound headers) goes unseen here, as in
+    the tail window of a larger part.
+    """
+    walked = zstd_frame_offsets(raw)
+    if walked is None or walked[1] > TAIL_DECODE_MAX_OUTPUT_BYTES:
+        return None
+    offsets, _ = walked
+    tail = b""
+    end = len(raw)
+    for start in reversed(offsets):
+        report = DecodeReport(path)
+        try:
+            # Streamed, keeping the last `TAIL_BYTES`: one frame may expand to hundreds of MB.
+            out = _tail_of(decode_zstd(io.BytesIO(raw[start:end]), report))
+        except CorruptCompressedDataError:
+            return None
+        if out is None or report.truncated_at_offset is not None:
+            return None
+        tail = out + tail
+        end = start
+        if len(tail) >= TAIL_BYTES:
+            return tail[-TAIL_BYTES:]
+        at = tail.rfind(_APP_END)
+        if at >= 0 and tail.rfind(b"\n", 0, at) >= 0:
+            return tail
+    return tail
+
+
 def _read_tail(part: LogPart, in_progress: bool) -> bytes | None:
     """Return the last decompressed bytes of `part`, or None where that is not cheap."""
     with open_part(part) as stream:
@@ -204,6 +249,11 @@ def _read_tail(part: LogPart, in_progress: bool) -> bytes | None:
             stream.seek(max(0, part.size_bytes - TAIL_BYTES))
             return stream.read(TAIL_BYTES)
         if part.size_bytes <= TAIL_DECODE_MAX_BYTES:
+            if part.codec == "zstd":
+                tail = _zstd_tail(stream.read(TAIL_DECODE_MAX_BYTES + 1), part.path)
+                if tail is not None:
+                    return tail
+                stream.seek(0)
             return _tail_of(iter_decompressed(stream, part.codec, DecodeReport(part.path)))
         magic = _SYNC_MAGIC.get(part.codec)
         if magic is None:

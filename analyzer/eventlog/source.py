@@ -10,7 +10,6 @@ import os
 import re
 import stat
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal, cast
 
@@ -258,8 +257,12 @@ def is_url(path: str) -> bool:
 def storage_for(path: str) -> tuple[Storage, str]:
     """Return the storage that serves `path` and the path in the form that storage expects."""
     if path.startswith("file://"):
+        # Imported here: urllib.request pulls in http.client, ssl and email, which a local
+        # path never needs.
+        from urllib.request import url2pathname
+
         parsed = urllib.parse.urlparse(path)
-        return Storage(), urllib.request.url2pathname(parsed.path)
+        return Storage(), url2pathname(parsed.path)
     if is_url(path):
         return RemoteStorage(path), path
     return Storage(), path

@@ -6,8 +6,8 @@ Everything here is layout for a terminal or a plain-text ticket; numbers are wor
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 
 _CONTROL = re.compile(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
@@ -37,8 +37,9 @@ def neutralize(text: str) -> str:
     return _CONTROL.sub(_visible, text.replace("\t", " "))
 
 
-_NONCE = secrets.token_hex(8)
-"""A per-process secret in our own colour marks: text from a log cannot forge one."""
+_NONCE = os.urandom(8).hex()
+"""A per-process secret in our own colour marks: text from a log cannot forge one (`os.urandom`,
+what `secrets.token_hex` reads, without importing `secrets` and its hashing modules)."""
 _MARK_OPEN = f"\ue000{_NONCE}:"
 _MARK_CLOSE = "\ue001"
 _MARK = re.compile(re.escape(_MARK_OPEN) + "([0-9;]+)" + re.escape(_MARK_CLOSE))
