@@ -136,8 +136,7 @@ _FORMAT_OPTION = typer.Option(
     "--format",
     "-f",
     metavar="FORMAT",
-    help="text, html, json or markdown; by default the output file's extension decides, "
-    "else text.",
+    help="text, html, json or markdown; by default the output file's extension decides, else text.",
 )
 _WIDTH_OPTION = typer.Option(
     None,

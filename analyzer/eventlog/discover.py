@@ -11,11 +11,11 @@ What is read per log:
 * the tail of the last part, for `SparkListenerApplicationEnd`: for uncompressed parts the last
   `TAIL_BYTES`; for compressed parts up to `TAIL_DECODE_MAX_BYTES` on disk the whole part is
   decoded, but a zstd part whose frame and block headers are all sound has only its last frames
-  decoded (enough for the end event; see `_zstd_tail`); for larger zstd, lz4 and lzf parts decoding restarts at the first frame or block header
-  found in the last `TAIL_RESYNC_BYTES` (Spark starts a new zstd frame on every flush); for larger
-  snappy parts the tail is not read. A tail that decompresses to more than
-  `TAIL_DECODE_MAX_OUTPUT_BYTES`, or whose first `TAIL_RESYNC_MAX_TRIES` candidate headers do not
-  decode, is not read either.
+  decoded (enough for the end event; see `_zstd_tail`); for larger zstd, lz4 and lzf parts
+  decoding restarts at the first frame or block header found in the last `TAIL_RESYNC_BYTES`
+  (Spark starts a new zstd frame on every flush); for larger snappy parts the tail is not read.
+  A tail that decompresses to more than `TAIL_DECODE_MAX_OUTPUT_BYTES`, or whose first
+  `TAIL_RESYNC_MAX_TRIES` candidate headers do not decode, is not read either.
 
 Completion: an `.inprogress` file or a rolling dir whose appstatus file is `.inprogress` is in
 progress. Otherwise, if the tail was read, the app is completed only when the tail holds
