@@ -150,9 +150,14 @@ def aggregate_node_metrics(
         schema={"execution_id": pl.Int64, "accumulator_id": pl.Int64, "metric_type": pl.String},
         orient="row",
     )
-    stats = {
-        (int(r["execution_id"]), int(r["accumulator_id"])): r
-        for r in _metric_frame(slots, types).iter_rows(named=True)
+    # (count, total, min, median, max, p25, p75, p95) per (execution, accumulator); a metric
+    # whose values Spark leaves all out has nulls here, which count as 0.
+    stat_columns = ("count", "total", "min_value", "median", "max_value", "p25", "p75", "p95")
+    stats: dict[tuple[int, int], tuple[int, ...]] = {
+        (r[0], r[1]): r[2:]
+        for r in _metric_frame(slots, types)
+        .select("execution_id", "accumulator_id", *(pl.col(c).fill_null(0) for c in stat_columns))
+        .iter_rows()
     }
     max_rows = _first_max_rows(slots, tasks)
     spark_max_tasks = {
@@ -183,7 +188,7 @@ def aggregate_node_metrics(
 def _execution_nodes(
     execution: Execution,
     built: BuiltApplication,
-    stats: dict[tuple[int, int], dict[str, object]],
+    stats: dict[tuple[int, int], tuple[int, ...]],
     max_rows: dict[tuple[int, int], dict[str, object]],
     places: dict[int, tuple[object, object, object]],
     stage_accumulators: dict[int, list[set[int]]],
@@ -207,11 +212,7 @@ def _execution_nodes(
             fm = frozen.get(m.accumulator_id)
             if row is None or fm is None:
                 continue
-            count = int(row["count"] or 0)  # type: ignore[call-overload]
-            total = int(row["total"] or 0)  # type: ignore[call-overload]
-            mn = int(row["min_value"] or 0)  # type: ignore[call-overload]
-            med = int(row["median"] or 0)  # type: ignore[call-overload]
-            mx = int(row["max_value"] or 0)  # type: ignore[call-overload]
+            count, total, mn, med, mx, p25, p75, p95 = row
             spark_max = fm.max_at
             spark_ui = spark_string_from_stats(
                 m.metric_type,
@@ -230,10 +231,10 @@ def _execution_nodes(
                     spark_ui=spark_ui,
                     total=total,
                     min_value=mn,
-                    p25=int(row["p25"] or 0),  # type: ignore[call-overload]
+                    p25=p25,
                     median=med,
-                    p75=int(row["p75"] or 0),  # type: ignore[call-overload]
-                    p95=int(row["p95"] or 0),  # type: ignore[call-overload]
+                    p75=p75,
+                    p95=p95,
                     max_value=mx,
                     count=count,
                     skew_ratio=(mx / med) if med > 0 else None,
