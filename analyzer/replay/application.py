@@ -294,13 +294,12 @@ class ApplicationBuilder:
                 graph=graph,
             )
         )
-        new_metrics: list[tuple[int, str]] = []
-        for node in graph.nodes:
-            for m in node.metrics:
-                if m.accumulator_id not in ex.metrics:
-                    ex.metrics[m.accumulator_id] = m
-                new_metrics.append((m.accumulator_id, m.metric_type))
-        self.listener.add_metrics(ex.execution_id, new_metrics)
+        declared = [m for node in graph.nodes for m in node.metrics]
+        known = ex.metrics
+        for m in declared:
+            if m.accumulator_id not in known:
+                known[m.accumulator_id] = m
+        self.listener.add_metrics(ex.execution_id, declared)
         return graph
 
     def _execution(self, execution_id: int) -> _Exec:
@@ -452,16 +451,10 @@ class ApplicationBuilder:
 
     def _on_adaptive_metrics(self, event: ev.SQLAdaptiveSQLMetricUpdates) -> None:
         ex = self._execution(event.execution_id)
-        pairs = []
         for m in event.metrics:
             if m.accumulator_id not in ex.metrics:
-                ex.metrics[m.accumulator_id] = MetricDef(
-                    name=m.name.strip(),
-                    accumulator_id=m.accumulator_id,
-                    metric_type=m.metric_type,
-                )
-            pairs.append((m.accumulator_id, m.metric_type))
-        self.listener.add_metrics(event.execution_id, pairs)
+                ex.metrics[m.accumulator_id] = self.plan_parts.metric(m)
+        self.listener.add_metrics(event.execution_id, event.metrics)
 
     def _on_driver_updates(self, event: ev.DriverAccumUpdates) -> None:
         self.listener.driver_updates(event.execution_id, [(a, v) for a, v in event.updates])

@@ -10,10 +10,26 @@ from __future__ import annotations
 
 import re
 
-from analyzer.eventlog.events import SparkPlanInfo
+from analyzer.eventlog.events import SparkPlanInfo, SqlPlanMetric
 from analyzer.model.plan import MetricDef, PlanEdge, PlanGraph, PlanNode
 
 _CODEGEN_ID = re.compile(r"WholeStageCodegen \((\d+)\)")
+_SPECIAL = frozenset(
+    (
+        "InputAdapter",
+        "BroadcastQueryStage",
+        "ShuffleQueryStage",
+        "TableCacheQueryStage",
+        "ResultQueryStage",
+        "Subquery",
+        "ReusedSubquery",
+        "ReusedExchange",
+    )
+)
+"""Operator names `_Builder.build` treats apart (besides WholeStageCodegen clusters)."""
+
+_Operator = tuple[str, str, tuple[MetricDef, ...], tuple[tuple[str, str], ...]]
+"""An operator's own fields, shared by its nodes: name, description, metrics, sorted metadata."""
 
 
 def _plan_key(
@@ -25,51 +41,63 @@ def _plan_key(
     bottom-up with an explicit stack and memoized per node: linear in the plan's size, with no
     recursion and no nested keys, whatever the plan's depth.
     """
+    child_key = memo.__getitem__
     stack: list[tuple[SparkPlanInfo, bool]] = [(info, False)]
     while stack:
         node, children_done = stack.pop()
-        if id(node) in memo:
+        node_ref = id(node)
+        if node_ref in memo:
             continue
-        if children_done:
-            key = (node.node_name, node.simple_string, tuple(memo[id(c)] for c in node.children))
-            memo[id(node)] = interned.setdefault(key, len(interned))
+        children = node.children
+        if children_done or not children:
+            key = (node.node_name, node.simple_string, tuple(map(child_key, map(id, children))))
+            memo[node_ref] = interned.setdefault(key, len(interned))
             continue
         stack.append((node, True))
-        stack.extend((c, False) for c in reversed(node.children) if id(c) not in memo)
+        stack.extend([(c, False) for c in reversed(children) if id(c) not in memo])
     return memo[id(info)]
 
 
 class _Builder:
     def __init__(self) -> None:
-        self.next_id = 0
-        self.nodes: dict[int, dict[str, object]] = {}
+        self.infos: list[SparkPlanInfo] = []
+        """The plan of each node, by node id."""
+        self.clusters: list[int | None] = []
+        """The enclosing cluster of each node, by node id (None for a cluster)."""
+        self.members: dict[int, list[int]] = {}
+        """Cluster node id → the operators inside it, in build order."""
         self.edges: list[tuple[int, int]] = []
         self.edge_set: set[tuple[int, int]] = set()
         self.exchanges: dict[int, int] = {}
+        """Plan key → the node built for the last exchange or subquery with that key."""
+        self.unkeyed: list[tuple[SparkPlanInfo, int]] = []
+        """Exchanges and subqueries built since the last look-up, keyed only when one comes: a
+        plan that reuses nothing (most initial plans) never computes a key."""
         self.memo: dict[int, int] = {}
         self.interned: dict[tuple[str, str, tuple[int, ...]], int] = {}
 
     def key(self, info: SparkPlanInfo) -> int:
         return _plan_key(info, self.memo, self.interned)
 
+    def exchange_of(self, info: SparkPlanInfo) -> int | None:
+        """The node built for the last exchange or subquery equal to `info`, if any."""
+        if self.unkeyed:
+            for plan, node_id in self.unkeyed:
+                self.exchanges[self.key(plan)] = node_id
+            self.unkeyed.clear()
+        return self.exchanges.get(self.key(info))
+
     def edge(self, from_id: int, to_id: int | None) -> None:
         if to_id is not None:
             self.edges.append((from_id, to_id))
             self.edge_set.add((from_id, to_id))
 
-    def new_node(self, info: SparkPlanInfo, cluster: int | None, is_cluster: bool) -> int:
-        node_id = self.next_id
-        self.next_id += 1
-        self.nodes[node_id] = {
-            "info": info,
-            "cluster": cluster,
-            "is_cluster": is_cluster,
-            "members": [],
-        }
+    def new_node(self, info: SparkPlanInfo, cluster: int | None) -> int:
+        node_id = len(self.infos)
+        self.infos.append(info)
+        self.clusters.append(cluster)
         if cluster is not None:
-            members = self.nodes[cluster]["members"]
-            assert isinstance(members, list)
-            members.append(node_id)
+            self.members[cluster].append(node_id)
         return node_id
 
     def build(self, root: SparkPlanInfo) -> None:
@@ -79,13 +107,30 @@ class _Builder:
         never does anything after its recursive calls, so visiting (plan, parent, cluster)
         triples from a stack, children pushed in reverse, gives the same order at any depth.
         """
+        infos = self.infos
+        clusters = self.clusters
         stack: list[tuple[SparkPlanInfo, int | None, int | None]] = [(root, None, None)]
         while stack:
             info, parent, cluster = stack.pop()
             name = info.node_name
+            if name not in _SPECIAL and not name.startswith("WholeStageCodegen"):
+                # An operator: the usual case, decided with one set lookup.
+                node_id = len(infos)
+                infos.append(info)
+                clusters.append(cluster)
+                if cluster is not None:
+                    self.members[cluster].append(node_id)
+                if "Exchange" in name:
+                    self.unkeyed.append((info, node_id))
+                if parent is not None:
+                    self.edges.append((node_id, parent))
+                    self.edge_set.add((node_id, parent))
+                stack.extend((child, node_id, cluster) for child in reversed(info.children))
+                continue
             first_child = info.children[0] if info.children else None
             if name.startswith("WholeStageCodegen"):
-                new_cluster = self.new_node(info, None, True)
+                new_cluster = self.new_node(info, None)
+                self.members[new_cluster] = []
                 if first_child is not None:
                     stack.append((first_child, parent, new_cluster))
             elif name == "InputAdapter":
@@ -94,7 +139,7 @@ class _Builder:
             elif name in ("BroadcastQueryStage", "ShuffleQueryStage"):
                 if first_child is None:
                     continue
-                reused = self.exchanges.get(self.key(first_child))
+                reused = self.exchange_of(first_child)
                 if reused is not None:
                     self.edge(reused, parent)
                 else:
@@ -104,8 +149,8 @@ class _Builder:
                     stack.append((first_child, parent, None))
             elif name == "Subquery" and cluster is not None:
                 stack.append((info, parent, None))
-            elif name == "Subquery" and self.key(info) in self.exchanges:
-                pair = (self.exchanges[self.key(info)], parent)
+            elif name == "Subquery" and (reused := self.exchange_of(info)) is not None:
+                pair = (reused, parent)
                 if parent is not None and pair not in self.edge_set:
                     self.edge(*pair)
             elif name == "ReusedSubquery":
@@ -114,117 +159,138 @@ class _Builder:
             elif (
                 name == "ReusedExchange"
                 and first_child is not None
-                and self.key(first_child) in self.exchanges
+                and (reused := self.exchange_of(first_child)) is not None
             ):
-                self.edge(self.exchanges[self.key(first_child)], parent)
+                self.edge(reused, parent)
             else:
-                node_id = self.new_node(info, cluster, False)
+                node_id = self.new_node(info, cluster)
                 if "Exchange" in name or name == "Subquery":
-                    self.exchanges[self.key(info)] = node_id
+                    self.unkeyed.append((info, node_id))
                 self.edge(node_id, parent)
                 stack.extend((child, node_id, cluster) for child in reversed(info.children))
 
     def graph(self, shared: PlanParts | None = None) -> PlanGraph:
-        shared = shared if shared is not None else PlanParts()
-        out: list[PlanNode] = []
-        for node_id, raw in sorted(self.nodes.items()):
-            info = raw["info"]
-            assert isinstance(info, SparkPlanInfo)
-            cluster = raw["cluster"]
-            assert cluster is None or isinstance(cluster, int)
-            codegen_id = None
-            if cluster is not None:
-                cluster_info = self.nodes[cluster]["info"]
-                assert isinstance(cluster_info, SparkPlanInfo)
-                match = _CODEGEN_ID.search(cluster_info.node_name)
-                codegen_id = int(match.group(1)) if match else None
-            members = raw["members"]
-            assert isinstance(members, list)
-            text = shared.text
-            metrics = tuple(
-                shared.metric(text(m.name.strip()), m.accumulator_id, text(m.metric_type))
-                for m in info.metrics
+        parts = shared if shared is not None else PlanParts()
+        codegen_ids: dict[int, int | None] = {}
+        for cluster in self.members:
+            match = _CODEGEN_ID.search(self.infos[cluster].node_name)
+            codegen_ids[cluster] = int(match.group(1)) if match else None
+        members = self.members
+        node = parts.node
+        nodes = tuple(
+            node(
+                node_id,
+                info,
+                cluster,
+                None if cluster is None else codegen_ids[cluster],
+                node_id in members,
+                tuple(members[node_id]) if node_id in members else (),
             )
-            out.append(
-                shared.node(
-                    node_id,
-                    text(info.node_name.strip()),
-                    text(info.simple_string),
-                    metrics,
-                    bool(raw["is_cluster"]),
-                    cluster,
-                    codegen_id,
-                    tuple(members),
-                    tuple(sorted((text(k), text(v)) for k, v in info.metadata.items())),
-                )
-            )
-        return PlanGraph(
-            nodes=tuple(out), edges=tuple(PlanEdge(from_id=f, to_id=t) for f, t in self.edges)
+            for node_id, (info, cluster) in enumerate(zip(self.infos, self.clusters, strict=True))
         )
+        return PlanGraph(nodes=nodes, edges=parts.edges(tuple(self.edges)))
 
 
 class PlanParts:
-    """The plan nodes, metric declarations and texts built so far, shared by the plan graphs of
-    an application: an adaptive execution logs its whole plan again at every update, and most
-    nodes come back unchanged, so one frozen object serves every version; and the executions of
-    a repeated query (micro-batches) share their operator texts. Memory grows with distinct
-    nodes and texts, not with plan versions and executions."""
+    """The plan nodes, metric declarations, edges and texts built so far, shared by the plan
+    graphs of an application: an adaptive execution logs its whole plan again at every update,
+    and most operators come back unchanged (often renumbered, when AQE inserted a node before
+    them), so one frozen object serves every version; and the executions of a repeated query
+    (micro-batches) share their operator texts and edges. Memory grows with distinct nodes and
+    texts, not with plan versions and executions.
+
+    An operator's own fields (name, description, metrics, metadata) are looked up as logged:
+    its metrics compare as msgspec structs, in C, without building anything; then the node, by
+    those fields and its place in the graph. The keys kept hold the shared texts, not the
+    event's own copies."""
 
     def __init__(self) -> None:
-        self._metrics: dict[tuple[str, int, str], MetricDef] = {}
+        self._operators: dict[tuple[object, ...], _Operator] = {}
         self._nodes: dict[tuple[object, ...], PlanNode] = {}
+        self._edges: dict[tuple[tuple[int, int], ...], tuple[PlanEdge, ...]] = {}
+        self._edge: dict[tuple[int, int], PlanEdge] = {}
         self._texts: dict[str, str] = {}
 
     def text(self, value: str) -> str:
         """The one copy of a string equal to `value`."""
         return self._texts.setdefault(value, value)
 
-    def metric(self, name: str, accumulator_id: int, metric_type: str) -> MetricDef:
-        """The metric declaration with these fields."""
-        key = (name, accumulator_id, metric_type)
-        found = self._metrics.get(key)
-        if found is None:
-            found = self._metrics[key] = MetricDef(
-                name=name, accumulator_id=accumulator_id, metric_type=metric_type
-            )
+    def metric(self, logged: SqlPlanMetric) -> MetricDef:
+        """The declaration of a logged metric: its name trimmed, its texts shared."""
+        intern = self._texts.setdefault
+        name = logged.name.strip()
+        return MetricDef.typed(
+            intern(name, name),
+            logged.accumulator_id,
+            intern(logged.metric_type, logged.metric_type),
+        )
+
+    def _operator(self, info: SparkPlanInfo, metadata: tuple[tuple[str, str], ...]) -> _Operator:
+        """Build and keep the fields of an operator not seen before (`info`'s own)."""
+        intern = self._texts.setdefault
+        keys: list[SqlPlanMetric] = []
+        metrics: list[MetricDef] = []
+        for logged in info.metrics:
+            name = intern(logged.name, logged.name)
+            metric_type = intern(logged.metric_type, logged.metric_type)
+            keys.append(SqlPlanMetric(name, logged.accumulator_id, metric_type))
+            trimmed = name.strip()
+            if trimmed is not name:
+                trimmed = intern(trimmed, trimmed)
+            metrics.append(MetricDef.typed(trimmed, logged.accumulator_id, metric_type))
+        metadata = tuple((intern(k, k), intern(v, v)) for k, v in metadata)
+        name = intern(info.node_name, info.node_name)
+        desc = intern(info.simple_string, info.simple_string)
+        found = self._operators[(name, desc, tuple(keys), metadata)] = (
+            self.text(name.strip()),
+            desc,
+            tuple(metrics),
+            tuple(sorted(metadata)),
+        )
         return found
 
     def node(
         self,
         node_id: int,
-        name: str,
-        desc: str,
-        metrics: tuple[MetricDef, ...],
-        is_cluster: bool,
+        info: SparkPlanInfo,
         cluster_id: int | None,
         codegen_id: int | None,
+        is_cluster: bool,
         member_ids: tuple[int, ...],
-        metadata: tuple[tuple[str, str], ...],
     ) -> PlanNode:
-        """The plan node with these fields (metrics compared by identity: they are shared)."""
-        key = (
-            node_id,
-            name,
-            desc,
-            tuple(map(id, metrics)),
-            is_cluster,
-            cluster_id,
-            codegen_id,
-            member_ids,
-            metadata,
+        """The plan node `node_id` built from `info` (its children are not looked at)."""
+        metadata = tuple(info.metadata.items()) if info.metadata else ()
+        operator = self._operators.get(
+            (info.node_name, info.simple_string, tuple(info.metrics), metadata)
         )
+        if operator is None:
+            operator = self._operator(info, metadata)
+        # The operator is kept for good, so its id stands for it.
+        key = (node_id, id(operator), is_cluster, cluster_id, codegen_id, member_ids)
         found = self._nodes.get(key)
         if found is None:
-            found = self._nodes[key] = PlanNode(
-                node_id=node_id,
-                name=name,
-                desc=desc,
-                metrics=metrics,
-                is_cluster=is_cluster,
-                cluster_id=cluster_id,
-                codegen_id=codegen_id,
-                member_ids=member_ids,
-                metadata=metadata,
+            name, desc, metrics, sorted_metadata = operator
+            found = self._nodes[key] = PlanNode.typed(
+                node_id,
+                name,
+                desc,
+                metrics,
+                is_cluster,
+                cluster_id,
+                codegen_id,
+                member_ids,
+                sorted_metadata,
+            )
+        return found
+
+    def edges(self, pairs: tuple[tuple[int, int], ...]) -> tuple[PlanEdge, ...]:
+        """The edges (from id, to id) `pairs`, as one tuple shared by equal edge lists."""
+        found = self._edges.get(pairs)
+        if found is None:
+            edge = self._edge
+            found = self._edges[pairs] = tuple(
+                edge.get(pair) or edge.setdefault(pair, PlanEdge(from_id=pair[0], to_id=pair[1]))
+                for pair in pairs
             )
         return found
 

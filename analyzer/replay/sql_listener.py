@@ -10,12 +10,24 @@ does). The frozen slots are what the aggregation layer turns into statistics and
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from analyzer.replay.scala_set import ScalaIntSet
 from analyzer.replay.task_columns import SqlUpdates
 
 SUM = "sum"
+
+
+class DeclaredMetric(Protocol):
+    """A metric a plan declares, as logged or as modeled: its accumulator and its type."""
+
+    @property
+    def accumulator_id(self) -> int: ...
+
+    @property
+    def metric_type(self) -> str: ...
 
 
 @dataclass
@@ -149,11 +161,11 @@ class SqlListener:
             self._live[execution_id] = ex
         return ex
 
-    def add_metrics(self, execution_id: int, metrics: list[tuple[int, str]]) -> None:
-        """Track these (accumulator id, metric type) pairs for the execution (start, AQE)."""
-        ex = self._get_or_create(execution_id)
-        for acc_id, metric_type in metrics:
-            ex.metric_types[acc_id] = metric_type
+    def add_metrics(self, execution_id: int, metrics: Iterable[DeclaredMetric]) -> None:
+        """Track these metrics' accumulators and types for the execution (start, AQE)."""
+        types = self._get_or_create(execution_id).metric_types
+        for m in metrics:
+            types[m.accumulator_id] = m.metric_type
 
     def job_start(
         self,
