@@ -49,3 +49,26 @@ def test_reused_exchange_becomes_an_edge_not_a_node() -> None:
             if "Exchange" in node.name and len(graph.parents_of(node.node_id)) > 1:
                 return
     raise AssertionError("expected an exchange consumed twice (a reused exchange)")
+
+
+def test_typed_plan_parts_equal_validated_ones() -> None:
+    """The replay's unvalidated constructors set every field, as the validated ones would."""
+    import dataclasses
+
+    from analyzer.model.plan import MetricDef, PlanNode
+
+    metric = MetricDef(name="rows", accumulator_id=7, metric_type="sum")
+    assert MetricDef.typed("rows", 7, "sum") == metric
+    fields = {
+        "node_id": 3,
+        "name": "Scan",
+        "desc": "Scan parquet",
+        "metrics": (metric,),
+        "is_cluster": False,
+        "cluster_id": 1,
+        "codegen_id": 2,
+        "member_ids": (4, 5),
+        "metadata": (("Location", "s3://x"),),
+    }
+    assert [f.name for f in dataclasses.fields(PlanNode)] == list(fields)
+    assert PlanNode.typed(**fields) == PlanNode(**fields)  # type: ignore[arg-type]
