@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import polars as pl
 
@@ -211,6 +212,7 @@ class ExecutionTime:
         return sum(n.self_time_ms or 0.0 for n in self.nodes.values())
 
 
+@lru_cache(maxsize=4096)
 def cost_factor(name: str, desc: str = "") -> float:
     """Return the cost of one row for an operator called `name` (see `COST_FACTORS`); a Project's
     or Filter's grows with the function calls in its description `desc`.
@@ -231,6 +233,7 @@ def cost_factor(name: str, desc: str = "") -> float:
     return DEFAULT_COST
 
 
+@lru_cache(maxsize=4096)
 def is_python_operator(name: str) -> bool:
     """Return True for an operator that evaluates Python code in a worker process."""
     return any(part in name for part in PYTHON_OPERATORS)
