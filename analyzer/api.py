@@ -211,7 +211,7 @@ def _render(
     options: ReportOptions | None,
     findings: Sequence[Finding] | None,
     redactor: Redactor | None,
-) -> str | Iterator[bytes]:
+) -> str | Iterator[bytes | memoryview]:
     """`render_report`'s work; the JSON report comes as UTF-8 bytes, made as they are read
     (one execution at a time: the document is never whole in memory, as objects or text)."""
     from analyzer.report.bounds import clip_view
@@ -271,7 +271,7 @@ def _json_chunks(
     findings: Sequence[Finding],
     options: ReportOptions,
     redactor: Redactor | None,
-) -> Iterator[bytes]:
+) -> Iterator[bytes | memoryview]:
     """The JSON report's bytes; redacted and marked so, in one piece, when `redactor` is given
     (the redaction's summary of token kinds comes before the executions)."""
     from analyzer.render.json_render import render_json_bytes, render_json_chunks
@@ -329,7 +329,7 @@ WRITE_HINT = "give -o a file path in a directory you can write to"
 
 
 def write_atomic(
-    path: str | Path, text: str | bytes | Iterable[bytes], hint: str = WRITE_HINT
+    path: str | Path, text: str | bytes | Iterable[bytes | memoryview], hint: str = WRITE_HINT
 ) -> None:
     """Write `text` (or its chunks) to `path` through a temporary file and a rename: never a
     half-written file.

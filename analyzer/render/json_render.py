@@ -27,7 +27,7 @@ def render_json(document: dict[str, Any]) -> str:
 
 def render_json_chunks(
     document: dict[str, Any], key: str, placeholder: str, items: Iterable[dict[str, Any]]
-) -> Iterator[bytes]:
+) -> Iterator[bytes | memoryview]:
     """Yield the bytes of `render_json_bytes` of `document` with `items` as its top-level `key`,
     one item at a time: `document[key]` holds `placeholder` until then.
 
@@ -37,13 +37,15 @@ def render_json_chunks(
     every line of it is a byte replacement.
     """
     text = render_json_bytes(document)
-    marker = b'\n  "' + key.encode() + b'": ' + orjson.dumps(placeholder)
-    at = text.index(marker) + len(marker) - len(orjson.dumps(placeholder))
-    yield text[:at]
+    value = orjson.dumps(placeholder)
+    at = text.index(b'\n  "' + key.encode() + b'": ' + value) + len(key) + 7
+    # Views of the text, not copies: the document's head can be tens of MB.
+    whole = memoryview(text)
+    yield whole[:at]
     first = True
     for item in items:
         body = orjson.dumps(item, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
         yield (b"[\n    " if first else b",\n    ") + body
         first = False
     yield b"[]" if first else b"\n  ]"
-    yield text[at + len(orjson.dumps(placeholder)) :]
+    yield whole[at + len(value) :]
