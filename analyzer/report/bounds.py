@@ -87,19 +87,37 @@ def _parts(value: Any) -> tuple[list[Any], tuple[int | None, ...] | None] | None
 
 
 def _has_long_string(root: Any, limit: int) -> bool:
+    # `_parts` inlined: this walks every value of a page's view (tens of thousands of them).
     stack = [root]
+    pop, push = stack.pop, stack.append
+    scalars = _SCALARS
     while stack:
-        found = _parts(stack.pop())
-        if found is None:
+        value = pop()
+        kind = type(value)
+        fields = _FIELDS[kind] if kind in _FIELDS else _fields_of(kind)
+        if fields is not None:
+            for name, own in zip(fields.names, fields.limits, strict=True):
+                part = getattr(value, name)
+                part_kind = type(part)
+                if part_kind is str:
+                    if len(part) > (own or limit):
+                        return True
+                elif part_kind not in scalars:
+                    push(part)
             continue
-        parts, limits = found
-        for i, part in enumerate(parts):
-            kind = type(part)
-            if kind is str:
-                if len(part) > ((limits[i] if limits else None) or limit):
+        if isinstance(value, dict):
+            items: Any = (item for pair in value.items() for item in pair)
+        elif isinstance(value, tuple | list):
+            items = value
+        else:
+            continue
+        for part in items:
+            part_kind = type(part)
+            if part_kind is str:
+                if len(part) > limit:
                     return True
-            elif kind not in _SCALARS:
-                stack.append(part)
+            elif part_kind not in scalars:
+                push(part)
     return False
 
 
