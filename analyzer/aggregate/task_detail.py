@@ -105,9 +105,7 @@ def iter_stage_task_rows(
     if not stage_keys:
         return
     wanted = set(stage_keys)
-    picked = analysis.tasks.filter(
-        pl.col("stage_id").is_in(sorted({stage_id for stage_id, _ in wanted}))
-    )
+    picked = _execution_tasks(analysis, {stage_id for stage_id, _ in wanted})
     for row in picked.select(columns).sort("task_id", maintain_order=True).iter_rows(named=True):
         if (row["stage_id"], row["stage_attempt_id"]) in wanted:
             yield row
@@ -122,10 +120,8 @@ def retried_task_counts(
         return {}
     wanted = set(stage_keys)
     counted = (
-        analysis.tasks.filter(
-            pl.col("stage_id").is_in(sorted({stage_id for stage_id, _ in wanted}))
-            & (pl.col("attempt") > 0)
-        )
+        _execution_tasks(analysis, {stage_id for stage_id, _ in wanted})
+        .filter(pl.col("attempt") > 0)
         .group_by("stage_id", "stage_attempt_id")
         .len()
         .iter_rows()
