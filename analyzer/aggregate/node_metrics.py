@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.aggregate.spark_format import spark_string_from_stats
+from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
 from analyzer.model.application import Execution
 from analyzer.replay.application import BuiltApplication
 
@@ -31,7 +31,8 @@ class MetricStats:
 
     The values are one per task slot of every stage that updated the metric (slots no task
     filled count as 0, as in Spark) plus any driver-side values. For size and timing metrics
-    negative values are left out, for averages values <= 0, exactly as Spark does; `total`,
+    (and types Spark does not define) negative values are left out, for averages values <= 0,
+    exactly as Spark does; `total`,
     `min_value`, `median` and `max_value` therefore equal the numbers in `spark_ui`.
     """
 
@@ -73,15 +74,26 @@ class NodeStats:
     stage_ids: tuple[int, ...]
 
 
-def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
-    """Aggregate slot values per (execution, accumulator) over the values Spark counts."""
-    valid = (
+def counted_by_spark() -> pl.Expr:
+    """Whether Spark's string counts a row's `value`, by its `metric_type` (`valid_for_spark`).
+
+    Averages count values > 0; sums and custom metrics every value; sizes, times and types
+    Spark does not define values >= 0.
+    """
+    return (
         pl.when(pl.col("metric_type") == "average")
         .then(pl.col("value") > 0)
-        .when(pl.col("metric_type").is_in(["size", "timing", "nsTiming"]))
-        .then(pl.col("value") >= 0)
-        .otherwise(pl.lit(True))
+        .when(
+            (pl.col("metric_type") == "sum") | pl.col("metric_type").str.starts_with(CUSTOM_PREFIX)
+        )
+        .then(pl.lit(True))
+        .otherwise(pl.col("value") >= 0)
     )
+
+
+def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
+    """Aggregate slot values per (execution, accumulator) over the values Spark counts."""
+    valid = counted_by_spark()
     keyed = slots.join(types, on=["execution_id", "accumulator_id"], how="inner")
     present = keyed.select("execution_id", "accumulator_id").unique()
     stats = (

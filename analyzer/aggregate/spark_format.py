@@ -61,8 +61,29 @@ def java_number(value: float) -> str:
     return "0" if text in ("-0", "") else text
 
 
+BUILTIN_TYPES = frozenset({"sum", "size", "timing", "nsTiming", "average"})
+"""The metric types `SQLMetrics` defines; vendors log others (Databricks: `count`, `maximum`,
+`minimum`), which Spark's `stringValue` formats as `[unknown] N` with its size/timing layout."""
+
+CUSTOM_PREFIX = "v2Custom_"
+"""DataSource V2 custom metrics: `v2Custom_<class>`. The History Server aggregates them with the
+class's `aggregateTaskMetrics`, or shows `N/A` when it cannot load the class (always here)."""
+
+
+def is_custom(metric_type: str) -> bool:
+    """Whether a metric type is a DataSource V2 custom metric (`v2Custom_<class>`)."""
+    return metric_type.startswith(CUSTOM_PREFIX)
+
+
 def format_value(metric_type: str, value: int) -> str:
-    """Format one raw value of a metric type the way Spark's UI does."""
+    """Format one raw value of a metric type the way Spark's UI does.
+
+    A type Spark does not define prints as `[unknown] ` and the grouped integer, as
+    `MetricUtils.stringValue` does.
+
+    >>> [format_value(t, v) for t, v in (("size", 2304), ("count", 1234), ("average", 12))]
+    ['2.3 KiB', '[unknown] 1,234', '1.2']
+    """
     if metric_type == "size":
         return bytes_to_string(value)
     if metric_type == "timing":
@@ -73,16 +94,22 @@ def format_value(metric_type: str, value: int) -> str:
         )
     if metric_type == "average":
         return java_number(value / 10.0)
-    return java_group_int(value)
+    if metric_type == "sum" or is_custom(metric_type):
+        return java_group_int(value)
+    return f"[unknown] {java_group_int(value)}"
 
 
 def valid_for_spark(metric_type: str, value: int) -> bool:
-    """Whether Spark's string counts this value: > 0 for averages, >= 0 for sizes and times."""
+    """Whether Spark's string counts this value.
+
+    Averages count values > 0; sums and custom metrics count every value; sizes, times and
+    types Spark does not define count values >= 0.
+    """
     if metric_type == "average":
         return value > 0
-    if metric_type in ("size", "timing", "nsTiming"):
-        return value >= 0
-    return True
+    if metric_type == "sum" or is_custom(metric_type):
+        return True
+    return value >= 0
 
 
 def spark_string_from_stats(
@@ -97,7 +124,7 @@ def spark_string_from_stats(
     """Spark's metric string from statistics of the valid values (see `valid_for_spark`)."""
     if metric_type == "sum":
         return java_group_int(total)
-    if metric_type.startswith("v2Custom_"):
+    if is_custom(metric_type):
         return "N/A"
     if n_valid <= 1:
         return format_value(metric_type, min_value if n_valid == 1 else 0)
@@ -107,12 +134,10 @@ def spark_string_from_stats(
     mn, med, mx = (format_value(metric_type, v) for v in (min_value, median, max_value))
     if metric_type == "average":
         return f"(min, med, max (stageId: taskId)):\n({mn}, {med}, {mx} {task_info})"
-    if metric_type in ("size", "timing", "nsTiming"):
-        return (
-            "total (min, med, max (stageId: taskId))\n"
-            f"{format_value(metric_type, total)} ({mn}, {med}, {mx} {task_info})"
-        )
-    raise ValueError(f"unknown metric type {metric_type!r}")
+    return (
+        "total (min, med, max (stageId: taskId))\n"
+        f"{format_value(metric_type, total)} ({mn}, {med}, {mx} {task_info})"
+    )
 
 
 def spark_metric_string(
@@ -128,7 +153,7 @@ def spark_metric_string(
     """
     if metric_type == "sum":
         return java_group_int(sum(values))
-    if metric_type.startswith("v2Custom_"):
+    if is_custom(metric_type):
         return "N/A"
     task_info = (
         "(driver)" if max_at is None else f"(stage {max_at[0]}.{max_at[1]}: task {max_at[2]})"
@@ -143,15 +168,14 @@ def spark_metric_string(
             f"{format_value('average', mn)}, {format_value('average', med)}, "
             f"{format_value('average', mx)} {task_info})"
         )
-    if metric_type in ("size", "timing", "nsTiming"):
-        valid = sorted(v for v in values if v >= 0)
-        if len(valid) <= 1:
-            return format_value(metric_type, valid[0] if valid else 0)
-        total = sum(valid)
-        mn, med, mx = valid[0], valid[len(valid) // 2], valid[-1]
-        return (
-            "total (min, med, max (stageId: taskId))\n"
-            f"{format_value(metric_type, total)} ({format_value(metric_type, mn)}, "
-            f"{format_value(metric_type, med)}, {format_value(metric_type, mx)} {task_info})"
-        )
-    raise ValueError(f"unknown metric type {metric_type!r}")
+    # size, timing, nsTiming, and every type Spark does not define.
+    valid = sorted(v for v in values if v >= 0)
+    if len(valid) <= 1:
+        return format_value(metric_type, valid[0] if valid else 0)
+    total = sum(valid)
+    mn, med, mx = valid[0], valid[len(valid) // 2], valid[-1]
+    return (
+        "total (min, med, max (stageId: taskId))\n"
+        f"{format_value(metric_type, total)} ({format_value(metric_type, mn)}, "
+        f"{format_value(metric_type, med)}, {format_value(metric_type, mx)} {task_info})"
+    )

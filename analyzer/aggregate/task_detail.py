@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.node_metrics import counted_by_spark
 
 TaskCell = int | str | None
 """One cell of a per-task row: an id, a placement string or a metric value (None when absent)."""
@@ -140,13 +141,7 @@ def _execution_slots(analysis: Analysis, execution_id: int) -> pl.DataFrame:
 
 
 # The values a metric's statistics are over: Spark leaves out -1 (and, for averages, 0) entries.
-_VALID = (
-    pl.when(pl.col("metric_type") == "average")
-    .then(pl.col("value") > 0)
-    .when(pl.col("metric_type").is_in(["size", "timing", "nsTiming"]))
-    .then(pl.col("value") >= 0)
-    .otherwise(pl.lit(True))
-)
+_VALID = counted_by_spark()
 
 
 def metric_histograms(

@@ -49,7 +49,9 @@ class MetricView:
     """One SQL metric of one plan node, formatted for reading."""
 
     name: str = field(metadata=_help("Spark's metric name, e.g. `number of output rows`."))
-    metric_type: str = field(metadata=_help("Spark's type: sum, size, timing, nsTiming, average."))
+    metric_type: str = field(
+        metadata=_help("Spark's type: sum, size, timing, nsTiming, average, v2Custom_…, vendors'.")
+    )
     accumulator_id: int = field(metadata=_help("Spark's accumulator id (keys the histogram)."))
     total_str: str = field(
         metadata=_help("The sum over all values; empty for averages, whose sum means nothing.")
