@@ -6,18 +6,18 @@ from collections.abc import Iterator
 
 import pytest
 from oracle import HistoryServer, missing_requirement
-from oracle.locations import PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS
+from oracle.locations import PUBLIC_CORPUS, PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS
 
 
 @pytest.fixture(scope="session")
 def history_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HistoryServer]:
-    """One Spark History Server for the whole run, over sample_eventlogs/ and the public logs.
+    """One Spark History Server for the whole run, over sample_eventlogs/ and both public sets.
 
     Tests that use it must be marked `spark`. Skips when Java or pyspark is missing.
     """
     reason = missing_requirement()
     if reason is not None:
         pytest.skip(reason)
-    log_dirs = [d for d in (SAMPLE_EVENTLOGS, PUBLIC_EVENTLOGS) if d.is_dir()]
+    log_dirs = [d for d in (SAMPLE_EVENTLOGS, PUBLIC_CORPUS, PUBLIC_EVENTLOGS) if d.is_dir()]
     with HistoryServer(log_dirs, tmp_path_factory.mktemp("history_server")) as server:
         yield server

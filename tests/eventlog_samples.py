@@ -17,6 +17,8 @@ SAMPLES = Path(os.environ.get("SAMPLE_EVENTLOGS_DIR", str(REPO / "sample_eventlo
 BAD = REPO / "tests" / "bad_inputs"
 PAIRS = SAMPLES / "pairs"
 """Run pairs: one log directory per pair (two runs of one job), not logs of the top directory."""
+PUBLIC_CORPUS = SAMPLES / "public"
+"""Public real-world logs copied into the repository (see its README), beside `PUBLIC`."""
 
 needs_public = pytest.mark.skipif(
     not PUBLIC.is_dir(), reason=f"public event logs not found at {PUBLIC}"
@@ -43,7 +45,7 @@ def sample_logs() -> list[Path]:
         for p in SAMPLES.iterdir()
         if not p.name.startswith(".")
         and p.suffix not in (".md", ".py", ".txt", ".json")
-        and p != PAIRS
+        and p not in (PAIRS, PUBLIC_CORPUS)
     )
 
 
@@ -54,7 +56,10 @@ def sample_files(ext: str) -> list[Path]:
     return sorted(
         p
         for p in SAMPLES.rglob(f"*.{ext}")
-        if p.is_file() and not p.name.startswith(".") and p.stat().st_size > 0
+        if p.is_file()
+        and not p.name.startswith(".")
+        and p.stat().st_size > 0
+        and PUBLIC_CORPUS not in p.parents
     )
 
 
@@ -66,6 +71,22 @@ def sample_file(ext: str) -> Path:
             f"no *.{ext} event log under {SAMPLES}; they are written by the pyspark sample script"
         )
     return files[0]
+
+
+def public_logs() -> list[Path]:
+    """Return every public real-world log: the repository's corpus, then `PUBLIC` if present.
+
+    Entries are files and log directories (rolling `eventlog_v2_*`, Databricks rollover).
+    """
+    found: list[Path] = []
+    for folder in (PUBLIC_CORPUS, PUBLIC):
+        if folder.is_dir():
+            found += sorted(
+                p
+                for p in folder.iterdir()
+                if not p.name.startswith(".") and p.suffix not in (".md", ".json")
+            )
+    return found
 
 
 def zstd_reference(path: Path) -> bytes:
