@@ -39,7 +39,7 @@ import polars as pl
 
 from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.model.application import Application, Execution
-from analyzer.model.plan import PlanGraph, PlanNode
+from analyzer.model.plan import MetricDef, PlanGraph, PlanNode
 
 NS_PER_MS = 1_000_000
 TOTAL = -1
@@ -55,6 +55,8 @@ EXCLUSIVE_METRICS: frozenset[str] = frozenset(
         # spark-rapids 21.12+: an operator's own time, its GPU children's left out. Its build,
         # stream, sort, aggregation, decode and buffer times are parts of it or of its inputs.
         "op time",
+        # Databricks Photon: an operator's own time; its `cumulative time` includes its inputs'.
+        "exclusive time",
     }
 )
 """Timing metrics that measure one operator's own work in a task, overlapping nothing else.
@@ -64,6 +66,16 @@ build` (every operator fused below the aggregate), `time to build hash map` (the
 input), file-system API times (parts of `scan time`), `remote reqs duration` (network threads),
 a GPU operator's `total time` (its children's included) and Python worker times (waiting for
 input included)."""
+
+OWN_TIME_PARTS: dict[str, frozenset[str]] = {
+    "op time": frozenset({"sort time"}),
+    "exclusive time": frozenset(
+        {"fetch wait time", "shuffle write time", "sort time", "scan time"}
+    ),
+}
+"""For a metric that is an operator's whole own time, the exclusive metrics that are parts of it:
+on a node that declares both, only the whole is claimed (a GpuSort's `sort time` is inside its
+`op time`; a Photon operator's `exclusive time` covers everything it does itself)."""
 
 DRIVER_METRICS: frozenset[str] = frozenset(
     {
@@ -491,11 +503,10 @@ class _ExecutionAttribution:
             in_stage = [n for n in operators if stage in self.node_stages.get(n.node_id, set())]
             claims: dict[int, float] = defaultdict(float)
             for node in in_stage:
-                for m in node.metrics:
-                    if m.name in EXCLUSIVE_METRICS and m.metric_type in ("timing", "nsTiming"):
-                        claims[node.node_id] += _metric_ms(
-                            m.metric_type, self.value(m.accumulator_id, stage)
-                        )
+                for m in _claiming_metrics(node):
+                    claims[node.node_id] += _metric_ms(
+                        m.metric_type, self.value(m.accumulator_id, stage)
+                    )
             claimed = sum(claims.values())
             if claimed > budget - outside:  # the measured work needs the room: outside gives way
                 outside = max(0.0, budget - claimed)
@@ -556,6 +567,20 @@ class _ExecutionAttribution:
 
     def _driver_total(self, acc_id: int) -> int:
         return self.sums.by_acc_stage.get((acc_id, TOTAL), 0)
+
+
+def _claiming_metrics(node: PlanNode) -> list[MetricDef]:
+    """The timing metrics whose values are a node's measured self time (`EXCLUSIVE_METRICS`),
+    less those that are parts of an own-time metric the node also declares (`OWN_TIME_PARTS`)."""
+    timed = [
+        m
+        for m in node.metrics
+        if m.name in EXCLUSIVE_METRICS and m.metric_type in ("timing", "nsTiming")
+    ]
+    parts: set[str] = set()
+    for m in timed:
+        parts |= OWN_TIME_PARTS.get(m.name, frozenset())
+    return [m for m in timed if m.name not in parts] if parts else timed
 
 
 def attribute_time(
