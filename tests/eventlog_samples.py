@@ -89,6 +89,34 @@ def public_logs() -> list[Path]:
     return found
 
 
+BIG_LOG_BYTES = 2 << 20
+"""Logs larger than this on disk are marked `slow` when they are test parameters."""
+
+
+def log_size(path: Path) -> int:
+    """Bytes on disk of a log file, or of every file under a log directory."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def public_log_params() -> list[object]:
+    """`public_logs()` as pytest parameters, the large ones marked `slow`; when neither public
+    set is present, one case skipped with the paths looked for."""
+    logs = public_logs()
+    if not logs:
+        reason = f"public event logs not found at {PUBLIC_CORPUS} or {PUBLIC}"
+        return [pytest.param(PUBLIC, id="public", marks=pytest.mark.skip(reason=reason))]
+    return [
+        pytest.param(
+            log,
+            id=f"{log.parent.name}/{log.name}",
+            marks=[pytest.mark.slow] if log_size(log) > BIG_LOG_BYTES else [],
+        )
+        for log in logs
+    ]
+
+
 def zstd_reference(path: Path) -> bytes:
     """Decompress a zstd log with zstandard's own multi-frame reader, as the expected text."""
     with path.open("rb") as f:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from eventlog_samples import PUBLIC, sample_logs
+from eventlog_samples import public_log_params, sample_logs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,17 +17,7 @@ from analyzer.errors import Strictness
 
 
 def _logs() -> list[object]:
-    found: list[object] = [pytest.param(p, id=p.name) for p in sample_logs()]
-    if PUBLIC.is_dir():
-        found += [
-            pytest.param(p, id=p.name)
-            for p in sorted(PUBLIC.iterdir())
-            if not p.name.endswith((".md", ".json")) and not p.name.startswith(".")
-        ]
-    else:
-        absent = pytest.mark.skip(reason=f"event logs not found at {PUBLIC}")
-        found.append(pytest.param(PUBLIC, id=PUBLIC.name, marks=absent))
-    return found
+    return [pytest.param(p, id=p.name) for p in sample_logs()] + public_log_params()
 
 
 @pytest.mark.parametrize("log", _logs())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PUBLIC, SAMPLES, public
+from eventlog_samples import public, public_log_params, sample_logs
 
 from analyzer import api
 from analyzer.aggregate.attribution import cost_factor, task_cpus
@@ -18,20 +18,7 @@ from analyzer.errors import Strictness
 
 
 def _logs() -> list[object]:
-    params: list[object] = []
-    for folder in (SAMPLES, PUBLIC):
-        if not folder.is_dir():
-            absent = pytest.mark.skip(reason=f"event logs not found at {folder}")
-            params.append(pytest.param(folder, id=folder.name, marks=absent))
-            continue
-        params += [
-            pytest.param(p, id=p.name)
-            for p in sorted(folder.iterdir())
-            if not p.name.startswith(".")
-            and p.suffix not in (".md", ".json")
-            and (p.is_file() or p.name.startswith(("eventlog_v2_", "db_")))
-        ]
-    return params
+    return [pytest.param(p, id=p.name) for p in sample_logs()] + public_log_params()
 
 
 @pytest.mark.parametrize("log", _logs())

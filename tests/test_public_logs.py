@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from eventlog_samples import PUBLIC_CORPUS, public_logs
+from eventlog_samples import PUBLIC_CORPUS, public_log_params, public_logs
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -30,16 +30,6 @@ from analyzer.errors import Strictness
 from analyzer.report.options import FORMATS, ReportOptions
 
 _METRIC_TYPE = re.compile(rb'"metricType":"([^"\\]{1,200})"')
-_BIG_LOG_BYTES = 2 << 20
-
-
-def _params() -> list[object]:
-    params: list[object] = []
-    for log in public_logs():
-        size = sum(p.stat().st_size for p in log.rglob("*")) if log.is_dir() else log.stat().st_size
-        marks = [pytest.mark.slow] if size > _BIG_LOG_BYTES else []
-        params.append(pytest.param(log, id=f"{log.parent.name}/{log.name}", marks=marks))
-    return params
 
 
 @cache
@@ -53,7 +43,7 @@ def test_the_corpus_is_in_the_repository() -> None:
     assert (PUBLIC_CORPUS / "README.md").is_file()
 
 
-@pytest.mark.parametrize("log", _params())
+@pytest.mark.parametrize("log", public_log_params())
 def test_every_public_log_reports_in_every_format(log: Path) -> None:
     analysis = _analysis(log)
     findings = api.find_issues(analysis)
