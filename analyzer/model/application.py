@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from analyzer.model.plan import MetricDef, PlanGraph
@@ -250,3 +252,24 @@ class Application(BaseModel):
         if self.start_ms is None or self.end_ms is None:
             return None
         return self.end_ms - self.start_ms
+
+    @cached_property
+    def sub_executions(self) -> dict[int, tuple[int, ...]]:
+        """The ids of the executions nested under each root execution that has any, in order.
+
+        Spark 3.4+ (and Databricks before it) logs `rootExecutionId`: the queries one command
+        runs (a notebook cell's `%sql`, a `CACHE TABLE`) are sub-executions of its root, and run
+        inside the root's time. A root the log does not hold nests nothing.
+        """
+        present = {e.execution_id for e in self.executions}
+        nested: dict[int, list[int]] = {}
+        for e in self.executions:
+            root = e.root_execution_id
+            if root != e.execution_id and root in present:
+                nested.setdefault(root, []).append(e.execution_id)
+        return {root: tuple(sorted(ids)) for root, ids in nested.items()}
+
+    def parent_of(self, execution: Execution) -> int | None:
+        """The id of the root execution `execution` is nested under, or None for a root."""
+        root = execution.root_execution_id
+        return root if execution.execution_id in self.sub_executions.get(root, ()) else None

@@ -56,6 +56,12 @@ class ExecutionView:
             "Spark's error message, else the first failed job's (`(job N) …`), or empty."
         )
     )
+    nesting_str: str = field(
+        metadata=_help(
+            "`sub-execution of SQL execution 5` for a query a command ran inside its root "
+            "execution, `sub-executions 6, 7, 8` for a root with nested ones, else empty."
+        )
+    )
     start_str: str = field(metadata=_help("Start time (UTC)."))
     duration_ms: int | None = field(metadata=_help("Start to end in ms; None while running."))
     duration_str: str = field(metadata=_help("The duration, formatted; `–` without an end."))
@@ -84,6 +90,17 @@ def execution_error(app: Application, execution: Execution) -> str:
         job = jobs.get(job_id)
         if job is not None and job.error_message:
             return f"(job {job_id}) {job.error_message}"
+    return ""
+
+
+def nesting_str(app: Application, execution: Execution) -> str:
+    """Say where an execution sits among nested ones (`Application.sub_executions`), or ''."""
+    parent = app.parent_of(execution)
+    if parent is not None:
+        return f"sub-execution of SQL execution {parent}"
+    nested = app.sub_executions.get(execution.execution_id, ())
+    if nested:
+        return f"sub-execution{'s' if len(nested) > 1 else ''} {', '.join(map(str, nested))}"
     return ""
 
 
@@ -180,6 +197,7 @@ def build_execution_view(
         is_failed=execution.status == "FAILED",
         incomplete_str="" if execution.ended else INCOMPLETE_STR,
         error_message=execution_error(app, execution),
+        nesting_str=nesting_str(app, execution),
         start_str=fmt_timestamp_ms(execution.start_ms),
         duration_ms=execution.duration_ms,
         duration_str=fmt_duration_ms(execution.duration_ms),

@@ -106,6 +106,12 @@ class ExecutionTimeView:
     status: str = field(metadata=_help("COMPLETED, FAILED or RUNNING."))
     wall_str: str = field(metadata=_help("Its wall time, formatted."))
     share_str: str = field(metadata=_help("Its share of the application's wall time."))
+    sub_executions_str: str = field(
+        metadata=_help(
+            "`sub-executions 6, 7, 8 ran inside it` when queries of its command ran as nested "
+            "executions (their time is part of its own, so they are not listed apart), else empty."
+        )
+    )
     path_str: str = field(
         metadata=_help("Its critical path: `stage 46 19.2 s → 50 35.1 s → 55 11.6 s`, or empty.")
     )
@@ -200,21 +206,29 @@ def _execution_view(
     app_wall_ms: int | None,
     findings: Sequence[FindingView],
 ) -> ExecutionTimeView:
-    path = critical_path(execution.stage_ids, analysis.application.stages)
-    times = analysis.times.get(execution.execution_id)
+    app = analysis.application
+    nested = app.sub_executions.get(execution.execution_id, ())
+    # A root's stages and those of the sub-executions that ran inside it, each with its owner.
+    owner: dict[int, Execution] = {}
+    for member in (execution, *(e for e in app.executions if e.execution_id in nested)):
+        for stage_id in member.stage_ids:
+            owner.setdefault(stage_id, member)
+    path = critical_path(tuple(owner), app.stages)
     wall = execution.duration_ms
     stages = []
     for span in sorted(path, key=lambda sp: (-sp.wall_ms, sp.stage_id))[:MAX_STAGES]:
+        member = owner[span.stage_id]
+        times = analysis.times.get(member.execution_id)
         stage_time = times.stages.get(span.stage_id) if times else None
         run_ms = stage_time.run_ms if stage_time else 0
         stages.append(
             StageTimeView(
                 stage_id=span.stage_id,
-                stage_anchor=stage_anchor(execution.execution_id, str(span.stage_id)),
+                stage_anchor=stage_anchor(member.execution_id, str(span.stage_id)),
                 wall_str=fmt_duration_ms(span.wall_ms),
                 wall_share_str=_share(span.wall_ms, wall),
                 task_time_str=fmt_duration_ms(run_ms),
-                operators=_hot_operators(execution, times, span.stage_id, run_ms, findings),
+                operators=_hot_operators(member, times, span.stage_id, run_ms, findings),
             )
         )
     path_ms = sum(sp.wall_ms for sp in path)
@@ -225,6 +239,12 @@ def _execution_view(
         status=execution.status,
         wall_str=fmt_duration_ms(wall),
         share_str=_share(wall, app_wall_ms),
+        sub_executions_str=(
+            f"sub-execution{'s' if len(nested) > 1 else ''} {', '.join(map(str, nested))} "
+            f"ran inside it"
+            if nested
+            else ""
+        ),
         path_str=(
             "stage " + " → ".join(f"{sp.stage_id} {fmt_duration_ms(sp.wall_ms)}" for sp in path)
             if path
@@ -234,7 +254,7 @@ def _execution_view(
         path=tuple(
             PathStageView(
                 stage_id=sp.stage_id,
-                stage_anchor=stage_anchor(execution.execution_id, str(sp.stage_id)),
+                stage_anchor=stage_anchor(owner[sp.stage_id].execution_id, str(sp.stage_id)),
                 wall_str=fmt_duration_ms(sp.wall_ms),
                 width_pct=round(100 * sp.wall_ms / path_ms, 2) if path_ms else 0.0,
             )
@@ -309,7 +329,9 @@ def build_time_spent_view(
         if j.execution_id is None and j.submission_ms is not None and j.completion_ms is not None
     ]
     other.sort(key=lambda j: (-((j.completion_ms or 0) - (j.submission_ms or 0)), j.job_id))
-    slowest = by_duration(selection.executions)[:MAX_EXECUTIONS]
+    # A sub-execution runs inside its root's time: the root stands for both.
+    roots = [e for e in selection.executions if app.parent_of(e) is None]
+    slowest = by_duration(roots)[:MAX_EXECUTIONS]
     longest = slowest[0].duration_ms or 0 if slowest else 0
     followed = [
         e
