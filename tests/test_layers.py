@@ -76,3 +76,46 @@ def test_polars_and_pyspark_stay_in_their_layers() -> None:
             if top == "pyspark" and not rel.startswith("analyzer.batch"):
                 bad.append(f"{rel} imports pyspark")
     assert bad == []
+
+
+VIEW_PACKAGES = ("analyzer.report", "analyzer.render")
+"""Views shape what the analysis holds: they compute nothing themselves."""
+COMPUTING_PACKAGES = ("analyzer.aggregate", "analyzer.insights")
+
+
+def _imported_objects(path: Path) -> list[tuple[str, str, object]]:
+    """Every name a module imports from the computing layers, with the object it names."""
+    import importlib
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[str, str, object]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, "", importlib.import_module(a.name)) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if not node.module.startswith(COMPUTING_PACKAGES):
+                continue
+            module = importlib.import_module(node.module)
+            found += [(node.module, a.name, getattr(module, a.name)) for a in node.names]
+    return found
+
+
+def test_views_call_nothing_below_them_for_computation() -> None:
+    """A view module imports no polars and, from `aggregate/` and `insights/`, only types and
+    constants: every figure it shows comes from an `Analysis` accessor (or the findings)."""
+    import inspect
+
+    bad: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if not module.startswith(VIEW_PACKAGES):
+            continue
+        for imported in _imports(path):
+            if imported.split(".")[0] == "polars":
+                bad.append(f"{module} imports polars")
+        for source, name, obj in _imported_objects(path):
+            if not source.startswith(COMPUTING_PACKAGES) and not name:
+                continue
+            if inspect.ismodule(obj) or inspect.isroutine(obj):
+                bad.append(f"{module} imports {source}.{name or ''} (a computation)".rstrip("."))
+    assert bad == []

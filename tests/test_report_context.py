@@ -12,6 +12,7 @@ from eventlog_samples import SAMPLES
 from reports import NOW_MS, Q72, analysis_of, html_report, json_report, parse_page, text_report
 
 from analyzer import api
+from analyzer.aggregate.analysis import SUMMARY_QUANTILES
 from analyzer.aggregate.executor_summary import executor_summaries
 from analyzer.aggregate.stage_summary import stage_task_summaries
 from analyzer.errors import UsageError
@@ -21,11 +22,7 @@ from analyzer.report import context as context_views
 from analyzer.report import options as report_options
 from analyzer.report.context import build_context_view
 from analyzer.report.options import ReportOptions, parse_sections
-from analyzer.report.stages import (
-    STAGE_PAGE_QUANTILES,
-    SUMMARY_QUANTILES,
-    build_stage_views,
-)
+from analyzer.report.stages import STAGE_PAGE_QUANTILES, build_stage_views
 from analyzer.units import fmt_value
 
 EXECUTOR_LOST = SAMPLES / "app-20261122042434-0000.zstd"

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import gc
+import inspect
 import json
 import os
 import subprocess
 import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from eventlog_samples import REPO
@@ -76,6 +82,71 @@ def test_rules_do_not_run_when_findings_are_given(monkeypatch: pytest.MonkeyPatc
     for fmt in FORMATS:
         api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=NOW_MS), findings)
     assert runs[0] == 0
+
+
+def _count_figure_calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Make every call into `analyzer.aggregate` from outside it (and from `Analysis`'s
+    accessors) count itself, keyed by function and arguments."""
+    import analyzer.aggregate.analysis  # noqa: F401  (every aggregate module is imported now)
+
+    calls: Counter[str] = Counter()
+
+    def arg_key(value: Any) -> str:
+        if isinstance(value, (str, int, float, bool, type(None))):
+            return repr(value)
+        if isinstance(value, (tuple, list, set, frozenset)) and len(value) < 200:
+            return repr(
+                sorted(map(arg_key, value))
+                if isinstance(value, (set, frozenset))
+                else [arg_key(v) for v in value]
+            )
+        return f"<{type(value).__name__} {id(value)}>"
+
+    def counted(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            key = ", ".join(
+                [*map(arg_key, args), *(f"{k}={arg_key(v)}" for k, v in kwargs.items())]
+            )
+            calls[f"{fn.__module__}.{fn.__name__}({key})"] += 1
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    figures = {
+        obj: counted(obj)
+        for name, module in list(sys.modules.items())
+        if name.startswith("analyzer.aggregate")
+        for obj in vars(module).values()
+        if inspect.isfunction(obj) and obj.__module__ == name and not obj.__name__.startswith("_")
+    }
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("analyzer.") or (
+            name.startswith("analyzer.aggregate") and name != "analyzer.aggregate.analysis"
+        ):
+            continue
+        for attr, obj in list(vars(module).items()):
+            if inspect.isfunction(obj) and obj in figures:
+                monkeypatch.setattr(module, attr, figures[obj])
+    return calls
+
+
+@pytest.mark.parametrize("log", LOGS[:1] + [p for p in LOGS if "1795320476417" in p.name])
+def test_no_figure_is_computed_twice(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """Findings and every report of one analysis compute each figure once: the views reach
+    them through `Analysis`, which keeps them (task lines, not kept, are asked for once)."""
+    analysis = api.analyze(str(log))
+    calls = _count_figure_calls(monkeypatch)
+    findings = api.find_issues(analysis)
+    for options in (
+        *(ReportOptions(fmt=fmt, now_ms=NOW_MS) for fmt in FORMATS),
+        ReportOptions(fmt="text", metrics="full", now_ms=NOW_MS),
+        ReportOptions(fmt="html", redact=True, now_ms=NOW_MS),
+    ):
+        api.render_report(analysis, options, findings)
+    assert calls, "no call into analyzer.aggregate was counted"
+    twice = {call: n for call, n in calls.items() if n > 1}
+    assert twice == {}
 
 
 _DIGESTS = """

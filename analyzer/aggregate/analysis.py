@@ -2,25 +2,55 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, TypeVar, cast
 
 import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time
+from analyzer.aggregate.executor_summary import ExecutorSummary, executor_summaries
 from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
+from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
+from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
+from analyzer.aggregate.task_detail import (
+    MetricHistogram,
+    NodeTaskQuery,
+    NodeTaskRows,
+    TaskCounts,
+    TaskRow,
+    metric_histograms,
+    retried_task_counts,
+    stage_task_rows,
+    task_counts,
+    top_task_rows,
+)
+from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan, app_time_spent, critical_path
+from analyzer.aggregate.timeline import Timeline, timeline_lanes
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
 from analyzer.eventlog.source import LogSource
-from analyzer.model.application import Application
+from analyzer.model.application import Application, Execution, StageAttempt
 from analyzer.replay.application import BuiltApplication
+
+T = TypeVar("T")
+
+SUMMARY_QUANTILES = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
+"""The quantiles of `Analysis.stage_summaries`: Spark's stage page's (min, 25th, median, 75th,
+max) and its REST API's default tails."""
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """Everything known about one application; the input of every report."""
+    """Everything known about one application; the input of every report.
+
+    Every figure a report or a rule shows is reached through this object: the fields hold what
+    reading the log built, and the accessors below compute the rest on first use and keep it in
+    `_figures`, the one cache of derived figures (an analysis is immutable, so a figure never
+    goes stale). Views only shape what these return.
+    """
 
     source: LogSource
     application: Application
@@ -38,11 +68,145 @@ class Analysis:
     """Push-based shuffle read metrics of the task rows that have any (see
     `aggregate.tables.TaskFrames`); empty for most logs."""
 
-    @cached_property
+    _figures: dict[Hashable, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Derived figures by accessor and arguments, filled on first use (see `_once`)."""
+
+    def _once(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """Return the figure kept under `key`, computing it the first time it is asked for."""
+        if key not in self._figures:
+            self._figures[key] = compute()
+        return cast(T, self._figures[key])
+
+    # Lookups of the application model.
+
+    @property
+    def executions_by_id(self) -> dict[int, Execution]:
+        """The SQL executions by id."""
+        return self._once(
+            "executions_by_id", lambda: {e.execution_id: e for e in self.application.executions}
+        )
+
+    @property
+    def attempts_by_key(self) -> dict[tuple[int, int], StageAttempt]:
+        """The stage attempts by (stage id, attempt id)."""
+        return self._once(
+            "attempts_by_key",
+            lambda: {(s.stage_id, s.attempt_id): s for s in self.application.stages},
+        )
+
+    @property
+    def execution_of_stage(self) -> dict[int, int]:
+        """The SQL execution of every stage that ran for one (the first one wins)."""
+
+        def compute() -> dict[int, int]:
+            out: dict[int, int] = {}
+            for ex in self.application.executions:
+                for stage_id in ex.stage_ids:
+                    out.setdefault(stage_id, ex.execution_id)
+            return out
+
+        return self._once("execution_of_stage", compute)
+
+    @property
+    def failed_execution_ids(self) -> frozenset[int]:
+        """The SQL executions that failed."""
+        return self._once(
+            "failed_execution_ids",
+            lambda: frozenset(
+                e.execution_id for e in self.application.executions if e.status == "FAILED"
+            ),
+        )
+
+    # Figures of the whole application.
+
+    @property
     def times(self) -> dict[int, ExecutionTime]:
-        """Per execution id: every node's self time and driver time (`aggregate.attribution`),
-        worked out once, on first use."""
-        return attribute_time(self.application, self.node_stats, self.slots, self.tasks)
+        """Per execution id: every node's self time and driver time (`aggregate.attribution`)."""
+        return self._once(
+            "times",
+            lambda: attribute_time(self.application, self.node_stats, self.slots, self.tasks),
+        )
+
+    @property
+    def time_spent(self) -> AppTimeSpent:
+        """The application's wall time cut into SQL executions, other jobs and the driver."""
+        return self._once("time_spent", lambda: app_time_spent(self.application))
+
+    @property
+    def task_counts(self) -> TaskCounts:
+        """The application's task attempts, and how many failed or were killed."""
+        return self._once("task_counts", lambda: task_counts(self))
+
+    @property
+    def executor_summaries(self) -> tuple[ExecutorSummary, ...]:
+        """Every executor and the driver with the History Server's totals."""
+        return self._once("executor_summaries", lambda: executor_summaries(self.application))
+
+    @property
+    def stage_stats(self) -> dict[tuple[int, int], StageTaskStats]:
+        """Task figures per (stage, attempt) (`aggregate.stage_stats`)."""
+        return self._once("stage_stats", lambda: aggregate_stage_tasks(self.tasks))
+
+    @property
+    def stage_summaries(self) -> dict[tuple[int, int], StageTaskSummary]:
+        """Spark's task summary of every stage attempt at `SUMMARY_QUANTILES`, by (stage,
+        attempt)."""
+        return self._once("stage_summaries", lambda: stage_task_summaries(self, SUMMARY_QUANTILES))
+
+    @property
+    def retried_task_counts(self) -> dict[tuple[int, int], int]:
+        """Per (stage, attempt): its task attempts that re-ran an index (none: left out)."""
+        return self._once("retried_task_counts", lambda: retried_task_counts(self))
+
+    # Figures of one execution.
+
+    def critical_path(self, stage_ids: Collection[int]) -> tuple[StageSpan, ...]:
+        """The chain of stages an execution (of `stage_ids`, its own or with its sub-executions')
+        waited for, first to last (`aggregate.time_spent`)."""
+        wanted = frozenset(stage_ids)
+        return self._once(
+            ("critical_path", wanted),
+            lambda: critical_path(tuple(stage_ids), self.application.stages),
+        )
+
+    def metric_histograms(self, execution_id: int, n_bins: int) -> dict[int, MetricHistogram]:
+        """Each plan-node metric of an execution binned into `n_bins` equal bins, by
+        accumulator id."""
+        return self._once(
+            ("metric_histograms", execution_id, n_bins),
+            lambda: metric_histograms(self, execution_id, n_bins),
+        )
+
+    def node_task_rows(
+        self, execution_id: int, queries: Mapping[str, NodeTaskQuery], max_rows: int
+    ) -> dict[str, NodeTaskRows]:
+        """Per node key of `queries`: the execution's tasks with the largest main metric (at most
+        `max_rows`) and all the node's metric values for them."""
+        stage_ids = self.executions_by_id[execution_id].stage_ids
+        return self._once(
+            ("node_task_rows", execution_id, tuple(queries.items()), max_rows),
+            lambda: top_task_rows(self, execution_id, stage_ids, queries, max_rows),
+        )
+
+    def timeline(self, execution_id: int, max_tasks: int, max_lanes: int) -> Timeline:
+        """The execution's longest `max_tasks` task attempts per executor, in sub-lanes, on the
+        `max_lanes` busiest executors (`aggregate.timeline`)."""
+        stage_ids = self.executions_by_id[execution_id].stage_ids
+        return self._once(
+            ("timeline", execution_id, max_tasks, max_lanes),
+            lambda: timeline_lanes(self, stage_ids, max_tasks, max_lanes),
+        )
+
+    def stage_task_rows(
+        self, stage_keys: Collection[tuple[int, int]]
+    ) -> dict[tuple[int, int], list[TaskRow]]:
+        """The task attempts of some stage attempts, by task id, one dict per task line.
+
+        Not kept: a line per task of many stages is large, and a report asks for them once.
+        """
+        return stage_task_rows(self, stage_keys)
 
 
 def analyze_built(

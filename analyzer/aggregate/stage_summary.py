@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from analyzer.aggregate.analysis import Analysis
 from analyzer.replay.task_columns import PUSH_COLUMNS
+
+if TYPE_CHECKING:  # analysis.py reaches these figures through its accessors
+    from analyzer.aggregate.analysis import Analysis
 
 SPARK_DEFAULT_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 """The quantiles Spark's REST API uses when none are given."""

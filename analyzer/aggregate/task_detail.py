@@ -1,4 +1,4 @@
-"""Per-task detail for the reports: histograms, top tasks per node, stage quantiles, timeline rows.
+"""Per-task detail for the reports: histograms, top tasks per node, stage quantiles, task lines.
 
 The reports build their view models from what these functions return (plain ints, strings and
 frozen records), so that every polars operation on the task and slot tables stays in this layer.
@@ -7,14 +7,16 @@ frozen records), so that every polars operation on the task and slot tables stay
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import counted_by_spark
+
+if TYPE_CHECKING:  # analysis.py reaches these figures through its accessors
+    from analyzer.aggregate.analysis import Analysis
 
 TaskCell = int | str | None
 """One cell of a per-task row: an id, a placement string or a metric value (None when absent)."""
@@ -64,24 +66,6 @@ class NodeTaskRows:
     """How many tasks have a value of the main metric (the rows may be fewer)."""
 
 
-@dataclass(frozen=True)
-class TimelineTask:
-    """One finished task attempt, placed on its executor over time."""
-
-    executor_id: str
-    host: str
-    launch_ms: int
-    """Launch time, epoch ms."""
-    finish_ms: int
-    """Finish time, epoch ms."""
-    task_id: int
-    stage_id: int
-    stage_attempt_id: int
-    partition_id: int
-    failed: bool
-    killed: bool
-
-
 def task_counts(analysis: Analysis) -> TaskCounts:
     """Count the application's task attempts and its failed and killed ones."""
     tasks = analysis.tasks
@@ -94,42 +78,64 @@ def task_counts(analysis: Analysis) -> TaskCounts:
     )
 
 
-def iter_stage_task_rows(
-    analysis: Analysis, columns: Sequence[str], stage_keys: Collection[tuple[int, int]]
-) -> Iterator[dict[str, Any]]:
-    """Yield the task attempts of the given (stage, attempt) keys, ordered by task id, as dicts
-    of the given task-table columns (which must include `stage_id` and `stage_attempt_id`).
+TaskRow = dict[str, Any]
+"""One task attempt as a row of `Analysis.tasks` (only the `STAGE_TASK_COLUMNS`)."""
+
+STAGE_TASK_COLUMNS = (
+    "stage_id",
+    "stage_attempt_id",
+    "task_id",
+    "attempt",
+    "partition_id",
+    "duration_ms",
+    "input_records",
+    "shuffle_read_records",
+    "input_bytes",
+    "shuffle_read_bytes",
+    "memory_bytes_spilled",
+    "disk_bytes_spilled",
+    "executor_id",
+    "host",
+    "end_reason",
+    "failed",
+    "speculative",
+    "failure_reason",
+)
+"""The task-table columns of a stage's task lines."""
+
+
+def stage_task_rows(
+    analysis: Analysis, stage_keys: Collection[tuple[int, int]]
+) -> dict[tuple[int, int], list[TaskRow]]:
+    """Group the task attempts of the given (stage, attempt) keys, ordered by task id, as dicts
+    of the `STAGE_TASK_COLUMNS`.
 
     The stages are picked out by polars before any row becomes a dict: a report of a few
-    stages of a large application no longer turns every task of the application into one.
+    stages of a large application does not turn every task of the application into one.
     """
+    by_stage: dict[tuple[int, int], list[TaskRow]] = {}
     if not stage_keys:
-        return
+        return by_stage
     wanted = set(stage_keys)
     picked = _execution_tasks(analysis, {stage_id for stage_id, _ in wanted})
-    for row in picked.select(columns).sort("task_id", maintain_order=True).iter_rows(named=True):
-        if (row["stage_id"], row["stage_attempt_id"]) in wanted:
-            yield row
+    rows = picked.select(STAGE_TASK_COLUMNS).sort("task_id", maintain_order=True)
+    for row in rows.iter_rows(named=True):
+        key = (row["stage_id"], row["stage_attempt_id"])
+        if key in wanted:
+            by_stage.setdefault(key, []).append(row)
+    return by_stage
 
 
-def retried_task_counts(
-    analysis: Analysis, stage_keys: Collection[tuple[int, int]]
-) -> dict[tuple[int, int], int]:
-    """Count, per (stage, attempt) key of `stage_keys`, its task attempts that are retries
-    (attempt number above 0); keys without any are left out."""
-    if not stage_keys:
-        return {}
-    wanted = set(stage_keys)
+def retried_task_counts(analysis: Analysis) -> dict[tuple[int, int], int]:
+    """Count, per (stage, attempt), its task attempts that are retries (attempt number above
+    0); stage attempts without any are left out."""
     counted = (
-        _execution_tasks(analysis, {stage_id for stage_id, _ in wanted})
-        .filter(pl.col("attempt") > 0)
+        analysis.tasks.filter(pl.col("attempt") > 0)
         .group_by("stage_id", "stage_attempt_id")
         .len()
         .iter_rows()
     )
-    return {
-        (stage_id, attempt): n for stage_id, attempt, n in counted if (stage_id, attempt) in wanted
-    }
+    return {(stage_id, attempt): n for stage_id, attempt, n in counted}
 
 
 def _execution_tasks(analysis: Analysis, stage_ids: Iterable[int]) -> pl.DataFrame:
@@ -145,13 +151,16 @@ _VALID = counted_by_spark()
 
 
 def metric_histograms(
-    analysis: Analysis, execution_id: int, metric_types: Mapping[int, str], n_bins: int
+    analysis: Analysis, execution_id: int, n_bins: int
 ) -> dict[int, MetricHistogram]:
-    """Bin each metric's values (the ones its statistics are over) into `n_bins` equal bins.
-
-    `metric_types` maps the accumulator ids to histogram to Spark's metric type; the result is
-    keyed by accumulator id and leaves out metrics without values.
-    """
+    """Bin each metric of the execution's plan nodes into `n_bins` equal bins, over the values
+    its statistics are over; keyed by accumulator id, metrics without values left out."""
+    stats_by_acc = {
+        m.accumulator_id: m
+        for ns in analysis.node_stats.get(execution_id, {}).values()
+        for m in ns.metrics
+    }
+    metric_types = {acc_id: m.metric_type for acc_id, m in stats_by_acc.items()}
     slots = _execution_slots(analysis, execution_id)
     if slots.is_empty() or not metric_types:
         return {}
@@ -310,39 +319,6 @@ def successful_task_values(
         key: tuple(tuple(v[i] for v in values) for i in range(len(columns)))
         for key, values in per_attempt.items()
     }
-
-
-def timeline_tasks(
-    analysis: Analysis, stage_ids: Iterable[int], max_tasks: int
-) -> tuple[tuple[TimelineTask, ...], int]:
-    """Return the finished task attempts of the given stages for a timeline, and how many there are.
-
-    At most `max_tasks` are returned, the longest ones (ties: lower task id), ordered by launch
-    time then task id; none when `max_tasks` is 0 or less.
-    """
-    frame = _execution_tasks(analysis, stage_ids).filter(pl.col("finish_ms") > 0)
-    n_all = frame.height
-    if frame.is_empty() or max_tasks <= 0:
-        return (), n_all
-    if n_all > max_tasks:
-        frame = frame.sort(["duration_ms", "task_id"], descending=[True, False]).head(max_tasks)
-    rows = (
-        frame.sort("launch_ms", "task_id")
-        .select(
-            "executor_id",
-            "host",
-            "launch_ms",
-            "finish_ms",
-            "task_id",
-            "stage_id",
-            "stage_attempt_id",
-            "partition_id",
-            "failed",
-            "killed",
-        )
-        .iter_rows()
-    )
-    return tuple(TimelineTask(*r) for r in rows), n_all
 
 
 def first_failed_task(analysis: Analysis, stage_ids: Iterable[int]) -> tuple[int, str] | None:

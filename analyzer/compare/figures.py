@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ROW_METRICS
 from analyzer.aggregate.node_metrics import NodeStats
-from analyzer.aggregate.time_spent import critical_path
 from analyzer.compare.fingerprint import canonical_tree, is_join
 from analyzer.compare.node_match import match_nodes
-from analyzer.insights._common import stage_stats
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanGraph
 
@@ -243,7 +241,7 @@ def execution_figures(analysis: Analysis, execution: Execution) -> ExecutionFigu
     stats = analysis.node_stats.get(eid, {})
     times = analysis.times.get(eid)
     wanted = set(execution.stage_ids)
-    task_stats = [s for key, s in stage_stats(analysis).items() if key[0] in wanted]
+    task_stats = [s for key, s in analysis.stage_stats.items() if key[0] in wanted]
     attempts = [s for s in app.stages if s.stage_id in wanted]
     graph = execution.final_plan.graph
     rows = in_bytes = files = parts = 0
@@ -266,7 +264,7 @@ def execution_figures(analysis: Analysis, execution: Execution) -> ExecutionFigu
         )
     straggler_ms = 0
     straggler: Straggler | None = None
-    for span in critical_path(execution.stage_ids, app.stages):
+    for span in analysis.critical_path(execution.stage_ids):
         for mx, med, rmax, rmed in by_stage.get(span.stage_id, []):
             gap = max(0, mx - med)
             straggler_ms += gap

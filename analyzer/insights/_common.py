@@ -2,59 +2,50 @@
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
-from functools import cached_property
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
-from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
+from analyzer.aggregate.stage_stats import StageTaskStats
 from analyzer.insights.finding import Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, StageAttempt
 from analyzer.model.plan import PlanGraph
 
-_CONTEXTS: dict[int, RuleContext] = {}
 
-
-@dataclass
+@dataclass(frozen=True)
 class RuleContext:
-    """Lookups every rule needs, built once per analysis (see `context`)."""
+    """What every rule looks up, by the names the rules use; each figure is computed once and
+    kept on the analysis (see `Analysis`), so a context costs nothing to make."""
 
     analysis: Analysis
 
-    @cached_property
+    @property
     def stage_stats(self) -> dict[tuple[int, int], StageTaskStats]:
         """Task figures per (stage, attempt)."""
-        return aggregate_stage_tasks(self.analysis.tasks)
+        return self.analysis.stage_stats
 
-    @cached_property
+    @property
     def attempts(self) -> dict[tuple[int, int], StageAttempt]:
         """The stage attempts by (stage id, attempt id)."""
-        return {(s.stage_id, s.attempt_id): s for s in self.analysis.application.stages}
+        return self.analysis.attempts_by_key
 
-    @cached_property
+    @property
     def executions(self) -> dict[int, Execution]:
         """The SQL executions by id."""
-        return {e.execution_id: e for e in self.analysis.application.executions}
+        return self.analysis.executions_by_id
 
-    @cached_property
+    @property
     def execution_of_stage(self) -> dict[int, int]:
         """The SQL execution of every stage that ran for one (the first one wins)."""
-        out: dict[int, int] = {}
-        for ex in self.analysis.application.executions:
-            for stage_id in ex.stage_ids:
-                out.setdefault(stage_id, ex.execution_id)
-        return out
+        return self.analysis.execution_of_stage
 
-    @cached_property
+    @property
     def failed_executions(self) -> frozenset[int]:
         """Executions that failed: their stages' failures belong to `failed-query`."""
-        return frozenset(
-            e.execution_id for e in self.analysis.application.executions if e.status == "FAILED"
-        )
+        return self.analysis.failed_execution_ids
 
-    @cached_property
+    @property
     def cores(self) -> int:
         """Cores of every executor that ever ran (the driver's in local mode), at least 1."""
         executors = self.analysis.application.executors
@@ -98,19 +89,8 @@ class RuleContext:
 
 
 def context(analysis: Analysis) -> RuleContext:
-    """Return the rules' shared lookups of `analysis`, built once per analysis object."""
-    key = id(analysis)
-    hit = _CONTEXTS.get(key)
-    if hit is None:
-        hit = RuleContext(analysis)
-        _CONTEXTS[key] = hit
-        weakref.finalize(analysis, _CONTEXTS.pop, key, None)
-    return hit
-
-
-def stage_stats(analysis: Analysis) -> dict[tuple[int, int], StageTaskStats]:
-    """Return the task figures per (stage, attempt), computed once per analysis object."""
-    return context(analysis).stage_stats
+    """Return the rules' lookups of `analysis`."""
+    return RuleContext(analysis)
 
 
 def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms: float) -> int:

@@ -8,14 +8,15 @@ a line saying how many more the JSON report holds. Secrets were redacted in the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.executor_summary import ExecutorSummary, executor_summaries
+from analyzer.aggregate.executor_summary import ExecutorSummary
+from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import DRIVER_ID, Job, StageAttempt
 from analyzer.model.redaction import REDACTED
-from analyzer.report.stages import QuantileRows, StageView, TaskRow, build_stage_views
+from analyzer.report.stages import QuantileRows, StageView, build_stage_views
 from analyzer.units import (
     MISSING,
     fmt_bytes,
@@ -273,7 +274,7 @@ def _since(start_ms: int | None, at_ms: int | None) -> str:
 def build_executors_view(analysis: Analysis) -> ExecutorsView:
     """Describe every executor and the driver, with their totals as the History Server has them."""
     app = analysis.application
-    summaries = sorted(executor_summaries(app), key=_executor_order)
+    summaries = sorted(analysis.executor_summaries, key=_executor_order)
     items = []
     for s in summaries[:MAX_ROWS]:
         added = _since(app.start_ms, s.add_time_ms) or MISSING
@@ -416,12 +417,12 @@ def build_context_view(
     with_tasks: bool = False,
     with_quantiles: bool = False,
     quantile_rows: QuantileRows = "all",
-    task_rows: dict[tuple[int, int], list[TaskRow]] | None = None,
+    task_rows: Mapping[tuple[int, int], list[TaskRow]] | None = None,
 ) -> ContextView:
     """Build the context sections; jobs outside SQL are left out when executions are filtered.
 
     Without `with_stages` the stages outside SQL are left out (the jobs still say which they
-    are). `task_rows` (from `task_rows_by_stage`) may be given when the caller already grouped them.
+    are). `task_rows` (from `Analysis.stage_task_rows`) may be given when the caller has them.
     """
     app = analysis.application
     other_jobs = [] if is_filtered else [j for j in app.jobs if j.execution_id is None]

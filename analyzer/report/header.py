@@ -7,7 +7,6 @@ from pathlib import PurePath
 from typing import Literal
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.task_detail import task_counts
 from analyzer.units import MISSING, fmt_bytes, fmt_count, fmt_duration_ms, fmt_timestamp_ms, plural
 
 AppStatus = Literal["completed", "in-progress", "incomplete"]
@@ -108,7 +107,7 @@ def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHead
     if app.attempt_id:
         app_id += f" (attempt {app.attempt_id})"
     status = app_status(analysis)
-    counts = task_counts(analysis)
+    counts = analysis.task_counts
     n_failed_stages = sum(1 for s in app.stages if s.status == "FAILED")
     source = analysis.source
     return ApplicationHeaderView(

@@ -7,16 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.executor_summary import executor_summaries
 from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_summary import StageTaskSummary
-from analyzer.aggregate.time_spent import app_time_spent, critical_path
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.report.findings import evidence_str, kept_findings
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
-from analyzer.report.stages import stage_summaries
 
 FORMAT_VERSION = 1
 
@@ -60,7 +57,7 @@ def _ms(value: float | None) -> int | None:
 def _execution_time(analysis: Analysis, ex: Execution) -> dict[str, Any]:
     """The execution's task time and how it was attributed, stage by stage."""
     times = analysis.times.get(ex.execution_id)
-    path = critical_path(ex.stage_ids, analysis.application.stages)
+    path = analysis.critical_path(ex.stage_ids)
     if times is None:
         return {}
     return {
@@ -86,7 +83,7 @@ def _execution_time(analysis: Analysis, ex: Execution) -> dict[str, Any]:
 
 def _app_time(analysis: Analysis) -> dict[str, Any]:
     """The application's wall time cut into SQL, other jobs and the driver alone."""
-    spent = app_time_spent(analysis.application)
+    spent = analysis.time_spent
     return {
         "wall_ms": spent.wall_ms,
         "sql_ms": spent.sql_ms,
@@ -144,7 +141,7 @@ def _executors(analysis: Analysis) -> list[dict[str, Any]]:
             "total_shuffle_read_bytes": s.total_shuffle_read_bytes,
             "total_shuffle_write_bytes": s.total_shuffle_write_bytes,
         }
-        for s in executor_summaries(analysis.application)
+        for s in analysis.executor_summaries
     ]
 
 
@@ -298,7 +295,7 @@ def _document(
 ) -> dict[str, Any]:
     app = analysis.application
     rs = analysis.read_stats
-    summaries = stage_summaries(analysis)
+    summaries = analysis.stage_summaries
     return {
         "format_version": FORMAT_VERSION,
         "application": {

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
-from analyzer.aggregate.task_detail import iter_stage_task_rows, retried_task_counts
+from analyzer.aggregate.stage_summary import StageTaskSummary
+from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import StageAttempt
 from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_duration_ms, fmt_value
 
@@ -89,34 +88,9 @@ class StageView:
     )
 
 
-TaskRow = dict[str, Any]
-"""One task attempt as a row of `Analysis.tasks` (only the columns the stage lines use)."""
-
-_TASK_COLUMNS = (
-    "stage_id",
-    "stage_attempt_id",
-    "task_id",
-    "attempt",
-    "partition_id",
-    "duration_ms",
-    "input_records",
-    "shuffle_read_records",
-    "input_bytes",
-    "shuffle_read_bytes",
-    "memory_bytes_spilled",
-    "disk_bytes_spilled",
-    "executor_id",
-    "host",
-    "end_reason",
-    "failed",
-    "speculative",
-    "failure_reason",
-)
-
 STAGE_PAGE_QUANTILES = (0.0, 0.25, 0.5, 0.75, 1.0)
-"""The quantiles of Spark's stage page (its Summary Metrics table): min, 25th, median, 75th, max."""
-SUMMARY_QUANTILES = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
-"""The quantiles computed once per analysis: the stage page's and the REST API's default tails."""
+"""The quantiles of Spark's stage page (its Summary Metrics table): min, 25th, median, 75th, max;
+picked from `Analysis.stage_summaries`, kept at `SUMMARY_QUANTILES`, which holds them all."""
 
 QuantileRows = Literal["main", "all"]
 
@@ -158,30 +132,6 @@ QUANTILE_METRICS: tuple[QuantileMetric, ...] = (
 )
 """The quantile rows, in the order of Spark's stage page; rows of zeros are left out, but for
 the duration."""
-
-_SUMMARIES: dict[int, tuple[weakref.ref[Analysis], dict[tuple[int, int], StageTaskSummary]]] = {}
-
-
-def stage_summaries(analysis: Analysis) -> dict[tuple[int, int], StageTaskSummary]:
-    """Return Spark's task summary of every stage attempt at `SUMMARY_QUANTILES`, by (stage,
-    attempt), computed once per analysis (every execution's stage table and the JSON share it)."""
-    key = id(analysis)
-    hit = _SUMMARIES.get(key)
-    if hit is not None and hit[0]() is analysis:
-        return hit[1]
-    summaries = stage_task_summaries(analysis, SUMMARY_QUANTILES)
-    _SUMMARIES[key] = (weakref.ref(analysis, lambda _: _SUMMARIES.pop(key, None)), summaries)
-    return summaries
-
-
-def task_rows_by_stage(
-    analysis: Analysis, stage_keys: Collection[tuple[int, int]]
-) -> dict[tuple[int, int], list[TaskRow]]:
-    """Group the task attempts of the given stage attempts, ordered by task id."""
-    by_stage: dict[tuple[int, int], list[TaskRow]] = {}
-    for row in iter_stage_task_rows(analysis, _TASK_COLUMNS, stage_keys):
-        by_stage.setdefault((row["stage_id"], row["stage_attempt_id"]), []).append(row)
-    return by_stage
 
 
 def _task_view(row: TaskRow, prefix: str) -> TaskRowView:
@@ -251,35 +201,28 @@ def build_stage_views(
     with_tasks: bool = False,
     with_quantiles: bool = False,
     quantile_rows: QuantileRows = "all",
-    task_rows: dict[tuple[int, int], list[TaskRow]] | None = None,
+    task_rows: Mapping[tuple[int, int], list[TaskRow]] | None = None,
 ) -> tuple[StageView, ...]:
     """Describe stage attempts by id, with a line per task attempt and task quantiles if asked.
 
-    The quantiles are Spark's own (`aggregate.stage_summary`), at its stage page's quantiles:
+    The quantiles are Spark's own (`Analysis.stage_summaries`), at its stage page's quantiles:
     every row, or with `quantile_rows="main"` the duration, GC, input, shuffle and spill rows.
-    `task_rows` (from `task_rows_by_stage`) may be given when the caller already grouped them;
-    they are needed for the retry counts and, with `with_tasks`, the task lines.
+    `task_rows` (from `Analysis.stage_task_rows`) may be given with `with_tasks` when the caller
+    already has them.
     """
     ordered = sorted(stages, key=lambda s: (s.stage_id, s.attempt_id))
-    keys = {(s.stage_id, s.attempt_id) for s in ordered}
-    retried: dict[tuple[int, int], int] | None = None
-    if task_rows is None and not with_tasks:
-        retried = retried_task_counts(analysis, keys)
-        task_rows = {}
-    elif task_rows is None:
-        task_rows = task_rows_by_stage(analysis, keys)
-    summaries = stage_summaries(analysis) if with_quantiles and ordered else {}
+    if with_tasks and task_rows is None:
+        task_rows = analysis.stage_task_rows({(s.stage_id, s.attempt_id) for s in ordered})
+    retried = analysis.retried_task_counts
+    summaries = analysis.stage_summaries if with_quantiles and ordered else {}
     out = []
     for stage in ordered:
         key = (stage.stage_id, stage.attempt_id)
-        rows = task_rows.get(key, [])
-        if retried is not None:
-            n_retried = retried.get(key, 0)
-        else:
-            n_retried = sum(1 for r in rows if r["attempt"] > 0)
+        n_retried = retried.get(key, 0)
         wall = fmt_duration_ms(stage.duration_ms)
         tasks: tuple[TaskRowView, ...] = ()
-        if with_tasks:
+        if with_tasks and task_rows is not None:
+            rows = task_rows.get(key, [])
             last = len(rows) - 1
             tasks = tuple(_task_view(r, "└─ " if i == last else "├─ ") for i, r in enumerate(rows))
         n_tasks_str = f"{fmt_count(stage.n_task_attempts)} of {fmt_count(stage.n_tasks)}"

@@ -32,7 +32,7 @@ from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.metrics import MetricView, shown_metrics, stage_ids_str
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
-from analyzer.report.stages import build_stage_views, task_rows_by_stage
+from analyzer.report.stages import build_stage_views
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct
@@ -467,10 +467,10 @@ def build_text_view(
     others = other_stages(analysis, selection.is_filtered) if stage_level != "none" else []
     stages_of = {e.execution_id: execution_stages(app, e) for e in selection.executions}
     task_rows = {}
-    if stage_level != "none":
+    if stage_level == "full":  # one pass over the tasks for every stage's task lines
         keys = {(s.stage_id, s.attempt_id) for ss in stages_of.values() for s in ss}
         keys |= {(s.stage_id, s.attempt_id) for s in others[:MAX_ROWS]}
-        task_rows = task_rows_by_stage(analysis, keys)
+        task_rows = analysis.stage_task_rows(keys)
     executions = []
     for e in selection.executions if with_executions else ():
         stats = analysis.node_stats.get(e.execution_id, {})

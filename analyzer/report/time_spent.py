@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime
-from analyzer.aggregate.time_spent import AppTimeSpent, app_time_spent, critical_path
+from analyzer.aggregate.time_spent import AppTimeSpent
 from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
@@ -213,7 +213,7 @@ def _execution_view(
     for member in (execution, *(e for e in app.executions if e.execution_id in nested)):
         for stage_id in member.stage_ids:
             owner.setdefault(stage_id, member)
-    path = critical_path(tuple(owner), app.stages)
+    path = analysis.critical_path(tuple(owner))
     wall = execution.duration_ms
     stages = []
     for span in sorted(path, key=lambda sp: (-sp.wall_ms, sp.stage_id))[:MAX_STAGES]:
@@ -310,7 +310,7 @@ def build_time_spent_view(
 ) -> TimeSpentView:
     """Say where the application's time went, following the slowest of the shown executions."""
     app = analysis.application
-    spent = app_time_spent(app)
+    spent = analysis.time_spent
     wall = spent.wall_ms
     parts = [f"SQL executions {fmt_duration_ms(spent.sql_ms)} ({_share(spent.sql_ms, wall)})"]
     if spent.other_jobs_ms:

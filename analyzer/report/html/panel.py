@@ -12,7 +12,7 @@ from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
-from analyzer.aggregate.task_detail import NodeTaskQuery, metric_histograms, top_task_rows
+from analyzer.aggregate.task_detail import NodeTaskQuery
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
 from analyzer.report.findings import FindingView
@@ -119,9 +119,10 @@ def main_metric(metrics: Iterable[MetricStats]) -> MetricStats | None:
 def metric_histograms_data(
     analysis: Analysis, execution_id: int, types: dict[int, str]
 ) -> dict[str, dict[str, Any]]:
-    """Each metric's histogram (over the values its statistics are over), bounds formatted."""
+    """Each metric's histogram (over the values its statistics are over), bounds formatted;
+    `types` gives each accumulator's metric type."""
     out: dict[str, dict[str, Any]] = {}
-    for acc_id, hist in metric_histograms(analysis, execution_id, types, HIST_BINS).items():
+    for acc_id, hist in analysis.metric_histograms(execution_id, HIST_BINS).items():
         kind = types[acc_id]
         out[str(acc_id)] = {
             "lo": hist.lo,
@@ -152,7 +153,7 @@ def task_rows_data(
             accumulator_ids=tuple(m.accumulator_id for m in metrics),
             main_accumulator_id=main.accumulator_id,
         )
-    found = top_task_rows(analysis, execution.execution_id, execution.stage_ids, queries, max_rows)
+    found = analysis.node_task_rows(execution.execution_id, queries, max_rows)
     out: dict[str, dict[str, Any]] = {}
     for dom_id, node_rows in found.items():
         present = set(node_rows.accumulator_ids)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import colorsys
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.task_detail import TimelineTask, timeline_tasks
 from analyzer.model.application import Execution
 from analyzer.units import fmt_count, fmt_duration_ms, plural
 
@@ -99,66 +97,41 @@ def stage_colors(stage_ids: Sequence[int]) -> dict[int, str]:
 
 
 def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> TimelineView | None:
-    """Lay task attempts out per executor (at most `max_bars`, the longest); overlapping tasks
-    stack in sub-lanes."""
-    rows, n_all = timeline_tasks(analysis, execution.stage_ids, max_bars)
-    if not rows:
+    """Draw the execution's timeline (`Analysis.timeline`: at most `max_bars` task attempts, the
+    longest, per executor, overlapping tasks stacked in sub-lanes)."""
+    timeline = analysis.timeline(execution.execution_id, max_bars, MAX_TIMELINE_LANES)
+    if not timeline.n_drawn:
         return None
     note = ""
-    if n_all > max_bars:
+    if timeline.n_tasks > max_bars:
         note = (
             f"The timeline shows the {fmt_count(max_bars)} longest of "
-            f"{fmt_count(n_all)} task attempts."
+            f"{fmt_count(timeline.n_tasks)} task attempts."
         )
-    t0 = min(r.launch_ms for r in rows)
-    t1 = max(r.finish_ms for r in rows)
-    span = max(t1 - t0, 1)
+    if timeline.n_executors > len(timeline.lanes):
+        note = (note + " " if note else "") + (
+            f"The timeline shows the {MAX_TIMELINE_LANES} busiest of "
+            f"{timeline.n_executors} executors."
+        )
+    t0 = timeline.start_ms
+    span = max(timeline.end_ms - t0, 1)
     label_width = 150
     scale = TIMELINE_WIDTH / span
-    by_exec: dict[str, list[TimelineTask]] = defaultdict(list)
-    hosts: dict[str, str] = {}
-    for r in rows:
-        by_exec[r.executor_id].append(r)
-        hosts[r.executor_id] = r.host
-
-    def exec_key(executor_id: str) -> tuple[int, str]:
-        return (int(executor_id), "") if executor_id.isdigit() else (-1, executor_id)
-
-    executors = sorted(by_exec, key=exec_key)
-    if len(executors) > MAX_TIMELINE_LANES:
-        busiest = sorted(executors, key=lambda e: -len(by_exec[e]))[:MAX_TIMELINE_LANES]
-        note = (note + " " if note else "") + (
-            f"The timeline shows the {MAX_TIMELINE_LANES} busiest of {len(executors)} executors."
-        )
-        executors = sorted(busiest, key=exec_key)
-    colors = stage_colors([r.stage_id for r in rows])
-    counts: dict[int, int] = defaultdict(int)
-    for r in rows:
-        counts[r.stage_id] += 1
+    counts = dict(timeline.tasks_per_stage)
+    colors = stage_colors(list(counts))
     lanes, bars = [], []
     y = 4
-    for executor_id in executors:
-        ends: list[int] = []  # sub-lane → finish time of its last task
-        placed = []
-        for r in by_exec[executor_id]:
-            for i, end in enumerate(ends):
-                if end <= r.launch_ms:
-                    ends[i] = r.finish_ms
-                    break
-            else:
-                i = len(ends)
-                ends.append(r.finish_ms)
-            placed.append((i, r))
-        height = max(len(ends) * SUBLANE_HEIGHT, 14) + 4
+    for lane in timeline.lanes:
+        height = max(lane.n_sublanes * SUBLANE_HEIGHT, 14) + 4
         lanes.append(
             TimelineLaneView(
-                label=_lane_label(executor_id, hosts[executor_id]),
-                full_label=f"{executor_id} · {hosts[executor_id]}",
+                label=_lane_label(lane.executor_id, lane.host),
+                full_label=f"{lane.executor_id} · {lane.host}",
                 y=y,
                 height=height,
             )
         )
-        for i, r in placed:
+        for i, r in lane.tasks:
             status = " failed" if r.failed or r.killed else ""
             bars.append(
                 TimelineBarView(
