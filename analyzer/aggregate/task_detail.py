@@ -299,28 +299,6 @@ def task_quantiles(values: Sequence[int]) -> tuple[int, int, int, int, int]:
     return picks[0], picks[1], picks[2], picks[3], ordered[-1]
 
 
-def successful_task_values(
-    analysis: Analysis, stage_ids: Iterable[int], columns: Sequence[str]
-) -> dict[tuple[int, int], tuple[tuple[int, ...], ...]]:
-    """Return, per (stage id, attempt id), the given task-table columns of its successful tasks.
-
-    Each value is one tuple per column (in `columns` order) holding that column's value for every
-    successful task attempt, in log order; stage attempts without successful tasks are left out.
-    """
-    per_attempt: dict[tuple[int, int], list[tuple[int, ...]]] = defaultdict(list)
-    for row in (
-        _execution_tasks(analysis, stage_ids)
-        .filter(pl.col("successful"))
-        .select("stage_id", "stage_attempt_id", *columns)
-        .iter_rows()
-    ):
-        per_attempt[(row[0], row[1])].append(row[2:])
-    return {
-        key: tuple(tuple(v[i] for v in values) for i in range(len(columns)))
-        for key, values in per_attempt.items()
-    }
-
-
 def first_failed_task(analysis: Analysis, stage_ids: Iterable[int]) -> tuple[int, str] | None:
     """Return the failed task attempt of the given stages that ended first, and its reason."""
     tasks = analysis.tasks

@@ -145,14 +145,6 @@ class Thresholds:
         """Return every threshold name, in declaration order."""
         return tuple(f.name for f in dataclasses.fields(cls))
 
-    @classmethod
-    def help_of(cls, name: str) -> str:
-        """Return the one-line description of threshold `name`."""
-        for f in dataclasses.fields(cls):
-            if f.name == name:
-                return str(f.metadata["help"])
-        raise KeyError(name)
-
     def with_overrides(self, assignments: Iterable[str]) -> Thresholds:
         """Return a copy with `name=value` assignments applied (as given to `--threshold`).
 

@@ -191,15 +191,6 @@ class PlanGraph(BaseModel):
         """Return the nodes whose name contains `name_part`, in id order."""
         return [n for n in self.nodes if name_part in n.name]
 
-    @property
-    def metric_defs(self) -> dict[int, tuple[PlanNode, MetricDef]]:
-        """Map each accumulator id to its node and metric definition."""
-        out: dict[int, tuple[PlanNode, MetricDef]] = {}
-        for n in self.nodes:
-            for m in n.metrics:
-                out.setdefault(m.accumulator_id, (n, m))
-        return out
-
     def to_s(self) -> str:
         """Return a readable indented dump, for debugging and tests."""
         lines = []

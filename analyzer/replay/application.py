@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -673,14 +673,6 @@ class ApplicationBuilder:
             frozen=self.listener.frozen,
             stage_accumulators=self.stage_accumulators,
         )
-
-
-def build_application(events: Iterable[ev.Event]) -> BuiltApplication:
-    """Fold every event of a log, in order, into the domain model and task columns."""
-    builder = ApplicationBuilder()
-    for event in events:
-        builder.feed(event)
-    return builder.finish()
 
 
 _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {

@@ -178,16 +178,3 @@ def shown_metrics(stats: NodeStats | None, level: MetricsLevel) -> tuple[MetricV
         if (m.metric_type in TIMING_TYPES or m.name in SUMMARY_METRIC_NAMES)
         and (m.total != 0 or m.max_value != 0)
     )
-
-
-def timing_total_ms(stats: NodeStats | None) -> float:
-    """Return the sum of a node's timing metrics in ms (overlapping timings add up)."""
-    if stats is None:
-        return 0.0
-    total = 0.0
-    for m in stats.metrics:
-        if m.metric_type == "timing":
-            total += m.total
-        elif m.metric_type == "nsTiming":
-            total += m.total / 1_000_000
-    return total
