@@ -7,6 +7,13 @@ from collections.abc import Iterator
 import pytest
 from oracle import HistoryServer, missing_requirement
 from oracle.locations import PUBLIC_CORPUS, PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS
+from typer.testing import CliRunner
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    """A typer test runner for the command line (`runner.invoke(app, [...])`)."""
+    return CliRunner()
 
 
 @pytest.fixture(scope="session")

@@ -100,9 +100,11 @@ def _tiny_log(path: Path, app_id: str, name: str = "tiny") -> None:
     path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in events))
 
 
-def test_cli_batch_writes_reports_index_and_tables(logs: Path, tmp_path: Path) -> None:
+def test_cli_batch_writes_reports_index_and_tables(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out), "-j", "2"])
+    result = runner.invoke(app, ["batch", str(logs), "-o", str(out), "-j", "2"])
     assert result.exit_code == 0, result.output
     assert "0 failed" in result.output
     infos = discover_applications(str(logs))
@@ -388,7 +390,6 @@ def _peak_rss_kb(pid: int) -> int:
     return 0
 
 
-@pytest.mark.slow
 def _heavy_log(app_id: str, n_tasks: int, n_metrics: int) -> bytes:
     """A small log whose one stage declares `n_tasks` tasks and updates `n_metrics` SQL metrics:
     the replay keeps a value per declared task and metric, as Spark's SQL tab does."""
@@ -429,6 +430,7 @@ def _heavy_log(app_id: str, n_tasks: int, n_metrics: int) -> bytes:
     return _event_head(app_id) + "\n".join(lines).encode() + b"\n"
 
 
+@pytest.mark.slow
 def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_path: Path) -> None:
     mib = b"x" * (1 << 20)
     # 1 GiB of `x` without a newline: not even a log (refused by the listing).

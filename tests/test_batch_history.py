@@ -227,7 +227,7 @@ def test_history_is_readable_by_duckdb_and_polars(nights: dict[str, Path]) -> No
 
 
 def test_killed_append_and_damaged_files_never_cost_the_history(
-    nights: dict[str, Path], tmp_path: Path
+    runner: CliRunner, nights: dict[str, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     shutil.copytree(nights["out"], out)
@@ -238,7 +238,7 @@ def test_killed_append_and_damaged_files_never_cost_the_history(
     # A history file damaged by hand.
     damaged = history / "runs" / "batch-20000101T000000000Z-00000000.parquet"
     damaged.write_bytes(b"not parquet")
-    result = CliRunner().invoke(app, ["batch", str(nights["night-3"]), "-o", str(out), "-j", "1"])
+    result = runner.invoke(app, ["batch", str(nights["night-3"]), "-o", str(out), "-j", "1"])
     assert result.exit_code == 0, result.output
     assert not orphan.exists()
     warnings = [line for line in result.output.splitlines() if line.startswith("warning: ")]

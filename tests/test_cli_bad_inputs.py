@@ -12,8 +12,6 @@ from typer.testing import CliRunner
 
 from analyzer.cli import EXIT_INPUT_ERROR, app
 
-runner = CliRunner()
-
 
 @pytest.mark.parametrize(
     ("name", "where", "slug", "says"),
@@ -30,7 +28,9 @@ runner = CliRunner()
         ),
     ],
 )
-def test_bad_input_is_one_line_and_exit_1(name: str, where: str, slug: str, says: str) -> None:
+def test_bad_input_is_one_line_and_exit_1(
+    runner: CliRunner, name: str, where: str, slug: str, says: str
+) -> None:
     for fmt in ("text", "json", "html"):
         result = runner.invoke(app, ["report", str(BAD / name), "--format", fmt])
         assert result.exit_code == EXIT_INPUT_ERROR
@@ -43,7 +43,7 @@ def test_bad_input_is_one_line_and_exit_1(name: str, where: str, slug: str, says
         assert "Traceback" not in result.output
 
 
-def test_cut_last_line_is_dropped_and_said() -> None:
+def test_cut_last_line_is_dropped_and_said(runner: CliRunner) -> None:
     result = runner.invoke(app, ["report", str(BAD / "truncated_last_line")])
     assert result.exit_code == 0
     assert "the log ends in a cut line or frame" in result.stdout
@@ -51,7 +51,7 @@ def test_cut_last_line_is_dropped_and_said() -> None:
     assert '"truncated_tail": true' in doc
 
 
-def test_lenient_skips_and_counts_the_malformed_line() -> None:
+def test_lenient_skips_and_counts_the_malformed_line(runner: CliRunner) -> None:
     result = runner.invoke(app, ["report", str(BAD / "malformed_mid_file"), "--lenient"])
     assert result.exit_code == 0
     assert "1 malformed line skipped (--lenient)" in result.stdout

@@ -20,11 +20,6 @@ SAMPLE = SAMPLES / "local-1795320253957.snappy"
 SAMPLE_ID = "local-1795320253957"
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
 def _sample() -> Path:
     if not SAMPLE.exists():
         pytest.skip(f"{SAMPLE} not present")

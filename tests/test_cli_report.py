@@ -19,11 +19,6 @@ LOG = str(PUBLIC / "local-1642039451826")
 MALFORMED = str(PUBLIC / "malformed_json_eventlog.zstd")
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
 def _ok(runner: CliRunner, *args: str) -> str:
     result = runner.invoke(app, list(args))
     assert result.exit_code == 0, result.output + result.stderr

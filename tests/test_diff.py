@@ -276,11 +276,6 @@ def test_top_keeps_the_largest_changes() -> None:
 # --- the command line ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
 @needs_pairs
 def test_cli_diff_of_two_logs_and_of_two_app_ids(runner: CliRunner, tmp_path: Path) -> None:
     base, cand = pair_logs("skew")

@@ -230,12 +230,12 @@ def test_escaping_functions() -> None:
     assert "@" + ZWSP + "admin" in plain and "https" + ZWSP + "://" in plain
 
 
-def test_cli_report_writes_markdown_by_extension(tmp_path: Path) -> None:
+def test_cli_report_writes_markdown_by_extension(runner: CliRunner, tmp_path: Path) -> None:
     logs = sample_logs()
     if not logs:
         pytest.skip("no sample logs")
     out = tmp_path / "report.md"
-    result = CliRunner().invoke(app, ["report", str(logs[0]), "-o", str(out)])
+    result = runner.invoke(app, ["report", str(logs[0]), "-o", str(out)])
     assert result.exit_code == 0, result.output
     text = out.read_text(encoding="utf-8")
     assert text.startswith("### EXPLAIN ANALYZE:")
