@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import pickle
 
 import pytest
 
-from analyzer.batch import layout as layout_module
-from analyzer.batch import runner as runner_module
 from analyzer.batch.jobs import Job, JobSettings
 from analyzer.batch.layout import MAX_KEY_BYTES, app_key, is_app_key
 from analyzer.batch.manifest import Fingerprint, Manifest, ManifestEntry, parse_manifest
@@ -253,8 +250,3 @@ def test_manifest_of_the_old_layout_names_its_report_dirs() -> None:
     a = _listed("a")
     manifest = Manifest({"a": _entry(a, "a")})
     assert parse_manifest(manifest.to_json()).manifest == manifest
-
-
-def test_doctests() -> None:
-    for module in (layout_module, runner_module):
-        assert doctest.testmod(module).failed == 0

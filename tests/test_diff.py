@@ -6,7 +6,6 @@ the manifest says which cause a comparison must name (docs/diff.md#the-verdict).
 
 from __future__ import annotations
 
-import doctest
 import json
 import re
 from collections import Counter
@@ -20,11 +19,6 @@ from hostile_inputs import deep_plan_line
 from reports import NOW_MS, analysis_of, parse_page
 from typer.testing import CliRunner
 
-import analyzer.compare.figures
-import analyzer.compare.fingerprint
-import analyzer.compare.matching
-import analyzer.compare.node_match
-import analyzer.compare.verdict
 from analyzer import api
 from analyzer.cli import EXIT_INPUT_ERROR, EXIT_USAGE, app
 from analyzer.compare.fingerprint import canonical_tree, plan_fingerprint, shape_fingerprint
@@ -304,17 +298,6 @@ def test_cli_diff_errors_are_one_line(runner: CliRunner) -> None:
     assert bad.exit_code == EXIT_USAGE and "[usage]" in bad.stderr
     gone = runner.invoke(app, ["diff", str(base), str(base.parent / "nope.zstd")])
     assert gone.exit_code == EXIT_INPUT_ERROR and "Traceback" not in gone.output
-
-
-def test_doctests() -> None:
-    for module in (
-        analyzer.compare.figures,
-        analyzer.compare.fingerprint,
-        analyzer.compare.matching,
-        analyzer.compare.node_match,
-        analyzer.compare.verdict,
-    ):
-        assert doctest.testmod(module).failed == 0
 
 
 @needs_pairs

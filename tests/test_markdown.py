@@ -7,7 +7,6 @@ header, and nothing from a log that GitHub or GitLab would turn into a mention o
 
 from __future__ import annotations
 
-import doctest
 import json
 import re
 from pathlib import Path
@@ -19,7 +18,6 @@ from markdown_it.token import Token
 from reports import NOW_MS, analysis_of, render
 from typer.testing import CliRunner
 
-import analyzer.render.markdown
 from analyzer import api
 from analyzer.cli import app
 from analyzer.render.markdown import (
@@ -221,7 +219,6 @@ def test_the_checks_catch_what_they_look_for() -> None:
 
 
 def test_escaping_functions() -> None:
-    assert doctest.testmod(analyzer.render.markdown).failed == 0
     assert md_code("a``b") == "``` a``b ```"
     assert md_cell_code("x|y") == "` x\\|y `"
     plain = md_text(HOSTILE)

@@ -3,7 +3,6 @@ and the stage quantiles (Spark's own) in the stage tables and the JSON."""
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from analyzer.errors import UsageError
 from analyzer.model.redaction import REDACTED
 from analyzer.render.terminal import visible_len
 from analyzer.report import context as context_views
-from analyzer.report import options as report_options
 from analyzer.report.context import build_context_view
 from analyzer.report.options import ReportOptions, parse_sections
 from analyzer.report.stages import STAGE_PAGE_QUANTILES, build_stage_views
@@ -224,8 +222,3 @@ def test_json_stages_carry_the_task_summary(log: Path) -> None:
         assert carried["quantiles"] == list(SUMMARY_QUANTILES)
         assert carried["n_tasks"] == summary.n_tasks
         assert carried["metrics"] == {m.field: list(v) for m, v in summary.metrics()}
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(context_views).failed == 0
-    assert doctest.testmod(report_options).failed == 0

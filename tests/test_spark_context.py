@@ -6,7 +6,6 @@ equal what Spark's History Server answers; test_conformance_stages.py checks tha
 
 from __future__ import annotations
 
-import doctest
 import json
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from analyzer.aggregate.stage_summary import (
     StageTaskSummary,
     stage_task_summaries,
 )
-from analyzer.model import redaction
 from analyzer.model.redaction import REDACTED
 
 EXECUTOR_LOST = SAMPLES / "app-20261122042434-0000.zstd"
@@ -142,10 +140,6 @@ def test_environment_keeps_the_jvm_and_a_few_system_properties(
     props = dict(env.spark_properties)
     assert props["spark.app.name"] == "sea-executor-lost"
     assert env.spark_properties == executor_lost.application.spark_properties
-
-
-def test_redaction_doctests() -> None:
-    assert doctest.testmod(redaction).failed == 0
 
 
 def _event(name: str, **fields: object) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 from functools import cache
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from analyzer.cli import EXIT_USAGE, app
 from analyzer.insights import Finding, Thresholds, detect_all
 from analyzer.insights.finding import ev
 from analyzer.render.terminal import visible_len
-from analyzer.report import findings as finding_views
 from analyzer.report.findings import build_finding_view
 
 
@@ -208,10 +206,6 @@ def test_finding_view_where_and_lost() -> None:
     assert view.ref_str == "tiny-tasks at stage 5.1 — see Findings 1"
     assert [(e.label, e.value_str) for e in view.evidence] == [("failed attempts", "2")]
     assert (view.mark, view.style) == ("✖", "red")
-
-
-def test_view_doctests() -> None:
-    assert doctest.testmod(finding_views).failed == 0
 
 
 def test_gold_files_hold_a_findings_section() -> None:

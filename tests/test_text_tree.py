@@ -7,7 +7,6 @@ line without one is the only input of the line above it) and compared with the p
 
 from __future__ import annotations
 
-import doctest
 import re
 from pathlib import Path
 
@@ -154,7 +153,3 @@ def test_tree_fits_a_narrow_width() -> None:
     trees = _trees(text)
     for execution in analysis.application.executions:
         _check_tree(execution.final_plan.graph, trees[execution.execution_id])
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(text_views).failed == 0

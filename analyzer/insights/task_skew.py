@@ -23,10 +23,6 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
     Stages need at least `skew_min_tasks` successful tasks. A slow task of the stage's first wave
     that read no more than the others is a cold executor warming up, not skew. Where `data-skew`
     explains the same stage (a node whose rows are skewed), only that finding is kept.
-
-    >>> from analyzer.api import analyze  # doctest: +SKIP
-    >>> detect_task_skew(analyze("app.zstd"), Thresholds())[0].title  # doctest: +SKIP
-    'Stage 4: slowest task ran 12.3× the median (41.2 s vs 3.3 s)'
     """
     ctx = context(analysis)
     findings = []
