@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import gc
 import importlib
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -206,15 +208,43 @@ def render_report(
         return out if isinstance(out, str) else b"".join(out).decode("utf-8")
 
 
+@dataclass(frozen=True)
+class _ReportRun:
+    """One report being made: what every step of a format gets."""
+
+    analysis: Analysis
+    findings: Sequence[Finding]
+    options: ReportOptions
+    redactor: Redactor | None
+    """The redactor when `options.redact`, else None."""
+
+
+@dataclass(frozen=True)
+class _ViewFormat:
+    """A format made from one view model: built, redacted when asked, bounded, rendered."""
+
+    build: Callable[[_ReportRun], Any]
+    """The view model of the report."""
+    render: Callable[[_ReportRun, Any], str]
+    """The report of the redacted and bounded view."""
+
+
+@dataclass(frozen=True)
+class _StreamedFormat:
+    """A format whose report is yielded as UTF-8 bytes while it is made (it redacts itself)."""
+
+    stream: Callable[[_ReportRun], Iterator[bytes | memoryview]]
+
+
 def _render(
     analysis: Analysis,
     options: ReportOptions | None,
     findings: Sequence[Finding] | None,
     redactor: Redactor | None,
 ) -> str | Iterator[bytes | memoryview]:
-    """`render_report`'s work; the JSON report comes as UTF-8 bytes, made as they are read
-    (one execution at a time: the document is never whole in memory, as objects or text)."""
-    from analyzer.report.bounds import clip_view
+    """`render_report`'s work: build the format's view, redact and bound it, render it. The JSON
+    report is streamed: UTF-8 bytes made as they are read (one execution at a time: the
+    document is never whole in memory, as objects or text)."""
     from analyzer.report.options import ReportOptions
 
     options = options if options is not None else ReportOptions()
@@ -222,48 +252,90 @@ def _render(
         findings = find_issues(analysis, options.thresholds)
     if options.redact and redactor is None:
         redactor = make_redactor(analysis)
-    active = redactor if options.redact else None
-    if options.fmt == "json":
-        return _json_chunks(analysis, findings, options, active)
-    if options.fmt == "markdown":
-        from analyzer.render.markdown import render_markdown_report
-        from analyzer.report.markdown import build_markdown_view
+    run = _ReportRun(analysis, findings, options, redactor if options.redact else None)
+    fmt = _FORMATS[options.fmt]
+    if isinstance(fmt, _StreamedFormat):
+        return fmt.stream(run)
+    return _render_view(run, fmt)
 
-        summary = build_markdown_view(analysis, findings, options)
-        if active is not None:
-            from analyzer.report.redact import redact_report
 
-            summary = redact_report(summary, active)
-        return render_markdown_report(clip_view(summary))
-    if options.fmt == "html":
-        import dataclasses
+def _render_view(run: _ReportRun, fmt: _ViewFormat) -> str:
+    """Build the format's view, redact it when asked, bound it, render it."""
+    from analyzer.report.bounds import clip_view
 
-        from analyzer.render.html import render_html
-        from analyzer.report.html import build_html_view
+    view = fmt.build(run)
+    if run.redactor is not None:
+        # Imported only to redact: its patterns cost start-up time every report would pay.
+        from analyzer.report.redact import redact_report
 
-        now_ms = options.now_ms if options.now_ms is not None else int(time.time() * 1000)
-        view = build_html_view(analysis, findings, options, now_ms)
-        if active is not None:
-            from analyzer.report.redact import redact_report
+        view = redact_report(view, run.redactor)
+    return fmt.render(run, clip_view(view))
 
-            view = redact_report(view, active)
-        view = clip_view(view)
 
-        def text_of(execution_ids: Sequence[int]) -> str:
-            text_options = dataclasses.replace(
-                options,
-                fmt="text",
-                metrics="summary",
-                executions=tuple(execution_ids),
-                top=None,
-                color=False,
-                # The page shows jobs, executors and configuration itself.
-                sections=("summary", "time", "findings", "plans", "stages"),
-            )
-            return _render_text(analysis, findings, text_options, active)
+def _build_text(run: _ReportRun) -> Any:
+    from analyzer.report.text import build_text_view
 
-        return render_html(view, text_of)
-    return _render_text(analysis, findings, options, active)
+    return build_text_view(run.analysis, run.findings, run.options)
+
+
+def _render_text_view(run: _ReportRun, view: Any) -> str:
+    from analyzer.render.text import render_text
+
+    return render_text(view, width=run.options.width, color=run.options.color)
+
+
+def _build_markdown(run: _ReportRun) -> Any:
+    from analyzer.report.markdown import build_markdown_view
+
+    return build_markdown_view(run.analysis, run.findings, run.options)
+
+
+def _render_markdown(run: _ReportRun, view: Any) -> str:
+    from analyzer.render.markdown import render_markdown_report
+
+    return render_markdown_report(view)
+
+
+def _build_html(run: _ReportRun) -> Any:
+    from analyzer.report.html import build_html_view
+
+    now_ms = run.options.now_ms if run.options.now_ms is not None else int(time.time() * 1000)
+    return build_html_view(run.analysis, run.findings, run.options, now_ms)
+
+
+def _render_html(run: _ReportRun, view: Any) -> str:
+    """The page, with the text report of the executions it shows embedded."""
+    from analyzer.render.html import render_html
+
+    def text_of(execution_ids: Sequence[int]) -> str:
+        text_options = dataclasses.replace(
+            run.options,
+            fmt="text",
+            metrics="summary",
+            executions=tuple(execution_ids),
+            top=None,
+            color=False,
+            # The page shows jobs, executors and configuration itself.
+            sections=("summary", "time", "findings", "plans", "stages"),
+        )
+        return _render_view(dataclasses.replace(run, options=text_options), _TEXT)
+
+    return render_html(view, text_of)
+
+
+def _stream_json(run: _ReportRun) -> Iterator[bytes | memoryview]:
+    return _json_chunks(run.analysis, run.findings, run.options, run.redactor)
+
+
+_TEXT = _ViewFormat(build=_build_text, render=_render_text_view)
+
+_FORMATS: dict[str, _ViewFormat | _StreamedFormat] = {
+    "text": _TEXT,
+    "markdown": _ViewFormat(build=_build_markdown, render=_render_markdown),
+    "html": _ViewFormat(build=_build_html, render=_render_html),
+    "json": _StreamedFormat(stream=_stream_json),
+}
+"""Every report format (`report.options.FORMATS`) and how it is made."""
 
 
 def _json_chunks(
@@ -297,26 +369,6 @@ def make_redactor(*analyses: Analysis) -> Redactor:
     from analyzer.report.redact import Redactor
 
     return Redactor.for_analysis(*analyses)
-
-
-def _render_text(
-    analysis: Analysis,
-    findings: Sequence[Finding],
-    options: ReportOptions,
-    redactor: Redactor | None = None,
-) -> str:
-    from analyzer.render.text import render_text
-    from analyzer.report.bounds import clip_view
-    from analyzer.report.text import TextReportView, build_text_view
-
-    view: TextReportView = build_text_view(analysis, findings, options)
-    if redactor is not None:
-        # Imported only to redact: its patterns cost start-up time every report would pay.
-        from analyzer.report.redact import redact_report
-
-        view = redact_report(view, redactor)
-    view = clip_view(view)
-    return render_text(view, width=options.width, color=options.color)
 
 
 def _umask() -> int:

@@ -183,3 +183,8 @@ def test_reports_do_not_depend_on_hash_seeds() -> None:
         digests.append(json.loads(out))
     assert len(digests[0]) == 4 * len(LOGS)
     assert digests[0] == digests[1]
+
+
+def test_every_format_has_one_way_to_be_made() -> None:
+    """The API's registry of formats holds exactly the formats `ReportOptions` accepts."""
+    assert sorted(api._FORMATS) == sorted(FORMATS)
