@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
@@ -39,7 +38,12 @@ from analyzer.report.html.panel import (
     metric_histograms_data,
     task_rows_data,
 )
-from analyzer.report.html.plan_graph import PlanGraphView, build_plan_graph_view, shorten
+from analyzer.report.html.plan_graph import (
+    PlanGraphParts,
+    PlanGraphView,
+    build_plan_graph_view,
+    shorten,
+)
 from analyzer.report.html.timeline import (
     MAX_TIMELINE_TASKS,
     MAX_TIMELINE_TASKS_TOTAL,
@@ -225,35 +229,34 @@ def _execution_view(
     eid = execution.execution_id
     final_stats = analysis.node_stats.get(eid, {})
     stats_by_acc = {m.accumulator_id: m for ns in final_stats.values() for m in ns.metrics}
-    panels: list[NodePanelView] = []
-    task_metrics: dict[str, tuple[MetricStats, ...]] = {}
     # The initial plan and the final one: what AQE changed. Intermediate re-plans are left out.
     ordered = (
         [execution.final_plan, *execution.plans[:1]]
         if len(execution.plans) > 1
         else [execution.final_plan]
     )
-    final_ids: dict[tuple[int, ...], str] = {}
     times = analysis.times.get(eid)
     self_times = {
         nt.node_id: nt.self_time_ms
         for nt in (times.nodes.values() if times else ())
         if nt.self_time_ms is not None
     }
-    plans = tuple(
-        build_plan_graph_view(
-            execution,
-            p,
-            stats_by_acc,
-            final_stats,
-            panels,
-            task_metrics,
-            final_ids,
-            node_findings,
-            self_times,
+    parts: list[PlanGraphParts] = []
+    for p in ordered:  # the final plan first: the initial plan's operators share its panels
+        parts.append(
+            build_plan_graph_view(
+                execution,
+                p,
+                stats_by_acc=stats_by_acc,
+                final_stats=final_stats,
+                node_findings=node_findings,
+                self_times=self_times,
+                final_panels=parts[0].panel_of_metrics if parts else {},
+            )
         )
-        for p in ordered
-    )
+    plans = tuple(part.graph for part in parts)
+    panels = [panel for part in parts for panel in part.panels]
+    task_metrics = {k: v for part in parts for k, v in part.task_metrics.items()}
     types = {m.accumulator_id: m.metric_type for m in stats_by_acc.values()}
     final_prefix = f"e{eid}-p{execution.final_plan.index}-"
     final_metrics = {k: v for k, v in task_metrics.items() if k.startswith(final_prefix)}

@@ -8,7 +8,7 @@ switches to on request. Each node also gets its detail panel (see `report.html.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
@@ -312,19 +312,37 @@ def layout_plan(graph: PlanGraph, labels: dict[int, str]) -> tuple[Layout, Layou
     return full, folded, fold
 
 
+@dataclass(frozen=True)
+class PlanGraphParts:
+    """One plan version laid out for the page, with the node panels it adds."""
+
+    graph: PlanGraphView
+    panels: tuple[NodePanelView, ...]
+    """A panel per node drawn (an earlier plan's node that is a final-plan operator shares its
+    panel instead), then one per codegen cluster."""
+    task_metrics: dict[str, tuple[MetricStats, ...]]
+    """Per panel element id: the metrics its per-task table lists."""
+    panel_of_metrics: dict[tuple[int, ...], str]
+    """The final plan only: each operator's panel id by the accumulator ids of its metrics, for
+    the earlier plans' copies of the operator."""
+
+
 def build_plan_graph_view(
     execution: Execution,
     plan: PlanVersion,
+    *,
     stats_by_acc: dict[int, MetricStats],
     final_stats: dict[int, NodeStats],
-    panels: list[NodePanelView],
-    task_metrics: dict[str, tuple[MetricStats, ...]],
-    final_ids: dict[tuple[int, ...], str],
     node_findings: dict[int, list[FindingView]],
     self_times: dict[int, float],
-) -> PlanGraphView:
-    """Lay out one plan version and collect a panel per node; `node_findings` and `self_times`
-    (by node id of the final plan) mark and shade the final plan's nodes."""
+    final_panels: Mapping[tuple[int, ...], str],
+) -> PlanGraphParts:
+    """Lay out one plan version and make a panel per node; `node_findings` and `self_times`
+    (by node id of the final plan) mark and shade the final plan's nodes, and an earlier plan's
+    operator found in `final_panels` (the final plan's `panel_of_metrics`) opens that panel."""
+    panels: list[NodePanelView] = []
+    task_metrics: dict[str, tuple[MetricStats, ...]] = {}
+    final_ids: dict[tuple[int, ...], str] = {}
     graph = plan.graph
     is_final = plan.index == execution.final_plan.index
     prefix = plan_dom_id(execution.execution_id, plan.index)
@@ -413,7 +431,7 @@ def build_plan_graph_view(
         box = full.nodes[node_id]
         fbox = folded.nodes.get(node_id)
         dom_id = dom(node_id)
-        shared = final_ids.get(tuple(m.accumulator_id for m in metrics)) if metrics else None
+        shared = final_panels.get(tuple(m.accumulator_id for m in metrics)) if metrics else None
         panel_id = dom_id
         if not is_final and shared is not None:
             panel_id = shared  # the same operator as in the final plan: share its panel
@@ -489,7 +507,7 @@ def build_plan_graph_view(
         title = "initial plan"
     else:
         title = f"re-plan {plan.index}"
-    return PlanGraphView(
+    view = PlanGraphView(
         dom_id=prefix,
         title=title,
         is_final=is_final,
@@ -503,4 +521,10 @@ def build_plan_graph_view(
         nodes=tuple(nodes),
         clusters=tuple(clusters),
         edges=tuple(edges),
+    )
+    return PlanGraphParts(
+        graph=view,
+        panels=tuple(panels),
+        task_metrics=task_metrics,
+        panel_of_metrics=final_ids,
     )
