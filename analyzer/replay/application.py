@@ -105,6 +105,37 @@ class _Exec:
     job_ids: list[int] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
 
+    def to_model(self, job_status: dict[int, str], stage_ids: list[int]) -> Execution:
+        """The frozen execution; `job_status` holds every job's status by id, `stage_ids` the
+        execution's stages in the order the SQL listener met them."""
+        statuses = [job_status[j] for j in self.job_ids if j in job_status]
+        failed_alone = self.ended and self.error_message
+        if all(s == "SUCCEEDED" for s in statuses) and not failed_alone:
+            status = "COMPLETED"
+        elif any(s == "FAILED" for s in statuses) or failed_alone:
+            status = "FAILED"
+        else:
+            status = "RUNNING"
+        plans = tuple(self.plans) or (
+            PlanVersion(index=0, physical_plan_description="", graph=PlanGraph(nodes=(), edges=())),
+        )
+        return Execution(
+            execution_id=self.execution_id,
+            root_execution_id=self.root_execution_id,
+            description=self.description,
+            details=self.details,
+            start_ms=self.start_ms,
+            end_ms=self.end_ms,
+            error_message=self.error_message,
+            status=status,
+            job_ids=tuple(self.job_ids),
+            stage_ids=tuple(stage_ids),
+            plans=plans,
+            metric_catalog=tuple(self.metrics.values()),
+            modified_configs=tuple(sorted(self.modified_configs.items())),
+            ended=self.ended,
+        )
+
 
 @dataclass
 class _Job:
@@ -122,6 +153,22 @@ class _Job:
     description: str | None = None
     job_group: str | None = None
     job_tags: tuple[str, ...] = ()
+
+    def to_model(self) -> Job:
+        """The frozen job."""
+        return Job(
+            job_id=self.job_id,
+            execution_id=self.execution_id,
+            submission_ms=self.submission_ms,
+            completion_ms=self.completion_ms,
+            status=self.status,
+            stage_ids=self.stage_ids,
+            error_message=self.error,
+            name=self.name,
+            description=self.description,
+            job_group=self.job_group,
+            job_tags=self.job_tags,
+        )
 
 
 @dataclass(slots=True)
@@ -172,6 +219,32 @@ class _Executor:
         self.shuffle_read_bytes += read
         self.shuffle_write_bytes += written
 
+    def to_model(self) -> Executor:
+        """The frozen executor."""
+        return Executor(
+            executor_id=self.executor_id,
+            host=self.host,
+            n_cores=self.n_cores,
+            added_ms=self.added_ms,
+            removed_ms=self.removed_ms,
+            removed_reason=self.removed_reason,
+            host_port=self.host_port,
+            max_memory_bytes=self.max_memory_bytes,
+            max_tasks=self.max_tasks,
+            is_active=self.live,
+            n_tasks_started=self.n_started,
+            n_tasks_active=self.n_active,
+            n_tasks_completed=self.n_completed,
+            n_tasks_failed=self.n_failed,
+            task_time_ms=self.task_time_ms,
+            gc_time_ms=self.gc_time_ms,
+            input_bytes=self.input_bytes,
+            shuffle_read_bytes=self.shuffle_read_bytes,
+            shuffle_write_bytes=self.shuffle_write_bytes,
+            peak_total_gc_ms=self.peak_total_gc_ms,
+            resource_profile_id=self.resource_profile_id,
+        )
+
 
 @dataclass
 class _Stage:
@@ -192,6 +265,36 @@ class _Stage:
     n_killed: int = 0
     n_speculative: int = 0
     n_unfinished: int = 0
+
+    @property
+    def status(self) -> str:
+        """FAILED, COMPLETE, ACTIVE (submitted, not completed) or SKIPPED (never submitted)."""
+        if self.failure_reason:
+            return "FAILED"
+        if self.completed:
+            return "COMPLETE"
+        return "ACTIVE" if self.submitted else "SKIPPED"
+
+    def to_model(self, n_unfinished_tasks: int) -> StageAttempt:
+        """The frozen stage attempt; `n_unfinished_tasks` started and never ended."""
+        return StageAttempt(
+            stage_id=self.stage_id,
+            attempt_id=self.attempt_id,
+            name=self.name,
+            n_tasks=self.n_tasks,
+            submission_ms=self.submission_ms,
+            completion_ms=self.completion_ms,
+            status=self.status,
+            failure_reason=self.failure_reason,
+            parent_ids=self.parent_ids,
+            job_ids=tuple(self.job_ids),
+            rdd_scope_names=self.scope_names,
+            n_task_attempts=self.n_task_attempts,
+            n_failed_attempts=self.n_failed,
+            n_killed_attempts=self.n_killed,
+            n_speculative_attempts=self.n_speculative,
+            n_unfinished_tasks=n_unfinished_tasks,
+        )
 
 
 def _scope_names(info: ev.StageInfo) -> tuple[str, ...]:
@@ -539,111 +642,14 @@ class ApplicationBuilder:
         for key, ids in self.tasks.stage_sql_accumulators.items():
             self.stage_accumulators.setdefault(key, set()).update(ids)
         unfinished = Counter(self.live_tasks.values())
-        jobs = tuple(
-            Job(
-                job_id=job_id,
-                execution_id=j.execution_id,
-                submission_ms=j.submission_ms,
-                completion_ms=j.completion_ms,
-                status=j.status,
-                stage_ids=j.stage_ids,
-                error_message=j.error,
-                name=j.name,
-                description=j.description,
-                job_group=j.job_group,
-                job_tags=j.job_tags,
-            )
-            for job_id, j in sorted(self.jobs.items())
+        jobs = tuple(j.to_model() for _, j in sorted(self.jobs.items()))
+        stages = tuple(s.to_model(unfinished.get(key, 0)) for key, s in sorted(self.stages.items()))
+        job_status = {j.job_id: j.status for j in jobs}
+        executions = tuple(
+            ex.to_model(job_status, self.listener.stage_order.get(execution_id, []))
+            for execution_id, ex in sorted(self.executions.items())
         )
-        job_by_id = {j.job_id: j for j in jobs}
-        stages = tuple(
-            StageAttempt(
-                stage_id=s.stage_id,
-                attempt_id=s.attempt_id,
-                name=s.name,
-                n_tasks=s.n_tasks,
-                submission_ms=s.submission_ms,
-                completion_ms=s.completion_ms,
-                status=(
-                    "FAILED"
-                    if s.failure_reason
-                    else "COMPLETE"
-                    if s.completed
-                    else "ACTIVE"
-                    if s.submitted
-                    else "SKIPPED"
-                ),
-                failure_reason=s.failure_reason,
-                parent_ids=s.parent_ids,
-                job_ids=tuple(s.job_ids),
-                rdd_scope_names=s.scope_names,
-                n_task_attempts=s.n_task_attempts,
-                n_failed_attempts=s.n_failed,
-                n_killed_attempts=s.n_killed,
-                n_speculative_attempts=s.n_speculative,
-                n_unfinished_tasks=unfinished.get(key, 0),
-            )
-            for key, s in sorted(self.stages.items())
-        )
-        executions = []
-        for execution_id, ex in sorted(self.executions.items()):
-            statuses = [job_by_id[j].status for j in ex.job_ids if j in job_by_id]
-            if all(s == "SUCCEEDED" for s in statuses) and not (ex.ended and ex.error_message):
-                status = "COMPLETED"
-            elif any(s == "FAILED" for s in statuses) or (ex.ended and ex.error_message):
-                status = "FAILED"
-            else:
-                status = "RUNNING"
-            stage_ids = self.listener.stage_order.get(execution_id, [])
-            plans = tuple(ex.plans) or (
-                PlanVersion(
-                    index=0, physical_plan_description="", graph=PlanGraph(nodes=(), edges=())
-                ),
-            )
-            executions.append(
-                Execution(
-                    execution_id=execution_id,
-                    root_execution_id=ex.root_execution_id,
-                    description=ex.description,
-                    details=ex.details,
-                    start_ms=ex.start_ms,
-                    end_ms=ex.end_ms,
-                    error_message=ex.error_message,
-                    status=status,
-                    job_ids=tuple(ex.job_ids),
-                    stage_ids=tuple(stage_ids),
-                    plans=plans,
-                    metric_catalog=tuple(ex.metrics.values()),
-                    modified_configs=tuple(sorted(ex.modified_configs.items())),
-                    ended=ex.ended,
-                )
-            )
-        executors = tuple(
-            Executor(
-                executor_id=e.executor_id,
-                host=e.host,
-                n_cores=e.n_cores,
-                added_ms=e.added_ms,
-                removed_ms=e.removed_ms,
-                removed_reason=e.removed_reason,
-                host_port=e.host_port,
-                max_memory_bytes=e.max_memory_bytes,
-                max_tasks=e.max_tasks,
-                is_active=e.live,
-                n_tasks_started=e.n_started,
-                n_tasks_active=e.n_active,
-                n_tasks_completed=e.n_completed,
-                n_tasks_failed=e.n_failed,
-                task_time_ms=e.task_time_ms,
-                gc_time_ms=e.gc_time_ms,
-                input_bytes=e.input_bytes,
-                shuffle_read_bytes=e.shuffle_read_bytes,
-                shuffle_write_bytes=e.shuffle_write_bytes,
-                peak_total_gc_ms=e.peak_total_gc_ms,
-                resource_profile_id=e.resource_profile_id,
-            )
-            for e in self.executors.values()
-        )
+        executors = tuple(e.to_model() for e in self.executors.values())
         spark_properties = tuple(sorted(self.properties.items()))
         application = Application(
             app_id=self.app_id,
@@ -657,7 +663,7 @@ class ApplicationBuilder:
             executors=executors,
             jobs=jobs,
             stages=stages,
-            executions=tuple(executions),
+            executions=executions,
             spark_properties=spark_properties,
             environment=SparkEnvironment(
                 java_version=self.jvm.java_version,
