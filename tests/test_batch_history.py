@@ -26,8 +26,8 @@ from analyzer.batch.history import (
     HISTORY_TABLES,
     History,
     HistoryStore,
+    RegressionRule,
     RunInput,
-    Thresholds,
     history_schema,
     new_records,
 )
@@ -289,12 +289,12 @@ def test_runs_recorded_out_of_order_compare_with_earlier_runs_only(
     inputs.sort(key=lambda i: -(i.doc.application.start_ms or 0))
     history = History()
     for item in inputs:  # one batch per run, newest first
-        records = new_records(history, [item], Thresholds(), 1)
+        records = new_records(history, [item], RegressionRule(), 1)
         history.runs += records.runs
         history.findings += records.findings
     assert [r.regressed for r in history.runs] == [False, False, False]
     assert [f.is_new for f in history.findings] == [True, True, True]
-    again = new_records(history, inputs, Thresholds(), 2)
+    again = new_records(history, inputs, RegressionRule(), 2)
     assert again.empty
 
 

@@ -25,7 +25,6 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -55,70 +54,102 @@ _COLUMN_TYPES: dict[str, type[pl.DataType]] = {
     "bool": pl.Boolean,
     "date": pl.Date,
 }
-_KEY_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("job_key", "str"),
-    ("run_date", "date"),
-    ("run_start_ms", "int"),
-    ("app_key", "str"),
-    ("app_id", "str"),
-    ("attempt_id", "str"),
-    ("batch_run_ms", "int"),
-)
-HISTORY_SCHEMAS: dict[str, tuple[tuple[str, str], ...]] = {
-    "runs": (
-        *_KEY_COLUMNS,
-        ("name", "str"),
-        ("user", "str"),
-        ("spark_version", "str"),
-        ("end_ms", "int"),
-        ("duration_ms", "int"),
-        ("log_path", "str"),
-        ("n_executions", "int"),
-        ("n_failed_executions", "int"),
-        ("n_failed_tasks", "int"),
-        ("n_findings", "int"),
-        ("n_new_findings", "int"),
-        ("worst_severity", "str"),
-        ("previous_app_key", "str"),
-        ("previous_duration_ms", "int"),
-        ("n_median_runs", "int"),
-        ("median_duration_ms", "int"),
-        ("regressed", "bool"),
-        ("regression_threshold", "float"),
-        ("regression_min_change_ms", "int"),
-    ),
-    "executions": (
-        *_KEY_COLUMNS,
-        ("execution_id", "int"),
-        ("root_execution_id", "int"),
-        ("description", "str"),
-        ("status", "str"),
-        ("start_ms", "int"),
-        ("end_ms", "int"),
-        ("duration_ms", "int"),
-        ("n_jobs", "int"),
-        ("n_stages", "int"),
-        ("n_plan_versions", "int"),
-        ("n_nodes", "int"),
-        ("n_findings", "int"),
-        ("error_message", "str"),
-    ),
-    "findings": (
-        *_KEY_COLUMNS,
-        ("finding_key", "str"),
-        ("is_new", "bool"),
-        ("rule", "str"),
-        ("severity", "str"),
-        ("title", "str"),
-        ("estimated_lost_ms", "int"),
-        ("execution_id", "int"),
-        ("execution_description", "str"),
-        ("node_id", "int"),
-        ("node_name", "str"),
-        ("stage_id", "int"),
-        ("stage_attempt_id", "int"),
-    ),
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """The columns every history table starts with: which run of which job, recorded when."""
+
+    job_key: str
+    run_date: dt.date
+    """The run's start date, UTC (the tables are partitioned by it)."""
+    run_start_ms: int
+    app_key: str
+    app_id: str | None
+    attempt_id: str | None
+    batch_run_ms: int
+    """When the batch run that recorded it started, epoch ms."""
+
+
+@dataclass(frozen=True)
+class RunRow(HistoryRow):
+    """A row of `runs`: one recorded run of a job and how it compared with the runs before it."""
+
+    name: str | None
+    user: str | None
+    spark_version: str | None
+    end_ms: int | None
+    duration_ms: int
+    log_path: str
+    n_executions: int
+    n_failed_executions: int
+    n_failed_tasks: int
+    n_findings: int
+    n_new_findings: int
+    worst_severity: str | None
+    previous_app_key: str | None
+    previous_duration_ms: int | None
+    n_median_runs: int
+    median_duration_ms: int | None
+    regressed: bool
+    regression_threshold: float
+    regression_min_change_ms: int
+
+
+@dataclass(frozen=True)
+class ExecutionRow(HistoryRow):
+    """A row of `executions`: one SQL execution of a recorded run."""
+
+    execution_id: int
+    root_execution_id: int | None
+    description: str | None
+    status: str | None
+    start_ms: int | None
+    end_ms: int | None
+    duration_ms: int | None
+    n_jobs: int
+    n_stages: int
+    n_plan_versions: int
+    n_nodes: int
+    n_findings: int
+    error_message: str | None
+
+
+@dataclass(frozen=True)
+class FindingRow(HistoryRow):
+    """A row of `findings`: one finding of a recorded run, new or seen in an earlier run."""
+
+    finding_key: str
+    is_new: bool
+    rule: str
+    severity: str
+    title: str
+    estimated_lost_ms: int | None
+    execution_id: int | None
+    execution_description: str | None
+    node_id: int | None
+    node_name: str | None
+    stage_id: int | None
+    stage_attempt_id: int | None
+
+
+HISTORY_ROWS: dict[str, type[HistoryRow]] = {
+    "runs": RunRow,
+    "executions": ExecutionRow,
+    "findings": FindingRow,
 }
+"""The row type of each history table (`HISTORY_TABLES`)."""
+
+_COLUMN_KINDS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "dt.date": "date"}
+
+HISTORY_SCHEMAS: dict[str, tuple[tuple[str, str], ...]] = {
+    table: tuple(
+        (f.name, _COLUMN_KINDS[str(f.type).removesuffix(" | None")])
+        for f in dataclasses.fields(row)
+    )
+    for table, row in HISTORY_ROWS.items()
+}
+"""Each table's columns and their kinds, in order: the fields of its row type."""
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
@@ -140,7 +171,7 @@ def run_identity(app_id: str | None, attempt_id: str | None, app_key: str) -> Ru
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class RegressionRule:
     """When a run regressed (`--regression-threshold`, `--regression-min-change-s`)."""
 
     ratio: float = DEFAULT_REGRESSION_THRESHOLD
@@ -148,17 +179,16 @@ class Thresholds:
     min_change_ms: int = DEFAULT_REGRESSION_MIN_CHANGE_S * 1000
     """And at least this much longer than that median, milliseconds."""
 
+    def describe(self) -> str:
+        """Return the rule in words, for the index.
 
-def regression_rule(thresholds: Thresholds) -> str:
-    """Return the regression rule in words, for the index.
-
-    >>> regression_rule(Thresholds())
-    'regressed: at least 1.5× the median of the last 10 earlier runs, and 30.0 s more'
-    """
-    return (
-        f"regressed: at least {thresholds.ratio:g}× the median of the last {MEDIAN_WINDOW} "
-        f"earlier runs, and {fmt_duration_ms(thresholds.min_change_ms)} more"
-    )
+        >>> RegressionRule().describe()
+        'regressed: at least 1.5× the median of the last 10 earlier runs, and 30.0 s more'
+        """
+        return (
+            f"regressed: at least {self.ratio:g}× the median of the last {MEDIAN_WINDOW} "
+            f"earlier runs, and {fmt_duration_ms(self.min_change_ms)} more"
+        )
 
 
 @dataclass(frozen=True)
@@ -176,7 +206,7 @@ class RunRecord:
     n_findings: int
     worst_severity: str | None
     regressed: bool
-    """As decided when the run was recorded (with the thresholds of that batch run)."""
+    """As decided when the run was recorded (by the regression rule of that batch run)."""
     batch_run_ms: int
 
     @property
@@ -225,18 +255,20 @@ class Comparison:
     regressed: bool
 
 
-def compare(duration_ms: int, earlier: Sequence[RunRecord], thresholds: Thresholds) -> Comparison:
+def compare_with_history(
+    duration_ms: int, earlier: Sequence[RunRecord], rule: RegressionRule
+) -> Comparison:
     """Compare a run's duration with the earlier runs of its job (oldest first).
 
-    Regressed: at least `thresholds.ratio` times the median of the last `MEDIAN_WINDOW` earlier
-    runs, and at least `thresholds.min_change_ms` more than it. A first run never regressed.
+    Regressed: at least `rule.ratio` times the median of the last `MEDIAN_WINDOW` earlier runs,
+    and at least `rule.min_change_ms` more than it. A first run never regressed.
 
     >>> def r(ms): return RunRecord("j", "a", "a", None, "j", 0, ms, None, 0, None, False, 0)
-    >>> compare(45_000, [r(10_000), r(11_000)], Thresholds()).regressed
+    >>> compare_with_history(45_000, [r(10_000), r(11_000)], RegressionRule()).regressed
     True
-    >>> compare(15_000, [r(5_000)], Thresholds()).regressed  # 3x, but only 10 s more
+    >>> compare_with_history(15_000, [r(5_000)], RegressionRule()).regressed  # 3x, only 10 s more
     False
-    >>> compare(40_000, [], Thresholds()).median_ms is None
+    >>> compare_with_history(40_000, [], RegressionRule()).median_ms is None
     True
     """
     window = [r.duration_ms for r in earlier[-MEDIAN_WINDOW:]]
@@ -244,8 +276,7 @@ def compare(duration_ms: int, earlier: Sequence[RunRecord], thresholds: Threshol
         return Comparison(None, None, 0, False)
     median_ms = round(statistics.median(window))
     regressed = (
-        duration_ms >= thresholds.ratio * median_ms
-        and duration_ms - median_ms >= thresholds.min_change_ms
+        duration_ms >= rule.ratio * median_ms and duration_ms - median_ms >= rule.min_change_ms
     )
     return Comparison(earlier[-1], median_ms, len(window), regressed)
 
@@ -283,7 +314,7 @@ class RunInput:
 class NewRecords:
     """What one batch run adds to the history: the tables' rows and the records for the index."""
 
-    rows: dict[str, list[tuple[Any, ...]]]
+    rows: dict[str, list[HistoryRow]]
     runs: list[RunRecord]
     findings: list[FindingRecord]
     comparisons: dict[str, Comparison]
@@ -312,7 +343,7 @@ def recordable(doc: ReportDoc) -> bool:
 def new_records(
     history: History,
     inputs: Iterable[RunInput],
-    thresholds: Thresholds,
+    rule: RegressionRule,
     batch_run_ms: int,
 ) -> NewRecords:
     """Return the rows that record each input not recorded yet (in order of start).
@@ -338,7 +369,7 @@ def new_records(
         keys_by_job.setdefault(f.job_key, []).append((f.run_start_ms, f.finding_key))
     out = NewRecords({t: [] for t in HISTORY_TABLES}, [], [], {})
     for item in fresh:
-        _record(item, runs_by_job, keys_by_job, thresholds, batch_run_ms, out)
+        _record(item, runs_by_job, keys_by_job, rule, batch_run_ms, out)
     return out
 
 
@@ -346,7 +377,7 @@ def _record(
     item: RunInput,
     runs_by_job: dict[str, list[RunRecord]],
     keys_by_job: dict[str, list[tuple[int, str]]],
-    thresholds: Thresholds,
+    rule: RegressionRule,
     batch_run_ms: int,
     out: NewRecords,
 ) -> None:
@@ -358,17 +389,18 @@ def _record(
     earlier = sorted(
         (r for r in job_runs if r.run_start_ms < start_ms), key=lambda r: r.run_start_ms
     )
-    comparison = compare(duration_ms, earlier, thresholds)
+    comparison = compare_with_history(duration_ms, earlier, rule)
     seen_keys = {k for s, k in keys_by_job.get(item.job_key, []) if s < start_ms}
-    key_cols = (
-        item.job_key,
-        _run_date(start_ms),
-        start_ms,
-        item.app_key,
-        app.id,
-        app.attempt_id,
-        batch_run_ms,
+    key = HistoryRow(
+        job_key=item.job_key,
+        run_date=_run_date(start_ms),
+        run_start_ms=start_ms,
+        app_key=item.app_key,
+        app_id=app.id,
+        attempt_id=app.attempt_id,
+        batch_run_ms=batch_run_ms,
     )
+    key_cols = dataclasses.asdict(key)
     executions = {e.execution_id: e for e in doc.executions}
     findings: list[FindingRecord] = []
     per_execution: dict[int, int] = {}
@@ -377,78 +409,79 @@ def _record(
         node_name = None
         if execution is not None and f.node_id is not None:
             node_name = next((n.name for n in execution.nodes if n.node_id == f.node_id), None)
-        key = finding_key(f, execution, node_name)
-        is_new = key not in seen_keys
+        finding_key_str = finding_key(f, execution, node_name)
+        is_new = finding_key_str not in seen_keys
         if f.execution_id is not None:
             per_execution[f.execution_id] = per_execution.get(f.execution_id, 0) + 1
         record = FindingRecord(
-            item.job_key, item.app_key, start_ms, key, is_new, f.severity, f.title,
+            item.job_key, item.app_key, start_ms, finding_key_str, is_new, f.severity, f.title,
             f.estimated_lost_ms,
         )  # fmt: skip
         findings.append(record)
         out.rows["findings"].append(
-            (
-                *key_cols,
-                key,
-                is_new,
-                f.rule,
-                f.severity,
-                _cut(f.title),
-                f.estimated_lost_ms,
-                f.execution_id,
-                _cut(execution.description) if execution is not None else None,
-                f.node_id,
-                node_name,
-                f.stage_id,
-                f.stage_attempt_id,
+            FindingRow(
+                **key_cols,
+                finding_key=finding_key_str,
+                is_new=is_new,
+                rule=f.rule,
+                severity=f.severity,
+                title=f.title[:MAX_TEXT_CHARS],
+                estimated_lost_ms=f.estimated_lost_ms,
+                execution_id=f.execution_id,
+                execution_description=(
+                    _cut(execution.description) if execution is not None else None
+                ),
+                node_id=f.node_id,
+                node_name=node_name,
+                stage_id=f.stage_id,
+                stage_attempt_id=f.stage_attempt_id,
             )
         )
     for e in doc.executions:
         out.rows["executions"].append(
-            (
-                *key_cols,
-                e.execution_id,
-                e.root_execution_id,
-                _cut(e.description),
-                e.status,
-                e.start_ms,
-                e.end_ms,
-                e.duration_ms,
-                len(e.job_ids),
-                len(e.stage_ids),
-                e.n_plan_versions,
-                len(e.nodes),
-                per_execution.get(e.execution_id, 0),
-                _cut(e.error_message),
+            ExecutionRow(
+                **key_cols,
+                execution_id=e.execution_id,
+                root_execution_id=e.root_execution_id,
+                description=_cut(e.description),
+                status=e.status,
+                start_ms=e.start_ms,
+                end_ms=e.end_ms,
+                duration_ms=e.duration_ms,
+                n_jobs=len(e.job_ids),
+                n_stages=len(e.stage_ids),
+                n_plan_versions=e.n_plan_versions,
+                n_nodes=len(e.nodes),
+                n_findings=per_execution.get(e.execution_id, 0),
+                error_message=_cut(e.error_message),
             )
         )
     worst = max(
         (f.severity for f in doc.findings), key=lambda s: _SEVERITY_RANK.get(s, -1), default=None
     )
-    n_new = sum(1 for f in findings if f.is_new)
     previous = comparison.previous
     out.rows["runs"].append(
-        (
-            *key_cols,
-            _cut(app.name),
-            app.user,
-            app.spark_version,
-            app.end_ms,
-            duration_ms,
-            item.log_path,
-            len(doc.executions),
-            sum(1 for e in doc.executions if e.status == "FAILED"),
-            item.n_failed_tasks,
-            len(findings),
-            n_new,
-            worst,
-            previous.app_key if previous is not None else None,
-            previous.duration_ms if previous is not None else None,
-            comparison.n_median_runs,
-            comparison.median_ms,
-            comparison.regressed,
-            thresholds.ratio,
-            thresholds.min_change_ms,
+        RunRow(
+            **key_cols,
+            name=_cut(app.name),
+            user=app.user,
+            spark_version=app.spark_version,
+            end_ms=app.end_ms,
+            duration_ms=duration_ms,
+            log_path=item.log_path,
+            n_executions=len(doc.executions),
+            n_failed_executions=sum(1 for e in doc.executions if e.status == "FAILED"),
+            n_failed_tasks=item.n_failed_tasks,
+            n_findings=len(findings),
+            n_new_findings=sum(1 for f in findings if f.is_new),
+            worst_severity=worst,
+            previous_app_key=previous.app_key if previous is not None else None,
+            previous_duration_ms=previous.duration_ms if previous is not None else None,
+            n_median_runs=comparison.n_median_runs,
+            median_duration_ms=comparison.median_ms,
+            regressed=comparison.regressed,
+            regression_threshold=rule.ratio,
+            regression_min_change_ms=rule.min_change_ms,
         )
     )
     run = RunRecord(
@@ -480,13 +513,13 @@ class JobState:
     runs: tuple[RunRecord, ...]
     latest: RunRecord
     comparison: Comparison
-    """The latest run against the runs before it, with the current thresholds."""
+    """The latest run against the runs before it, by the current regression rule."""
     findings: tuple[FindingRecord, ...]
     """The latest run's findings."""
 
 
-def job_states(history: History, thresholds: Thresholds) -> list[JobState]:
-    """Return every job of the history with its latest run compared (current thresholds)."""
+def job_states(history: History, rule: RegressionRule) -> list[JobState]:
+    """Return every job of the history with its latest run compared (current rule)."""
     runs_by_job: dict[str, list[RunRecord]] = {}
     for run in history.runs:
         runs_by_job.setdefault(run.job_key, []).append(run)
@@ -502,7 +535,7 @@ def job_states(history: History, thresholds: Thresholds) -> list[JobState]:
                 job_key=job_key,
                 runs=tuple(runs),
                 latest=latest,
-                comparison=compare(latest.duration_ms, runs[:-1], thresholds),
+                comparison=compare_with_history(latest.duration_ms, runs[:-1], rule),
                 findings=tuple(findings_by_app.get(latest.app_key, ())),
             )
         )
@@ -590,9 +623,10 @@ class HistoryStore:
         name = f"batch-{stamp:%Y%m%dT%H%M%S}{stamp.microsecond // 1000:03d}Z-{secrets.token_hex(4)}"
         file_name = f"{name}.parquet"
         for table in (*HISTORY_TABLES[1:], HISTORY_TABLES[0]):
-            frame = pl.DataFrame(
-                records.rows[table], schema=history_schema(table), orient="row"
-            ).sort(["run_start_ms", "app_key"], maintain_order=True)
+            rows = [dataclasses.astuple(row) for row in records.rows[table]]
+            frame = pl.DataFrame(rows, schema=history_schema(table), orient="row").sort(
+                ["run_start_ms", "app_key"], maintain_order=True
+            )
             buffer = io.BytesIO()
             frame.write_parquet(buffer)
             _write_durably(self.table_dir(table) / file_name, buffer.getvalue())

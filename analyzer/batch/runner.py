@@ -30,12 +30,11 @@ from analyzer.batch.history import (
     SPARKLINE_RUNS,
     History,
     HistoryStore,
+    RegressionRule,
     RunInput,
     RunRecord,
-    Thresholds,
     job_states,
     new_records,
-    regression_rule,
 )
 from analyzer.batch.jobkey import JobKeyRule, normalize_app_name
 from analyzer.batch.jobs import REPORT_FILES, DiffJob, Job, JobResult, JobSettings
@@ -156,9 +155,9 @@ class BatchOptions:
             raise UsageError("--regression-min-change-s must be 0 or more seconds")
 
     @property
-    def thresholds(self) -> Thresholds:
+    def regression_rule(self) -> RegressionRule:
         """When a run counts as regressed."""
-        return Thresholds(
+        return RegressionRule(
             ratio=self.regression_threshold,
             min_change_ms=round(self.regression_min_change_s * 1000),
         )
@@ -273,7 +272,7 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
         remove_legacy_report_dirs(layout, loaded.legacy_report_dirs)
         settings = options.job_settings()
         plan = _plan(log_dir, layout, loaded.manifest, options, settings, summary)
-        _Run(layout, plan, settings, summary, options.thresholds, started_ms).execute(
+        _Run(layout, plan, settings, summary, options.regression_rule, started_ms).execute(
             ENGINES[options.engine](EngineConfig(layout, options.jobs, options.master))
         )
     summary.elapsed_s = time.monotonic() - started
@@ -349,11 +348,11 @@ class _Run:
         plan: BatchPlan,
         settings: JobSettings,
         summary: BatchSummary,
-        thresholds: Thresholds,
+        regression_rule: RegressionRule,
         started_ms: int,
     ) -> None:
         self.layout = layout
-        self.thresholds = thresholds
+        self.regression_rule = regression_rule
         self.started_ms = started_ms
         """When this batch run started: the `batch_run_ms` of the history rows it adds."""
         self.store = HistoryStore(layout.tables_dir)
@@ -482,7 +481,7 @@ class _Run:
         """Append the runs not recorded yet to the history tables (read first)."""
         self.history = self.store.load()
         self.summary.warnings.extend(self.history.unreadable)
-        records = new_records(self.history, inputs, self.thresholds, self.started_ms)
+        records = new_records(self.history, inputs, self.regression_rule, self.started_ms)
         self.store.append(records, self.started_ms)
         self.history.runs.extend(records.runs)
         self.history.findings.extend(records.findings)
@@ -494,12 +493,12 @@ class _Run:
         """Render the diff report of each regressed run that has none yet, on the engine.
 
         The runs recorded as regressed in this batch, and the latest run of each job that is
-        regressed by the current thresholds; each against the run of its job before it.
+        regressed by the current regression rule; each against the run of its job before it.
         """
         if self.summary.output_errors:  # a full disk: no more work
             return
         targets = {r.app_key: r for r in self._regressed_now}
-        for state in job_states(self.history, self.thresholds):
+        for state in job_states(self.history, self.regression_rule):
             if state.comparison.regressed:
                 targets.setdefault(state.latest.app_key, state.latest)
         by_job: dict[str, list[RunRecord]] = {}
@@ -561,16 +560,16 @@ class _Run:
                 entries,
                 generated_at_ms=int(time.time() * 1000),
                 jobs=self._job_entries(),
-                regression_rule=regression_rule(self.thresholds),
+                regression_rule=self.regression_rule.describe(),
                 history_notes=self.history.unreadable,
             )
         )
         return render_batch_index(view)
 
     def _job_entries(self) -> list[JobEntry]:
-        """Every job of the history, its latest run compared with the current thresholds."""
+        """Every job of the history, its latest run compared by the current regression rule."""
         entries: list[JobEntry] = []
-        for state in job_states(self.history, self.thresholds):
+        for state in job_states(self.history, self.regression_rule):
             latest = state.latest
             key = latest.app_key
             safe = is_app_key(key)
