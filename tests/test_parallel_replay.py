@@ -1,7 +1,7 @@
 """The replay in worker processes gives exactly what the sequential replay gives.
 
-Every real log is cut into units far smaller than in use (16 KiB), so that lines, frames and
-segments cross unit boundaries everywhere; the result, or the error, must be the same as the
+Every real log is cut into pieces far smaller than in use (16 KiB), so that lines, frames and
+segments cross piece boundaries everywhere; the result, or the error, must be the same as the
 sequential replay's, field for field.
 """
 
@@ -15,14 +15,14 @@ import pytest
 from eventlog_samples import BAD, PUBLIC, SAMPLES
 
 from analyzer.errors import AnalyzerError, Strictness
+from analyzer.eventlog.pieces import plan_pieces
 from analyzer.eventlog.source import resolve_log
-from analyzer.eventlog.units import plan_units
 from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
 from analyzer.replay.parallel import Replayed, replay_log
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes need Linux")
 
-UNIT_BYTES = 16 << 10
+PIECE_BYTES = 16 << 10
 
 
 def _logs() -> list[Path]:
@@ -56,7 +56,7 @@ def _state(replayed: Replayed) -> dict[str, Any]:
 def _outcome(path: Path, strictness: Strictness, n_workers: int) -> tuple[int, Any]:
     try:
         replayed = replay_log(
-            resolve_log(str(path)), strictness, n_workers=n_workers, unit_bytes=UNIT_BYTES
+            resolve_log(str(path)), strictness, n_workers=n_workers, piece_bytes=PIECE_BYTES
         )
     except AnalyzerError as error:
         return 0, f"{type(error).__name__}: {error}"
@@ -76,8 +76,8 @@ def test_parallel_replay_is_exact(path: Path, strictness: Strictness) -> None:
     )
     if not clean or path.suffix not in ("", ".zstd"):
         return
-    units = plan_units(resolve_log(str(path)), UNIT_BYTES)
-    if units is not None and len(units) > 1:
+    pieces = plan_pieces(resolve_log(str(path)), PIECE_BYTES)
+    if pieces is not None and len(pieces) > 1:
         # A clean plain or zstd log is read by the workers, not sent back to the sequential
         # replay.
         assert n_processes == 2

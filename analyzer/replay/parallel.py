@@ -1,10 +1,10 @@
 """Replay a log, reading a large local one with every core.
 
 Most of a large log is task events, and decoding them is most of the work. A large local log is
-cut into units (`eventlog.units`); forked worker processes decode the units' task events into
+cut into pieces (`eventlog.pieces`); forked worker processes decode the pieces' task events into
 columns and per-segment totals (`task_columns.TaskRecorder`), and pass every other event's line
 on untouched. The parent replays, in log order, those few other events and the workers'
-segments (`ApplicationBuilder.apply_segment`), and decodes the lines that cross from one unit to
+segments (`ApplicationBuilder.apply_segment`), and decodes the lines that cross from one piece to
 the next itself. The result is the same as the sequential replay's, bit for bit.
 
 Anything unusual (a malformed or over-long line, damaged or cut-off compressed data, a log that
@@ -24,15 +24,15 @@ from functools import partial
 from analyzer.errors import AnalyzerError, Strictness
 from analyzer.eventlog import events as ev
 from analyzer.eventlog.lines import MAX_LINE_BYTES, Line, ReadStats
-from analyzer.eventlog.source import LogSource
-from analyzer.eventlog.units import (
-    UNIT_BYTES,
-    Unit,
-    UnitAnomaly,
-    UnitEdges,
-    iter_unit_lines,
-    plan_units,
+from analyzer.eventlog.pieces import (
+    PIECE_BYTES,
+    Piece,
+    PieceAnomaly,
+    PieceEdges,
+    iter_piece_lines,
+    plan_pieces,
 )
+from analyzer.eventlog.source import LogSource
 from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
 from analyzer.replay.application import ApplicationBuilder, BuiltApplication
 from analyzer.replay.task_columns import TaskChunk, TaskRecorder, TaskSegment
@@ -63,40 +63,40 @@ class Replayed:
 
 @dataclass
 class _FirstOfClass:
-    """The first task event of its class in a unit: its undeclared fields are noted in order."""
+    """The first task event of its class in a piece: its undeclared fields are noted in order."""
 
     name: bytes
     data: bytes
 
 
 @dataclass
-class UnitResult:
-    """What a worker sends back for one unit."""
+class PieceResult:
+    """What a worker sends back for one piece."""
 
     anomaly: str | None = None
     """Why the log must be read sequentially instead; nothing else is set then."""
-    edges: UnitEdges = field(default_factory=UnitEdges)
+    edges: PieceEdges = field(default_factory=PieceEdges)
     items: list[bytes | TaskSegment | _FirstOfClass] = field(default_factory=list)
     """In log order: the line of each other event, the task events between them as segments."""
     chunk: TaskChunk | None = None
     n_lines: int = 0
-    """Non-blank lines within the unit (its first and last lines are the parent's)."""
+    """Non-blank lines within the piece (its first and last lines are the parent's)."""
     n_events: int = 0
     """Task events decoded."""
     unknown_event_types: dict[str, int] = field(default_factory=dict)
     """Event classes the analysis does not use → count, in order of first appearance."""
 
 
-def read_unit(source: LogSource, unit: Unit) -> UnitResult:
-    """Decode the task events of one unit and pick out the lines of the others (worker side)."""
+def read_piece(source: LogSource, piece: Piece) -> PieceResult:
+    """Decode the task events of one piece and pick out the lines of the others (worker side)."""
     recorder = TaskRecorder()
-    out = UnitResult()
+    out = PieceResult()
     items = out.items
     seen: set[bytes] = set()
     unknown = out.unknown_event_types
     n_lines = n_events = 0
     try:
-        for data in iter_unit_lines(source, unit, out.edges):
+        for data in iter_piece_lines(source, piece, out.edges):
             if not data or data.isspace():
                 continue
             n_lines += 1
@@ -104,16 +104,16 @@ def read_unit(source: LogSource, unit: Unit) -> UnitResult:
                 try:
                     data.decode()
                 except UnicodeDecodeError:
-                    raise UnitAnomaly("a line that is not UTF-8") from None
+                    raise PieceAnomaly("a line that is not UTF-8") from None
             name = ev.event_name(data)
             if name is None:
-                raise UnitAnomaly("a line that is not an event")
+                raise PieceAnomaly("a line that is not an event")
             decoder = _TASK_DECODERS.get(name)
             if decoder is not None:
                 try:
                     event = decoder.decode(data)
                 except (ValueError, RecursionError):  # msgspec's errors are ValueErrors
-                    raise UnitAnomaly("a task event that does not decode") from None
+                    raise PieceAnomaly("a task event that does not decode") from None
                 n_events += 1
                 if name not in seen:
                     seen.add(name)
@@ -130,11 +130,11 @@ def read_unit(source: LogSource, unit: Unit) -> UnitResult:
                 items.append(data)
             else:
                 if name.find(b"\\") >= 0 or not ev.is_json_object(data):
-                    raise UnitAnomaly("an event name with escapes, or a malformed line")
+                    raise PieceAnomaly("an event name with escapes, or a malformed line")
                 key = name.decode(errors="replace")
                 unknown[key] = unknown.get(key, 0) + 1
-    except UnitAnomaly as anomaly:
-        return UnitResult(anomaly=str(anomaly) or "anomaly")
+    except PieceAnomaly as anomaly:
+        return PieceResult(anomaly=str(anomaly) or "anomaly")
     segment = recorder.close_segment()
     if not segment.is_empty:
         items.append(segment)
@@ -170,12 +170,12 @@ def replay_log(
     strictness: Strictness = Strictness.STRICT,
     progress: Callable[[int], None] | None = None,
     n_workers: int | None = None,
-    unit_bytes: int = UNIT_BYTES,
+    piece_bytes: int = PIECE_BYTES,
 ) -> Replayed:
     """Read and replay every event of `source`; in worker processes where that pays.
 
-    `n_workers` overrides the choice of `n_worker_processes` (0: sequential); `unit_bytes` is
-    about how much of the log one unit holds (`units.plan_units`). Raises what the sequential
+    `n_workers` overrides the choice of `n_worker_processes` (0: sequential); `piece_bytes` is
+    about how much of the log one piece holds (`pieces.plan_pieces`). Raises what the sequential
     reader raises for a log that cannot be read.
     """
     if n_workers is None:
@@ -188,10 +188,10 @@ def replay_log(
     gc.disable()
     try:
         if n_workers > 0:
-            units = plan_units(source, unit_bytes)
-            if units is not None and len(units) > 1:
+            pieces = plan_pieces(source, piece_bytes)
+            if pieces is not None and len(pieces) > 1:
                 try:
-                    return _replay_parallel(source, units, n_workers, progress)
+                    return _replay_parallel(source, pieces, n_workers, progress)
                 except _Sequential:
                     pass
         return _replay_sequential(source, strictness, progress)
@@ -219,11 +219,11 @@ def _replay_sequential(
 
 def _replay_parallel(
     source: LogSource,
-    units: list[Unit],
+    pieces: list[Piece],
     n_workers: int,
     progress: Callable[[int], None] | None,
 ) -> Replayed:
-    """Replay with `n_workers` processes decoding the units; raise `_Sequential` on anything
+    """Replay with `n_workers` processes decoding the pieces; raise `_Sequential` on anything
     the sequential replay must report."""
     builder = ApplicationBuilder()
     # STRICT whatever the caller asked: a line LENIENT would skip is the sequential replay's.
@@ -231,7 +231,7 @@ def _replay_parallel(
     read_stats = reader.read_stats
     decode_stats = reader.decode_stats
     unknown = decode_stats.unknown_event_types
-    last_of_part = {u.part_index: i for i, u in enumerate(units)}
+    last_of_part = {u.part_index: i for i, u in enumerate(pieces)}
     path = source.path
 
     def decode(data: bytes) -> None:
@@ -247,10 +247,10 @@ def _replay_parallel(
             read_stats.n_lines += 1
             decode(data)
 
-    carry: list[bytes] = []  # pieces of the line that crosses into the next unit
+    carry: list[bytes] = []  # pieces of the line that crosses into the next piece
     try:
-        results = run_in_workers(partial(read_unit, source), units, n_workers)
-        for position, (unit, result) in enumerate(results):
+        results = run_in_workers(partial(read_piece, source), pieces, n_workers)
+        for position, (piece, result) in enumerate(results):
             if result.anomaly is not None or result.chunk is None:
                 raise _Sequential
             edges = result.edges
@@ -275,7 +275,7 @@ def _replay_parallel(
                 builder.add_chunk(result.chunk)
                 read_stats.n_lines += result.n_lines
                 decode_stats.n_events += result.n_events
-            if last_of_part[unit.part_index] == position:
+            if last_of_part[piece.part_index] == position:
                 last = b"".join(carry)
                 carry = []
                 if last and not last.isspace():
@@ -293,4 +293,4 @@ def _replay_parallel(
     return Replayed(builder.finish(), read_stats, decode_stats, n_workers)
 
 
-__all__ = ["PARALLEL_MIN_BYTES", "Replayed", "n_worker_processes", "read_unit", "replay_log"]
+__all__ = ["PARALLEL_MIN_BYTES", "Replayed", "n_worker_processes", "read_piece", "replay_log"]

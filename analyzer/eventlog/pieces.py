@@ -1,9 +1,9 @@
-"""Cut a log into units that decompress on their own, so that several processes can read it.
+"""Cut a log into pieces that decompress on their own, so that several processes can read it.
 
 An uncompressed part is cut into byte ranges; a zstd part (Spark closes a frame on each flush)
-into runs of whole frames; any other part is one unit. A unit's bytes start and end anywhere in
-a line: the reader of the units joins the end of one to the start of the next (`UnitBytes.head`
-and `tail` in `replay.parallel`). Only local files are cut; a unit never crosses parts.
+into runs of whole frames; any other part is one piece. A piece's bytes start and end anywhere in
+a line: the reader of the pieces joins the end of one to the start of the next (`PieceBytes.head`
+and `tail` in `replay.parallel`). Only local files are cut; a piece never crosses parts.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from analyzer.eventlog.codecs import (
 from analyzer.eventlog.lines import MAX_LINE_BYTES
 from analyzer.eventlog.source import LogSource, is_url, open_part
 
-UNIT_BYTES = 8 << 20
-"""About how many decompressed bytes one unit holds: small enough to spread the work and to
-keep a unit's results small, large enough that the per-unit cost (a message, a few joins)
+PIECE_BYTES = 8 << 20
+"""About how many decompressed bytes one piece holds: small enough to spread the work and to
+keep a piece's results small, large enough that the per-piece cost (a message, a few joins)
 does not count."""
 
 _ZSTD_MAGIC_INT = int.from_bytes(ZSTD_FRAME_MAGIC, "little")
@@ -34,73 +34,73 @@ _ZSTD_SKIPPABLE_MAGIC = 0x184D2A50
 
 
 @dataclass(frozen=True)
-class Unit:
+class Piece:
     """A piece of one part of a log: `[start, end)` of the part's bytes on disk."""
 
     part_index: int
     start: int
     end: int
     whole: bool
-    """The unit is the whole part, read with the part's codec from its start."""
+    """The piece is the whole part, read with the part's codec from its start."""
 
     @property
     def first_of_part(self) -> bool:
-        """The unit starts at the beginning of its part."""
+        """The piece starts at the beginning of its part."""
         return self.start == 0
 
 
-def plan_units(source: LogSource, unit_bytes: int = UNIT_BYTES) -> list[Unit] | None:
-    """Cut every part of a local log into units, in log order; None for a remote log.
+def plan_pieces(source: LogSource, piece_bytes: int = PIECE_BYTES) -> list[Piece] | None:
+    """Cut every part of a local log into pieces, in log order; None for a remote log.
 
     A zstd part that does not walk as a sequence of complete frames (one frame only, or damage)
-    stays one unit: its reader reports what is wrong.
+    stays one piece: its reader reports what is wrong.
     """
     if any(is_url(part.path) for part in source.parts):
         return None
-    units: list[Unit] = []
+    pieces: list[Piece] = []
     for index, part in enumerate(source.parts):
         try:
             size = os.stat(part.path).st_size
         except OSError:
             return None
         if part.codec == "none":
-            starts = list(range(0, size, unit_bytes)) or [0]
+            starts = list(range(0, size, piece_bytes)) or [0]
             ends = [*starts[1:], size]
-            units += [Unit(index, s, e, whole=False) for s, e in zip(starts, ends, strict=True)]
+            pieces += [Piece(index, s, e, whole=False) for s, e in zip(starts, ends, strict=True)]
         elif part.codec == "zstd":
-            cuts = _zstd_cuts(part.path, size, unit_bytes)
+            cuts = _zstd_cuts(part.path, size, piece_bytes)
             if cuts is None:
-                units.append(Unit(index, 0, size, whole=True))
+                pieces.append(Piece(index, 0, size, whole=True))
             else:
-                units += [
-                    Unit(index, s, e, whole=False)
+                pieces += [
+                    Piece(index, s, e, whole=False)
                     for s, e in zip([0, *cuts], [*cuts, size], strict=True)
                 ]
         else:
-            units.append(Unit(index, 0, size, whole=True))
-    return units
+            pieces.append(Piece(index, 0, size, whole=True))
+    return pieces
 
 
 _ZSTD_RATIO = 20
 """A guess at how many times a zstd event log expands (level 1 makes 20 to 40 times), used only to
-choose how many units to cut a zstd part into."""
+choose how many pieces to cut a zstd part into."""
 
 
-def _zstd_cuts(path: str, size: int, unit_bytes: int) -> list[int] | None:
-    """Offsets of frame starts that cut a zstd file into runs of about `unit_bytes` of output.
+def _zstd_cuts(path: str, size: int, piece_bytes: int) -> list[int] | None:
+    """Offsets of frame starts that cut a zstd file into runs of about `piece_bytes` of output.
 
     Walks the frame and block headers only (a few bytes per block, skipping block bodies).
     Returns None when the file is not a clean sequence of frames (it ends inside one, or a
-    header is damaged), and an empty list when one unit is enough.
+    header is damaged), and an empty list when one piece is enough.
     """
-    n_units = min(max(1, size * _ZSTD_RATIO // unit_bytes), size // 4096 + 1)
-    if n_units <= 1:
+    n_pieces = min(max(1, size * _ZSTD_RATIO // piece_bytes), size // 4096 + 1)
+    if n_pieces <= 1:
         return []
     frame_starts = _zstd_frame_starts(path, size)
     if frame_starts is None:
         return None
     cuts: list[int] = []
-    step = size / n_units
+    step = size / n_pieces
     target = step
     for offset in frame_starts[1:]:
         if offset >= target:
@@ -190,22 +190,22 @@ class _Range:
         self._file.close()
 
 
-def unit_chunks(source: LogSource, unit: Unit, report: DecodeReport) -> Iterator[bytes]:
-    """Yield the decompressed bytes of one unit, in chunks (see `codecs.iter_decompressed`).
+def piece_chunks(source: LogSource, piece: Piece, report: DecodeReport) -> Iterator[bytes]:
+    """Yield the decompressed bytes of one piece, in chunks (see `codecs.iter_decompressed`).
 
-    A cut-off end is noted in `report` (its offset counted from the unit's start for a unit
+    A cut-off end is noted in `report` (its offset counted from the piece's start for a piece
     that is not whole); damage raises `CorruptCompressedDataError`.
     """
-    part = source.parts[unit.part_index]
-    if unit.whole:
+    part = source.parts[piece.part_index]
+    if piece.whole:
         with open_part(part) as stream:
             yield from iter_decompressed(stream, part.codec, report)
         return
-    view = _Range(part.path, unit.start, unit.end)
+    view = _Range(part.path, piece.start, piece.end)
     try:
         if part.codec == "none":
             yield from decode_none(view, report)
-        elif unit.first_of_part:
+        elif piece.first_of_part:
             yield from iter_decompressed(view, part.codec, report)
         else:
             yield from decode_zstd(view, report)
@@ -217,39 +217,39 @@ _NL = b"\n"
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-class UnitAnomaly(Exception):
-    """A unit holds something only the sequential reader reports exactly (damage, a cut, an
+class PieceAnomaly(Exception):
+    """A piece holds something only the sequential reader reports exactly (damage, a cut, an
     over-long line): the caller reads the whole log that way instead."""
 
 
 @dataclass
-class UnitEdges:
-    """What a unit's reader leaves to the caller: the bytes of its first and last lines, which
-    may continue in the units around it, and what it read."""
+class PieceEdges:
+    """What a piece's reader leaves to the caller: the bytes of its first and last lines, which
+    may continue in the pieces around it, and what it read."""
 
     head: bytes = b""
-    """The bytes before the unit's first newline (all of them if it has none)."""
+    """The bytes before the piece's first newline (all of them if it has none)."""
     tail: bytes | None = None
-    """The bytes after its last newline; None if the unit has no newline at all."""
+    """The bytes after its last newline; None if the piece has no newline at all."""
     bytes_decompressed: int = 0
     bytes_read: int = 0
     """On-disk bytes read."""
 
 
-def iter_unit_lines(source: LogSource, unit: Unit, edges: UnitEdges) -> Iterator[bytes]:
-    """Yield the lines of a unit that lie wholly inside it (between its first and last
+def iter_piece_lines(source: LogSource, piece: Piece, edges: PieceEdges) -> Iterator[bytes]:
+    """Yield the lines of a piece that lie wholly inside it (between its first and last
     newlines), blank ones included; fill `edges` with the rest.
 
-    Raises `UnitAnomaly` for damaged or cut-off data and for lines longer than
+    Raises `PieceAnomaly` for damaged or cut-off data and for lines longer than
     `lines.MAX_LINE_BYTES`.
     """
-    report = DecodeReport(path=source.parts[unit.part_index].path)
+    report = DecodeReport(path=source.parts[piece.part_index].path)
     pieces: list[bytes] = []  # of the line in progress
     n_piece_bytes = 0
     seen_newline = False
-    first = unit.first_of_part
+    first = piece.first_of_part
     try:
-        for chunk in unit_chunks(source, unit, report):
+        for chunk in piece_chunks(source, piece, report):
             edges.bytes_decompressed += len(chunk)
             if first:
                 first = False
@@ -259,13 +259,13 @@ def iter_unit_lines(source: LogSource, unit: Unit, edges: UnitEdges) -> Iterator
                 pieces.append(chunk)
                 n_piece_bytes += len(chunk)
                 if n_piece_bytes > MAX_LINE_BYTES:
-                    raise UnitAnomaly("a line longer than the reader accepts")
+                    raise PieceAnomaly("a line longer than the reader accepts")
                 continue
             pieces.append(chunk[:nl])
             line = b"".join(pieces)
             if seen_newline:
                 if len(line) > MAX_LINE_BYTES:
-                    raise UnitAnomaly("a line longer than the reader accepts")
+                    raise PieceAnomaly("a line longer than the reader accepts")
                 yield line
             else:
                 seen_newline = True
@@ -276,9 +276,9 @@ def iter_unit_lines(source: LogSource, unit: Unit, edges: UnitEdges) -> Iterator
             pieces = [chunk[last_nl + 1 :]] if last_nl + 1 < len(chunk) else []
             n_piece_bytes = len(pieces[0]) if pieces else 0
     except AnalyzerError as error:
-        raise UnitAnomaly(str(error)) from error
+        raise PieceAnomaly(str(error)) from error
     if report.truncated_at_offset is not None:
-        raise UnitAnomaly("compressed data cut off")
+        raise PieceAnomaly("compressed data cut off")
     edges.bytes_read = report.bytes_read
     rest = b"".join(pieces)
     if seen_newline:
@@ -288,12 +288,12 @@ def iter_unit_lines(source: LogSource, unit: Unit, edges: UnitEdges) -> Iterator
 
 
 __all__ = [
+    "PIECE_BYTES",
     "READ_CHUNK_BYTES",
-    "UNIT_BYTES",
-    "Unit",
-    "UnitAnomaly",
-    "UnitEdges",
-    "iter_unit_lines",
-    "plan_units",
-    "unit_chunks",
+    "Piece",
+    "PieceAnomaly",
+    "PieceEdges",
+    "iter_piece_lines",
+    "piece_chunks",
+    "plan_pieces",
 ]
