@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
 from analyzer.aggregate.stage_stats import StageTaskStats
-from analyzer.insights.finding import Severity
+from analyzer.insights.finding import Evidence, Finding, Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, StageAttempt
 from analyzer.model.plan import PlanGraph
@@ -78,6 +79,42 @@ class RuleContext:
         wall = self.wall_ms(execution_id)
         big = lost_ms >= t.critical_min_ms and lost_ms >= t.critical_query_share * wall
         return "critical" if wall > 0 and big else floor
+
+    def finding(
+        self,
+        rule: str,
+        method: str,
+        thresholds: Thresholds,
+        lost_ms: int,
+        *,
+        title: str,
+        suggestion: str,
+        execution_id: int | None,
+        node_id: int | None = None,
+        stage_id: int | None = None,
+        stage_attempt_id: int | None = None,
+        task_ids: tuple[int, ...] = (),
+        evidence: Iterable[Evidence] = (),
+    ) -> Finding | None:
+        """Return a rule's finding, estimated to have cost `lost_ms` by `method`, or None when
+        that is not a meaningful share of its query's wall time (`significant`); its severity is
+        `severity`'s."""
+        if not self.significant(lost_ms, execution_id, thresholds):
+            return None
+        return Finding(
+            rule=rule,
+            severity=self.severity(lost_ms, execution_id, thresholds),
+            title=title,
+            suggestion=suggestion,
+            estimated_lost_ms=lost_ms,
+            estimate_method=method,
+            execution_id=execution_id,
+            node_id=node_id,
+            stage_id=stage_id,
+            stage_attempt_id=stage_attempt_id,
+            task_ids=task_ids,
+            evidence=tuple(evidence),
+        )
 
     def stage_execution(self, stage_id: int) -> int | None:
         """The SQL execution a stage ran for, if any."""

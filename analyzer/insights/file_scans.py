@@ -41,31 +41,29 @@ def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 files.total * FILE_OPEN_MS // cores,
                 node_self_wall_ms(analysis, ex, {node.node_id}),
             )
-            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
-                continue
-            findings.append(
-                Finding(
-                    rule=RULE,
-                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
-                    title=(
-                        f"Node {node.node_id} {node.name}: {fmt_count(files.total)} files of "
-                        f"{fmt_bytes(mean)} on average"
-                    ),
-                    suggestion=(
-                        "Compact the table into files of 128 MiB–1 GiB (OPTIMIZE, or rewrite "
-                        "with fewer partitions); when writing, repartition by the partition "
-                        "columns or set spark.sql.files.maxRecordsPerFile sensibly."
-                    ),
-                    estimated_lost_ms=lost_ms,
-                    estimate_method=METHOD,
-                    execution_id=ex.execution_id,
-                    node_id=node.node_id,
-                    evidence=(
-                        ev("n_files", "files read", files.total, "count"),
-                        ev("size_bytes", "bytes read", size.total, "bytes"),
-                        ev("mean_file_bytes", "mean file size", mean, "bytes"),
-                        ev("open_cost_ms", "estimated open cost", lost_ms, "ms"),
-                    ),
-                )
+            finding = ctx.finding(
+                RULE,
+                METHOD,
+                thresholds,
+                lost_ms,
+                title=(
+                    f"Node {node.node_id} {node.name}: {fmt_count(files.total)} files of "
+                    f"{fmt_bytes(mean)} on average"
+                ),
+                suggestion=(
+                    "Compact the table into files of 128 MiB–1 GiB (OPTIMIZE, or rewrite "
+                    "with fewer partitions); when writing, repartition by the partition "
+                    "columns or set spark.sql.files.maxRecordsPerFile sensibly."
+                ),
+                execution_id=ex.execution_id,
+                node_id=node.node_id,
+                evidence=(
+                    ev("n_files", "files read", files.total, "count"),
+                    ev("size_bytes", "bytes read", size.total, "bytes"),
+                    ev("mean_file_bytes", "mean file size", mean, "bytes"),
+                    ev("open_cost_ms", "estimated open cost", lost_ms, "ms"),
+                ),
             )
+            if finding is not None:
+                findings.append(finding)
     return findings

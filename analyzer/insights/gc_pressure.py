@@ -41,31 +41,29 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.gc_sum_ms, s.duration_sum_ms
         )
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC",
-                suggestion=(
-                    "Reduce memory pressure per task: raise spark.executor.memory or lower "
-                    "spark.executor.cores, use more partitions (spark.sql.shuffle.partitions), "
-                    "avoid collecting large rows or caching deserialized objects "
-                    "(prefer MEMORY_AND_DISK_SER); consider G1GC settings in "
-                    "spark.executor.extraJavaOptions."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                evidence=(
-                    ev("gc_ms", "GC time", s.gc_sum_ms, "ms"),
-                    ev("task_ms", "task time", s.duration_sum_ms, "ms"),
-                    ev("run_ms", "executor run time", s.run_sum_ms, "ms"),
-                    ev("gc_share", "GC share", share, "share"),
-                ),
-            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC",
+            suggestion=(
+                "Reduce memory pressure per task: raise spark.executor.memory or lower "
+                "spark.executor.cores, use more partitions (spark.sql.shuffle.partitions), "
+                "avoid collecting large rows or caching deserialized objects "
+                "(prefer MEMORY_AND_DISK_SER); consider G1GC settings in "
+                "spark.executor.extraJavaOptions."
+            ),
+            execution_id=execution_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            evidence=(
+                ev("gc_ms", "GC time", s.gc_sum_ms, "ms"),
+                ev("task_ms", "task time", s.duration_sum_ms, "ms"),
+                ev("run_ms", "executor run time", s.run_sum_ms, "ms"),
+                ev("gc_share", "GC share", share, "share"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

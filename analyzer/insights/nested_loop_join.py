@@ -39,33 +39,31 @@ def detect_nested_loop_join(analysis: Analysis, thresholds: Thresholds) -> list[
                 continue
             stage_ids = stats[node.node_id].stage_ids if node.node_id in stats else ()
             lost_ms = stage_wall_ms(analysis, stage_ids)
-            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
-                continue
-            findings.append(
-                Finding(
-                    rule=RULE,
-                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
-                    title=(
-                        f"Node {node.node_id} {node.name}: {fmt_count(left)} × {fmt_count(right)} "
-                        f"= {fmt_count(pairs)} row pairs compared"
-                    ),
-                    suggestion=(
-                        "Give the join an equality condition (an equi-join key) so Spark can hash "
-                        "or sort-merge; for range conditions, bucket both sides on a coarse key "
-                        "first; check for a missing join condition."
-                    ),
-                    estimated_lost_ms=lost_ms,
-                    estimate_method=METHOD,
-                    execution_id=ex.execution_id,
-                    node_id=node.node_id,
-                    stage_id=stage_ids[0] if stage_ids else None,
-                    evidence=(
-                        ev("left_rows", "left rows", left, "count"),
-                        ev("right_rows", "right rows", right, "count"),
-                        ev("pairs", "pairs", pairs, "count"),
-                        ev("stages", "stages", ", ".join(map(str, stage_ids)) or "–", "text"),
-                        ev("stages_wall_ms", "their wall time", lost_ms, "ms"),
-                    ),
-                )
+            finding = ctx.finding(
+                RULE,
+                METHOD,
+                thresholds,
+                lost_ms,
+                title=(
+                    f"Node {node.node_id} {node.name}: {fmt_count(left)} × {fmt_count(right)} "
+                    f"= {fmt_count(pairs)} row pairs compared"
+                ),
+                suggestion=(
+                    "Give the join an equality condition (an equi-join key) so Spark can hash "
+                    "or sort-merge; for range conditions, bucket both sides on a coarse key "
+                    "first; check for a missing join condition."
+                ),
+                execution_id=ex.execution_id,
+                node_id=node.node_id,
+                stage_id=stage_ids[0] if stage_ids else None,
+                evidence=(
+                    ev("left_rows", "left rows", left, "count"),
+                    ev("right_rows", "right rows", right, "count"),
+                    ev("pairs", "pairs", pairs, "count"),
+                    ev("stages", "stages", ", ".join(map(str, stage_ids)) or "–", "text"),
+                    ev("stages_wall_ms", "their wall time", lost_ms, "ms"),
+                ),
             )
+            if finding is not None:
+                findings.append(finding)
     return findings

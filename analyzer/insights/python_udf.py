@@ -37,8 +37,6 @@ def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             if nt is None or not nt.self_time_ms:
                 continue
             lost_ms = node_self_wall_ms(analysis, ex, {node.node_id})
-            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
-                continue
             rows = metric(stats.get(node.node_id), "number of output rows")
             vectorized = any(part in node.name for part in ARROW_NAMES)
             suggestion = (
@@ -50,36 +48,36 @@ def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 "up the Python itself (vectorized NumPy/pandas operations on the whole batch) "
                 "and tune spark.sql.execution.arrow.maxRecordsPerBatch."
             )
-            findings.append(
-                Finding(
-                    rule=RULE,
-                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
-                    title=(
-                        f"Node {node.node_id} {node.name}: Python UDFs took "
-                        f"{fmt_pct(nt.self_time_ms / run_ms)} of the query's task time"
+            finding = ctx.finding(
+                RULE,
+                METHOD,
+                thresholds,
+                lost_ms,
+                title=(
+                    f"Node {node.node_id} {node.name}: Python UDFs took "
+                    f"{fmt_pct(nt.self_time_ms / run_ms)} of the query's task time"
+                ),
+                suggestion=suggestion,
+                execution_id=ex.execution_id,
+                node_id=node.node_id,
+                stage_id=nt.stage_ids[0] if nt.stage_ids else None,
+                evidence=(
+                    ev("self_time_ms", "its self time", nt.self_time_ms, "ms"),
+                    ev(
+                        "task_time_share",
+                        "share of the query's task time",
+                        nt.self_time_ms / run_ms,
+                        "share",
                     ),
-                    suggestion=suggestion,
-                    estimated_lost_ms=lost_ms,
-                    estimate_method=METHOD,
-                    execution_id=ex.execution_id,
-                    node_id=node.node_id,
-                    stage_id=nt.stage_ids[0] if nt.stage_ids else None,
-                    evidence=(
-                        ev("self_time_ms", "its self time", nt.self_time_ms, "ms"),
-                        ev(
-                            "task_time_share",
-                            "share of the query's task time",
-                            nt.self_time_ms / run_ms,
-                            "share",
-                        ),
-                        ev("rows", "rows through Python", rows.total if rows else None, "count"),
-                        ev(
-                            "vectorized",
-                            "vectorized (Arrow)",
-                            "yes" if vectorized else "no",
-                            "text",
-                        ),
+                    ev("rows", "rows through Python", rows.total if rows else None, "count"),
+                    ev(
+                        "vectorized",
+                        "vectorized (Arrow)",
+                        "yes" if vectorized else "no",
+                        "text",
                     ),
-                )
+                ),
             )
+            if finding is not None:
+                findings.append(finding)
     return findings

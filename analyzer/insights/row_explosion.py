@@ -70,46 +70,44 @@ def detect_row_explosion(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             paying = {node.node_id, *ancestors_in_stage(graph, node.node_id, in_stage)}
             share = explosion_share(rows_in, out.total)
             lost_ms = int(node_self_wall_ms(analysis, ex, paying) * share)
-            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
-                continue
             ratio = out.total / max(rows_in, 1)
-            findings.append(
-                Finding(
-                    rule=RULE,
-                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
-                    title=(
-                        f"Node {node.node_id} {node.name}: {fmt_count(rows_in)} rows in, "
-                        f"{fmt_count(out.total)} out ({fmt_factor(ratio)})"
+            finding = ctx.finding(
+                RULE,
+                METHOD,
+                thresholds,
+                lost_ms,
+                title=(
+                    f"Node {node.node_id} {node.name}: {fmt_count(rows_in)} rows in, "
+                    f"{fmt_count(out.total)} out ({fmt_factor(ratio)})"
+                ),
+                suggestion=(
+                    "Check the join keys: a key that repeats on both sides multiplies rows "
+                    "(duplicates, nulls or a default value, a missing join condition). "
+                    "Deduplicate or aggregate a side before the join, add the missing key, "
+                    "or filter the hot key out and handle it apart."
+                ),
+                execution_id=ex.execution_id,
+                node_id=node.node_id,
+                stage_id=stage_ids[0] if stage_ids else None,
+                evidence=(
+                    ev("rows_in", "rows in (all inputs)", rows_in, "count"),
+                    ev("rows_out", "rows out", out.total, "count"),
+                    ev("ratio", "rows out / rows in", ratio, "ratio"),
+                    ev(
+                        "side_rows",
+                        "rows per input",
+                        " + ".join(fmt_count(r) for r in sides),
+                        "text",
                     ),
-                    suggestion=(
-                        "Check the join keys: a key that repeats on both sides multiplies rows "
-                        "(duplicates, nulls or a default value, a missing join condition). "
-                        "Deduplicate or aggregate a side before the join, add the missing key, "
-                        "or filter the hot key out and handle it apart."
+                    ev(
+                        "n_operators_paying",
+                        "operators above it in its stage",
+                        len(paying) - 1,
+                        "count",
                     ),
-                    estimated_lost_ms=lost_ms,
-                    estimate_method=METHOD,
-                    execution_id=ex.execution_id,
-                    node_id=node.node_id,
-                    stage_id=stage_ids[0] if stage_ids else None,
-                    evidence=(
-                        ev("rows_in", "rows in (all inputs)", rows_in, "count"),
-                        ev("rows_out", "rows out", out.total, "count"),
-                        ev("ratio", "rows out / rows in", ratio, "ratio"),
-                        ev(
-                            "side_rows",
-                            "rows per input",
-                            " + ".join(fmt_count(r) for r in sides),
-                            "text",
-                        ),
-                        ev(
-                            "n_operators_paying",
-                            "operators above it in its stage",
-                            len(paying) - 1,
-                            "count",
-                        ),
-                        ev("explosion_share", "", share, "share"),
-                    ),
-                )
+                    ev("explosion_share", "", share, "share"),
+                ),
             )
+            if finding is not None:
+                findings.append(finding)
     return findings

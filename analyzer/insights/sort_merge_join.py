@@ -50,47 +50,45 @@ def detect_small_side_sort_merge_join(analysis: Analysis, thresholds: Thresholds
             write = metric(stats.get(large[2]), "shuffle write time")
             write_ms = (write.total // 1_000_000) if write is not None else 0
             lost_ms = (sort_ms + write_ms) // cores
-            if not ctx.significant(lost_ms, ex.execution_id, thresholds):
-                continue
-            findings.append(
-                Finding(
-                    rule=RULE,
-                    severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
-                    title=(
-                        f"Node {join.node_id} {join.name}: one side is only "
-                        f"{fmt_bytes(small[0])}; a broadcast hash join would avoid shuffling and "
-                        f"sorting {fmt_bytes(large[0])}"
+            finding = ctx.finding(
+                RULE,
+                METHOD,
+                thresholds,
+                lost_ms,
+                title=(
+                    f"Node {join.node_id} {join.name}: one side is only "
+                    f"{fmt_bytes(small[0])}; a broadcast hash join would avoid shuffling and "
+                    f"sorting {fmt_bytes(large[0])}"
+                ),
+                suggestion=(
+                    "Broadcast the small side: add a broadcast() hint, or raise "
+                    "spark.sql.autoBroadcastJoinThreshold (and, with AQE, "
+                    "spark.sql.adaptive.autoBroadcastJoinThreshold) above its size."
+                ),
+                execution_id=ex.execution_id,
+                node_id=join.node_id,
+                stage_id=(stats[join.node_id].stage_ids or (None,))[0]
+                if join.node_id in stats
+                else None,
+                evidence=(
+                    ev(
+                        "small_side_bytes",
+                        "small side",
+                        small[0],
+                        "bytes",
+                        f", {fmt_count(small[1])} rows (Exchange {small[2]})",
                     ),
-                    suggestion=(
-                        "Broadcast the small side: add a broadcast() hint, or raise "
-                        "spark.sql.autoBroadcastJoinThreshold (and, with AQE, "
-                        "spark.sql.adaptive.autoBroadcastJoinThreshold) above its size."
+                    ev(
+                        "large_side_bytes",
+                        "large side",
+                        large[0],
+                        "bytes",
+                        f", {fmt_count(large[1])} rows (Exchange {large[2]})",
                     ),
-                    estimated_lost_ms=lost_ms,
-                    estimate_method=METHOD,
-                    execution_id=ex.execution_id,
-                    node_id=join.node_id,
-                    stage_id=(stats[join.node_id].stage_ids or (None,))[0]
-                    if join.node_id in stats
-                    else None,
-                    evidence=(
-                        ev(
-                            "small_side_bytes",
-                            "small side",
-                            small[0],
-                            "bytes",
-                            f", {fmt_count(small[1])} rows (Exchange {small[2]})",
-                        ),
-                        ev(
-                            "large_side_bytes",
-                            "large side",
-                            large[0],
-                            "bytes",
-                            f", {fmt_count(large[1])} rows (Exchange {large[2]})",
-                        ),
-                        ev("sort_ms", "sort time of both sides", sort_ms, "ms"),
-                        ev("large_side_write_ms", "large side shuffle write time", write_ms, "ms"),
-                    ),
-                )
+                    ev("sort_ms", "sort time of both sides", sort_ms, "ms"),
+                    ev("large_side_write_ms", "large side shuffle write time", write_ms, "ms"),
+                ),
             )
+            if finding is not None:
+                findings.append(finding)
     return findings

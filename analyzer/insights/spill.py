@@ -56,8 +56,6 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                     node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
         task_ms = spill_task_ms(spilled, thresholds)
         lost_ms = wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [
             ev("memory_bytes_spilled", "memory bytes spilled", s.memory_bytes_spilled, "bytes"),
@@ -76,23 +74,23 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 "bytes",
             ),
         ]
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=f"Stage {s.stage_id}: spilled {fmt_bytes(spilled)}{where}",
-                suggestion=(
-                    "Give each task more memory: raise spark.sql.shuffle.partitions (or "
-                    "spark.sql.adaptive.advisoryPartitionSizeInBytes lower) so partitions are "
-                    "smaller, or raise spark.executor.memory / spark.memory.fraction."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                node_id=node_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                evidence=tuple(evidence),
-            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=f"Stage {s.stage_id}: spilled {fmt_bytes(spilled)}{where}",
+            suggestion=(
+                "Give each task more memory: raise spark.sql.shuffle.partitions (or "
+                "spark.sql.adaptive.advisoryPartitionSizeInBytes lower) so partitions are "
+                "smaller, or raise spark.executor.memory / spark.memory.fraction."
+            ),
+            execution_id=execution_id,
+            node_id=node_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            evidence=tuple(evidence),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

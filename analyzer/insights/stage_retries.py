@@ -41,39 +41,37 @@ def detect_stage_retries(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             continue
         execution_id = ctx.stage_execution(st.stage_id)
         lost_ms = st.duration_ms or 0
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
         reason = root_cause(st.failure_reason) or "no reason in the log"
         what = "failed and was retried"
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=f"Stage {st.stage_id} attempt {st.attempt_id} {what}: {reason}",
-                suggestion=(
-                    "For FetchFailed: shuffle files were lost with an executor; keep them with "
-                    "spark.shuffle.service.enabled=true or spark.decommission.enabled=true and "
-                    "find why executors died (memory, preemption). Otherwise see the task "
-                    "failures of this stage."
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=f"Stage {st.stage_id} attempt {st.attempt_id} {what}: {reason}",
+            suggestion=(
+                "For FetchFailed: shuffle files were lost with an executor; keep them with "
+                "spark.shuffle.service.enabled=true or spark.decommission.enabled=true and "
+                "find why executors died (memory, preemption). Otherwise see the task "
+                "failures of this stage."
+            ),
+            execution_id=execution_id,
+            stage_id=st.stage_id,
+            stage_attempt_id=st.attempt_id,
+            evidence=(
+                ev("failure_reason", "failure reason", reason, "text"),
+                ev("attempt_duration_ms", "attempt duration", st.duration_ms, "ms"),
+                ev("n_stage_attempts", "attempts of this stage", n_attempts[st.stage_id], "id"),
+                ev(
+                    "n_task_attempts",
+                    "tasks (failed)",
+                    st.n_task_attempts,
+                    "id",
+                    f" ({st.n_failed_attempts})",
                 ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=st.stage_id,
-                stage_attempt_id=st.attempt_id,
-                evidence=(
-                    ev("failure_reason", "failure reason", reason, "text"),
-                    ev("attempt_duration_ms", "attempt duration", st.duration_ms, "ms"),
-                    ev("n_stage_attempts", "attempts of this stage", n_attempts[st.stage_id], "id"),
-                    ev(
-                        "n_task_attempts",
-                        "tasks (failed)",
-                        st.n_task_attempts,
-                        "id",
-                        f" ({st.n_failed_attempts})",
-                    ),
-                    ev("n_failed_task_attempts", "", st.n_failed_attempts, "count"),
-                ),
-            )
+                ev("n_failed_task_attempts", "", st.n_failed_attempts, "count"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

@@ -33,8 +33,6 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.failed_duration_sum_ms, s.duration_sum_ms
         )
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
         reason = root_cause(s.first_failure_reason) or "unknown"
         kinds = []
         if s.n_fetch_failed:
@@ -53,24 +51,24 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             evidence.append(ev("stage_status", "stage status", stage.status, "text"))
         evidence.append(ev("n_fetch_failed", "", s.n_fetch_failed, "count"))
         evidence.append(ev("n_executor_lost", "", s.n_executor_lost, "count"))
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=f"Stage {s.stage_id}: {s.n_failed} task attempt(s) failed ({reason})",
-                suggestion=(
-                    "Read the first failure: fix data or code errors at their source; for "
-                    "out-of-memory errors raise spark.executor.memoryOverhead or use more "
-                    "partitions; for fetch failures check lost executors and consider "
-                    "spark.shuffle.service.enabled or spark.decommission.enabled."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                task_ids=s.failed_task_ids,
-                evidence=tuple(evidence),
-            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=f"Stage {s.stage_id}: {s.n_failed} task attempt(s) failed ({reason})",
+            suggestion=(
+                "Read the first failure: fix data or code errors at their source; for "
+                "out-of-memory errors raise spark.executor.memoryOverhead or use more "
+                "partitions; for fetch failures check lost executors and consider "
+                "spark.shuffle.service.enabled or spark.decommission.enabled."
+            ),
+            execution_id=execution_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            task_ids=s.failed_task_ids,
+            evidence=tuple(evidence),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

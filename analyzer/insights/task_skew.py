@@ -35,45 +35,45 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             continue
         lost_ms = s.max_duration_ms - s.median_duration_ms
         execution_id = ctx.stage_execution(s.stage_id)
-        if not ctx.significant(lost_ms, execution_id, thresholds):
+        if not ctx.significant(lost_ms, execution_id, thresholds):  # before the costlier test
             continue
         if is_first_wave_with_even_data(
             analysis.tasks, s.stage_id, s.stage_attempt_id, s.slowest_task_id
         ):
             continue  # a cold executor's first tasks, not skew
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=(
-                    f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median "
-                    f"({fmt_duration_ms(s.max_duration_ms)} vs "
-                    f"{fmt_duration_ms(s.median_duration_ms)})"
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=(
+                f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median "
+                f"({fmt_duration_ms(s.max_duration_ms)} vs "
+                f"{fmt_duration_ms(s.median_duration_ms)})"
+            ),
+            suggestion=(
+                "Find what the slow partition holds (see data-skew findings): salt or "
+                "pre-aggregate hot keys, enable spark.sql.adaptive.skewJoin.enabled for "
+                "joins, or set spark.speculation=true if the cause is a slow executor."
+            ),
+            execution_id=execution_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            task_ids=(s.slowest_task_id,),
+            evidence=(
+                ev(
+                    "slowest_task",
+                    "slowest task",
+                    f"task {s.slowest_task_id} (partition {s.slowest_partition_id}) "
+                    f"on executor {s.slowest_executor_id}",
+                    "text",
                 ),
-                suggestion=(
-                    "Find what the slow partition holds (see data-skew findings): salt or "
-                    "pre-aggregate hot keys, enable spark.sql.adaptive.skewJoin.enabled for "
-                    "joins, or set spark.speculation=true if the cause is a slow executor."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                task_ids=(s.slowest_task_id,),
-                evidence=(
-                    ev(
-                        "slowest_task",
-                        "slowest task",
-                        f"task {s.slowest_task_id} (partition {s.slowest_partition_id}) "
-                        f"on executor {s.slowest_executor_id}",
-                        "text",
-                    ),
-                    ev("max_duration_ms", "slowest task duration", s.max_duration_ms, "ms"),
-                    ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
-                    ev("ratio", "ratio", ratio, "ratio"),
-                    ev("n_successful", "successful tasks", s.n_successful, "count"),
-                ),
-            )
+                ev("max_duration_ms", "slowest task duration", s.max_duration_ms, "ms"),
+                ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
+                ev("ratio", "ratio", ratio, "ratio"),
+                ev("n_successful", "successful tasks", s.n_successful, "count"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

@@ -35,37 +35,35 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.overhead_sum_ms, s.duration_sum_ms
         )
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
         reads_shuffle = s.shuffle_read_median_bytes > 0 or s.read_sum_bytes == 0
         per_task = s.read_sum_bytes // max(1, s.n_successful)
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=(
-                    f"Stage {s.stage_id}: {fmt_count(s.n_successful)} tasks with a median of "
-                    f"{fmt_duration_ms(s.median_duration_ms)}"
-                ),
-                suggestion=(
-                    "Use fewer, larger partitions: lower spark.sql.shuffle.partitions, keep "
-                    "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
-                    "instead of repartition() for small data."
-                    if reads_shuffle
-                    else "Read fewer, larger splits: raise spark.sql.files.maxPartitionBytes "
-                    "and spark.sql.files.openCostInBytes, or compact the input's small files."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                evidence=(
-                    ev("n_tasks", "tasks", s.n_successful, "count"),
-                    ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
-                    ev("overhead_ms", "task overhead (all tasks)", s.overhead_sum_ms, "ms"),
-                    ev("mean_read_bytes", "bytes read per task (mean)", per_task, "bytes"),
-                ),
-            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=(
+                f"Stage {s.stage_id}: {fmt_count(s.n_successful)} tasks with a median of "
+                f"{fmt_duration_ms(s.median_duration_ms)}"
+            ),
+            suggestion=(
+                "Use fewer, larger partitions: lower spark.sql.shuffle.partitions, keep "
+                "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
+                "instead of repartition() for small data."
+                if reads_shuffle
+                else "Read fewer, larger splits: raise spark.sql.files.maxPartitionBytes "
+                "and spark.sql.files.openCostInBytes, or compact the input's small files."
+            ),
+            execution_id=execution_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            evidence=(
+                ev("n_tasks", "tasks", s.n_successful, "count"),
+                ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
+                ev("overhead_ms", "task overhead (all tasks)", s.overhead_sum_ms, "ms"),
+                ev("mean_read_bytes", "bytes read per task (mean)", per_task, "bytes"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

@@ -45,59 +45,57 @@ def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Find
                 if median > 0 and largest < thresholds.skew_ratio * median:
                     continue
                 lost_ms = max(0, s.max_duration_ms - s.median_duration_ms)
-                if not ctx.significant(lost_ms, ex.execution_id, thresholds):
-                    continue
                 skew_conf = conf.get("spark.sql.adaptive.skewJoin.enabled", "true (default)")
                 ratio = largest / median if median else None
-                findings.append(
-                    Finding(
-                        rule=RULE,
-                        severity=ctx.severity(lost_ms, ex.execution_id, thresholds),
-                        title=(
-                            f"Node {join.node_id} {join.name}: a {fmt_bytes(largest)} partition "
-                            f"(median {fmt_bytes(median)}) was not split by AQE"
+                finding = ctx.finding(
+                    RULE,
+                    METHOD,
+                    thresholds,
+                    lost_ms,
+                    title=(
+                        f"Node {join.node_id} {join.name}: a {fmt_bytes(largest)} partition "
+                        f"(median {fmt_bytes(median)}) was not split by AQE"
+                    ),
+                    suggestion=(
+                        "Let AQE split it: set spark.sql.adaptive.skewJoin.enabled=true and, "
+                        "if the partition is under its limits, lower "
+                        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes or "
+                        "skewedPartitionFactor (AQE cannot split the join's outer side of "
+                        "some outer joins)."
+                    ),
+                    execution_id=ex.execution_id,
+                    node_id=join.node_id,
+                    stage_id=stage_id,
+                    stage_attempt_id=s.stage_attempt_id,
+                    task_ids=(s.shuffle_read_max_task_id,)
+                    if s.shuffle_read_max_task_id is not None
+                    else (),
+                    evidence=(
+                        ev("max_shuffle_read_bytes", "largest shuffle read", largest, "bytes"),
+                        ev("median_shuffle_read_bytes", "median shuffle read", median, "bytes"),
+                        ev(
+                            "ratio",
+                            "ratio",
+                            ratio or None,
+                            "ratio",
+                            "" if ratio else "∞ (median 0)",
                         ),
-                        suggestion=(
-                            "Let AQE split it: set spark.sql.adaptive.skewJoin.enabled=true and, "
-                            "if the partition is under its limits, lower "
-                            "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes or "
-                            "skewedPartitionFactor (AQE cannot split the join's outer side of "
-                            "some outer joins)."
+                        ev(
+                            "skew_join_enabled",
+                            "spark.sql.adaptive.skewJoin.enabled",
+                            skew_conf,
+                            "text",
                         ),
-                        estimated_lost_ms=lost_ms,
-                        estimate_method=METHOD,
-                        execution_id=ex.execution_id,
-                        node_id=join.node_id,
-                        stage_id=stage_id,
-                        stage_attempt_id=s.stage_attempt_id,
-                        task_ids=(s.shuffle_read_max_task_id,)
-                        if s.shuffle_read_max_task_id is not None
-                        else (),
-                        evidence=(
-                            ev("max_shuffle_read_bytes", "largest shuffle read", largest, "bytes"),
-                            ev("median_shuffle_read_bytes", "median shuffle read", median, "bytes"),
-                            ev(
-                                "ratio",
-                                "ratio",
-                                ratio or None,
-                                "ratio",
-                                "" if ratio else "∞ (median 0)",
-                            ),
-                            ev(
-                                "skew_join_enabled",
-                                "spark.sql.adaptive.skewJoin.enabled",
-                                skew_conf,
-                                "text",
-                            ),
-                            ev(
-                                "max_duration_ms",
-                                "slowest / median task",
-                                s.max_duration_ms,
-                                "ms",
-                                f" / {fmt_duration_ms(s.median_duration_ms)}",
-                            ),
-                            ev("median_duration_ms", "", s.median_duration_ms, "ms"),
+                        ev(
+                            "max_duration_ms",
+                            "slowest / median task",
+                            s.max_duration_ms,
+                            "ms",
+                            f" / {fmt_duration_ms(s.median_duration_ms)}",
                         ),
-                    )
+                        ev("median_duration_ms", "", s.median_duration_ms, "ms"),
+                    ),
                 )
+                if finding is not None:
+                    findings.append(finding)
     return findings
