@@ -27,8 +27,10 @@ NOW_MS = 1_700_000_000_000
 
 
 def default_logs() -> list[Path]:
-    """Every sample and public log, the bad inputs of the tests and the benchmark's seed logs."""
-    roots = [REPO / "sample_eventlogs", REPO.parent / "shared" / "eventlogs" / "public"]
+    """Every sample log, the public logs (the repository's corpus and ../shared), the bad inputs of
+    the tests and the benchmark's seed logs."""
+    roots = [REPO / "sample_eventlogs", REPO / "sample_eventlogs" / "public"]
+    roots.append(REPO.parent / "shared" / "eventlogs" / "public")
     roots.append(REPO / "tests" / "bad_inputs")
     logs: list[Path] = []
     for root in roots:
@@ -36,7 +38,9 @@ def default_logs() -> list[Path]:
             logs += sorted(
                 p
                 for p in root.iterdir()
-                if not p.name.startswith(".") and p.suffix not in (".md", ".json", ".txt")
+                if not p.name.startswith(".")
+                and p.suffix not in (".md", ".json", ".txt")
+                and p.name not in ("public", "pairs")
             )
     logs += sorted((REPO / "bench" / "logs").glob("*_seed"))
     logs += sorted((REPO / "bench" / "logs").glob("nds_q72_dataproc_2_2"))
