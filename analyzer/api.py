@@ -21,6 +21,7 @@ from analyzer.errors import (
     CannotWriteError,
     EmptyLogError,
     LogNotFoundError,
+    OutputIsInputError,
     Strictness,
     UsageError,
 )
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
     from analyzer.compare.result import DiffResult
     from analyzer.eventlog.discover import AppInfo
+    from analyzer.eventlog.source import LogSource
     from analyzer.insights import Finding, Thresholds
     from analyzer.report.options import ReportFormat, ReportOptions
     from analyzer.report.redact import Redactor
@@ -428,13 +430,103 @@ def _cannot_write(target: Path, error: OSError, hint: str) -> CannotWriteError:
     return CannotWriteError(f"cannot write here: {reason}", path=str(target), hint=hint)
 
 
+OUTPUT_IS_INPUT_HINT = "give -o a path outside the event logs read"
+
+
+def _local_path(path: str) -> str | None:
+    """The local file-system path of `path` (a plain path or a `file://` URL), else None."""
+    if path.startswith("file://"):
+        import urllib.parse
+        from urllib.request import url2pathname
+
+        return url2pathname(urllib.parse.urlparse(path).path)
+    from analyzer.eventlog.source import is_url
+
+    return None if is_url(path) else path
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The (device, inode) of what `path` names, links followed; None if nothing is there."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def enclosing_directories(path: str) -> list[tuple[str, tuple[int, int]]]:
+    """The existing directories that hold `path` once resolved, nearest first, each with its
+    (device, inode): what writing `path` would write into."""
+    out = []
+    current = os.path.dirname(os.path.realpath(path))
+    while True:
+        ident = _identity(current)
+        if ident is not None:
+            out.append((current, ident))
+        up = os.path.dirname(current)
+        if up == current:
+            return out
+        current = up
+
+
+def check_output_is_not_input(output: str | Path, sources: Iterable[LogSource]) -> None:
+    """Raise `OutputIsInputError` when writing `output` would replace a log being read or write
+    into a log's directory (a rolling or Databricks log); nothing has been written then.
+
+    Paths are compared resolved (symbolic links, `..`, relative spellings) and by device and
+    inode, so a hard link or a bind mount of a log is caught too. Remote logs are not compared:
+    the output is always a local file.
+    """
+    out = os.fspath(output)
+    out_real = os.path.realpath(out)
+    out_id = _identity(out)
+    holders = {ident for _, ident in enclosing_directories(out)}
+    for source in sources:
+        directory = _local_path(source.path) if source.layout != "single" else None
+        directory_id = _identity(directory) if directory is not None else None
+        if directory_id is not None and (directory_id in holders or directory_id == out_id):
+            raise OutputIsInputError(
+                f"the output is inside the {source.layout} event log {source.path}: "
+                "writing there would change the log",
+                path=out,
+                hint=OUTPUT_IS_INPUT_HINT,
+            )
+        for part in source.parts:
+            local = _local_path(part.path)
+            if local is None:
+                continue
+            if os.path.realpath(local) == out_real or (
+                out_id is not None and out_id == _identity(local)
+            ):
+                what = "the event log" if source.layout == "single" else "a part of the event log"
+                raise OutputIsInputError(
+                    f"the output is {what} {source.path} being read: writing would destroy it",
+                    path=out,
+                    hint=OUTPUT_IS_INPUT_HINT,
+                )
+
+
+def check_output_against_logs(output: str | Path, logs: Iterable[str]) -> None:
+    """Resolve the local logs named (not reading them) and `check_output_is_not_input`; for a
+    command line to refuse before any work. Raises what `resolve_log` raises for a bad log."""
+    from analyzer.eventlog.source import resolve_log
+
+    check_output_is_not_input(
+        output, [resolve_log(log) for log in logs if _local_path(log) is not None]
+    )
+
+
 def write_report(
     analysis: Analysis,
     output: str | Path,
     options: ReportOptions | None = None,
     findings: Sequence[Finding] | None = None,
 ) -> None:
-    """Render an analysis (see `render_report`) and write it atomically to `output`."""
+    """Render an analysis (see `render_report`) and write it atomically to `output`.
+
+    Raises `OutputIsInputError` when `output` is the analyzed log or inside it.
+    """
+    check_output_is_not_input(output, [analysis.source])
     with _collector_paused():
         write_atomic(output, _render(analysis, options, findings, None))
 
@@ -500,5 +592,9 @@ def _render_diff(result: DiffResult, options: ReportOptions | None) -> str:
 def write_diff(
     result: DiffResult, output: str | Path, options: ReportOptions | None = None
 ) -> None:
-    """Render a comparison (see `render_diff`) and write it atomically to `output`."""
+    """Render a comparison (see `render_diff`) and write it atomically to `output`.
+
+    Raises `OutputIsInputError` when `output` is one of the compared logs or inside one.
+    """
+    check_output_is_not_input(output, [result.baseline.source, result.candidate.source])
     write_atomic(output, render_diff(result, options))

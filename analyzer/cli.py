@@ -267,7 +267,10 @@ def report_command(
             sections=parse_sections(sections),
             redact=redact,
         )
-        analysis = _analyze(api.find_log(log_dir, log) if log_dir is not None else log, lenient)
+        path = api.find_log(log_dir, log) if log_dir is not None else log
+        if output is not None:
+            api.check_output_against_logs(output, [path])
+        analysis = _analyze(path, lenient)
         if output is None:
             sys.stdout.write(api.render_report(analysis, options))
         else:
@@ -321,10 +324,13 @@ def diff_command(
     with _errors_as_lines("ran out of memory comparing these logs"):
         options = _output_options(output, fmt, width, no_color, top=top, redact=redact)
         thresholds = _thresholds(threshold)
-        analyses = [
-            _analyze(api.find_log(log_dir, name) if log_dir is not None else name, lenient)
+        paths = [
+            api.find_log(log_dir, name) if log_dir is not None else name
             for name in (baseline, candidate)
         ]
+        if output is not None:
+            api.check_output_against_logs(output, paths)
+        analyses = [_analyze(path, lenient) for path in paths]
         result = api.diff(analyses[0], analyses[1], thresholds)
         if output is None:
             sys.stdout.write(api.render_diff(result, options))

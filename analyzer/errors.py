@@ -127,6 +127,13 @@ class CannotWriteError(AnalyzerError):
     slug = "cannot-write"
 
 
+class OutputIsInputError(CannotWriteError):
+    """The output path is one of the command's inputs (a log or a part of one): writing there
+    would destroy the log, so nothing is written."""
+
+    slug = "output-is-input"
+
+
 class UsageError(AnalyzerError):
     """An option value the user gave is not valid."""
 

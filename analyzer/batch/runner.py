@@ -43,6 +43,7 @@ from analyzer.batch.layout import (
     DIFF_FILE,
     INDEX_NAME,
     OWN_NAMES,
+    STAGING_PREFIX,
     OutputLayout,
     is_app_key,
 )
@@ -63,8 +64,15 @@ from analyzer.batch.outputs import (
 )
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
-from analyzer.errors import BatchBusyError, CannotWriteError, Strictness, UsageError
-from analyzer.eventlog.source import is_url
+from analyzer.errors import (
+    AnalyzerError,
+    BatchBusyError,
+    CannotWriteError,
+    OutputIsInputError,
+    Strictness,
+    UsageError,
+)
+from analyzer.eventlog.source import is_url, resolve_log, storage_for
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
     IndexEntry,
@@ -238,6 +246,68 @@ def _locked(layout: OutputLayout) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _path_below(path: str, directory_id: tuple[int, int]) -> str | None:
+    """The first component of `path` (resolved) below the directory of identity `directory_id`
+    when `path` lies strictly inside it, else None."""
+    current = os.path.realpath(path)
+    while True:
+        up = os.path.dirname(current)
+        if up == current:
+            return None
+        try:
+            st = os.stat(up)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == directory_id:
+            return os.path.basename(current)
+        current = up
+
+
+def check_output_dir(log_dir: str, output: str) -> None:
+    """Raise `OutputIsInputError` when batch's outputs could replace or change a log: the output
+    directory inside a log of the log directory (a rolling or Databricks directory, say), or the
+    log directory inside one of the directories batch rewrites (`apps/`, `tables/`, ...).
+
+    Paths are compared resolved and by device and inode. The output directory may be the log
+    directory itself: batch's own entries are then left out of the listing (docs/batch.md).
+    """
+    if is_url(log_dir) and not log_dir.startswith("file://"):
+        return
+    _, native = storage_for(log_dir)
+    try:
+        log_st = os.stat(native)
+    except OSError:
+        return  # the listing says what is wrong with it
+    try:
+        out_st = os.stat(output)
+    except OSError:
+        out_st = None
+    if out_st is not None and (out_st.st_dev, out_st.st_ino) == (log_st.st_dev, log_st.st_ino):
+        return
+    top = _path_below(output, (log_st.st_dev, log_st.st_ino))
+    if top is not None:
+        try:
+            resolve_log(os.path.join(native, top))
+        except AnalyzerError:
+            pass  # not a log: an output directory among the logs changes none of them
+        else:
+            raise OutputIsInputError(
+                f"the output directory is inside the event log {top} of the log directory: "
+                "writing there would change the log",
+                path=output,
+                hint="give -o a directory outside the logs",
+            )
+    if out_st is not None:
+        mine = _path_below(native, (out_st.st_dev, out_st.st_ino))
+        if mine is not None and (mine in OWN_NAMES or mine.startswith(STAGING_PREFIX)):
+            raise OutputIsInputError(
+                f"the log directory is inside {mine}/ of the output directory, which batch "
+                "rewrites: its logs could be replaced or removed",
+                path=output,
+                hint="give -o a directory that does not hold the log directory",
+            )
+
+
 def _same_directory(log_dir: str, out_dir: Path) -> bool:
     if is_url(log_dir):
         return False
@@ -257,6 +327,7 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
     options = options if options is not None else BatchOptions()
     started = time.monotonic()
     started_ms = int(time.time() * 1000)
+    check_output_dir(log_dir, output)
     layout = prepare_output_dir(output)
     summary = BatchSummary(out_dir=str(layout.root), engine=options.engine)
     with _locked(layout):
