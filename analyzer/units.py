@@ -1,14 +1,17 @@
-"""Units and number formatting for humans: a leaf module every layer may import.
+"""Units, number formatting and visible text for humans: a leaf module every layer may import.
 
 These word our own reports (`1.5 KiB`, `3m 05s`, `42.0 %`); Spark's exact metric strings live in
 `analyzer.aggregate.spark_format`. Every function takes raw values in base units (bytes, ms, ns,
 counts, fractions) and returns `–` for a missing one; none raises on a value a log can hold.
+`show_invisible` is the one rule, shared by every format, for characters from a log that a
+reader could not see or that would reorder what is shown around them.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from typing import Literal
 
 MISSING = "–"
@@ -209,3 +212,57 @@ def plural(n: int, noun: str, plural_noun: str | None = None) -> str:
     """
     word = noun if n == 1 else (plural_noun or noun + "s")
     return f"{fmt_count(n)} {word}"
+
+
+INVISIBLE_CHARS = (
+    # C0 controls but tab and newline, DEL, C1 controls.
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"
+    # Unicode's Default_Ignorable_Code_Point set (DerivedCoreProperties.txt, Unicode 15.1):
+    # soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul fillers, Khmer vowel
+    # inherents, Mongolian selectors, zero-width characters, LRM/RLM, bidi embeddings and
+    # overrides (U+202A-U+202E), word joiner, invisible operators, bidi isolates (U+2066-U+2069),
+    # variation selectors, BOM, halfwidth filler, U+FFF0-U+FFF8, shorthand format controls,
+    # musical symbol formats, tag characters and the rest of plane 14's ignorables.
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+    # Not ignorable but as good as: line and paragraph separators, the blank Braille pattern,
+    # interlinear annotation controls.
+    "\u2028\u2029\u2800\ufff9-\ufffb"
+)
+"""The characters `show_invisible` writes as escapes, as a regular-expression class body."""
+
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
+_INVISIBLE_OR_NEWLINE = re.compile(f"[\n{INVISIBLE_CHARS}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def has_invisible(text: str) -> bool:
+    """True if `show_invisible` would change `text` (newlines aside)."""
+    if text.isascii() and text.isprintable():
+        return False
+    return _INVISIBLE.search(text) is not None
+
+
+def show_invisible(text: str, *, newlines: bool = False) -> str:
+    r"""Write the characters of `text` that cannot be seen, or that reorder the text around them,
+    as visible escapes (`\u202e`); with `newlines`, newlines too (one-line output). Tabs stay.
+
+    A right-to-left override makes `payroll \u202edetacifirev ton` display as "payroll not
+    verificated"; tag characters and Hangul fillers hide text or make names look alike. Every
+    report format shows such characters this way (docs/security.md).
+
+    >>> show_invisible("pay\u202eroll\U000e0041 \u3164x\u2800")
+    'pay\\u202eroll\\U000e0041 \\u3164x\\u2800'
+    >>> show_invisible("a\tb\nc\x1b"), show_invisible("a\nb", newlines=True)
+    ('a\tb\nc\\x1b', 'a\\x0ab')
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    return (_INVISIBLE_OR_NEWLINE if newlines else _INVISIBLE).sub(_escape, text)

@@ -2,22 +2,50 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
 
+from analyzer.units import INVISIBLE_CHARS
+
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON writes a character beyond the BMP as its UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def visible_json(data: bytes) -> bytes:
+    r"""Return JSON text `data` with every invisible or reordering character (`units.
+    show_invisible`'s set) written as a `\uXXXX` escape: the same JSON value, but a bidi
+    override or a tag character in a name is seen, not acted on, by whoever opens the file.
+
+    Such characters can only be inside strings, where the escape means the same character.
+
+    >>> visible_json('{"n": "a\u202eb\U000e0041"}'.encode())
+    b'{"n": "a\\u202eb\\udb40\\udc41"}'
+    """
+    if data.isascii() and b"\x7f" not in data:
+        return data  # orjson escapes C0 controls; everything else to show is non-ASCII
+    return _INVISIBLE.sub(_json_escape, data.decode("utf-8")).encode("utf-8")
 
 
 def render_json_bytes(document: dict[str, Any]) -> bytes:
-    """Return the document as pretty-printed, key-stable UTF-8 JSON with a final newline.
+    """Return the document as pretty-printed, key-stable UTF-8 JSON with a final newline, its
+    invisible characters escaped (`visible_json`).
 
     orjson writes the same text as `json.dumps(indent=2, ensure_ascii=False)`, several times
     faster on large applications; a report written to a file is written from these bytes,
     with no text copy of a document that can be hundreds of MB.
     """
-    return orjson.dumps(document, option=_OPTIONS)
+    return visible_json(orjson.dumps(document, option=_OPTIONS))
 
 
 def render_json(document: dict[str, Any]) -> str:
@@ -44,7 +72,8 @@ def render_json_chunks(
     yield whole[:at]
     first = True
     for item in items:
-        body = orjson.dumps(item, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+        body = visible_json(orjson.dumps(item, option=orjson.OPT_INDENT_2))
+        body = body.replace(b"\n", b"\n    ")
         yield (b"[\n    " if first else b",\n    ") + body
         first = False
     yield b"[]" if first else b"\n  ]"

@@ -9,22 +9,12 @@ from __future__ import annotations
 import os
 import re
 
-_CONTROL = re.compile(
-    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u206f\ufeff\ufff9-\ufffb]"
-)
-"""Characters a terminal acts on or hides: C0 and C1 controls (tab aside), DEL, and Unicode
-format characters (bidi overrides and isolates, zero-width characters, line and paragraph
-separators)."""
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+from analyzer.units import show_invisible
 
 
 def neutralize(text: str) -> str:
-    r"""Show every control and format character of `text` visibly, so a terminal only prints it.
+    r"""Show every control, format and invisible character of `text` visibly, so a terminal only
+    prints it (`units.show_invisible`, newlines included).
 
     Escape sequences, carriage returns, backspaces, newlines and bidi overrides from a log
     become `\x1b`, `\x0d`, `\u202e` …; a tab becomes a space.
@@ -32,9 +22,9 @@ def neutralize(text: str) -> str:
     >>> neutralize("app\x1b]0;owned\x07 name\u202e\tx")
     'app\\x1b]0;owned\\x07 name\\u202e x'
     """
-    if text.isprintable():
+    if text.isascii() and text.isprintable():
         return text
-    return _CONTROL.sub(_visible, text.replace("\t", " "))
+    return show_invisible(text.replace("\t", " "), newlines=True)
 
 
 _NONCE = os.urandom(8).hex()

@@ -1,4 +1,5 @@
-"""Display bounds: every string a text or HTML report shows has a bounded length.
+"""Display bounds: every string a text or HTML report shows has a bounded length, and shows
+the characters that cannot be seen (bidi overrides, tag characters, fillers) as escapes.
 
 Strings in a log are written by whoever submits the job and can be megabytes long (an app name,
 a host, a metric name). Shown whole they make reports of hundreds of megabytes, and wrapping
@@ -6,12 +7,18 @@ them takes minutes; so the text and HTML views are clipped in one pass, after th
 before they are laid out. A value is clipped to `DISPLAY_CHARS`, or to the `max_chars` its view
 field declares in its metadata (Spark's physical plan text is long by nature). The JSON report
 keeps every value whole.
+
+The same pass writes invisible and reordering characters visibly (`units.show_invisible`), so
+the HTML page, whose values a browser would otherwise lay out right to left or hide, shows them
+as the text and Markdown reports do.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, TypeVar
+
+from analyzer.units import has_invisible, show_invisible
 
 DISPLAY_CHARS = 10_000
 """The most characters of one value a text or HTML report shows, unless its field says more."""
@@ -39,13 +46,14 @@ def clip_display(text: str, limit: int = DISPLAY_CHARS) -> str:
 
 
 def clip_view(view: T, limit: int = DISPLAY_CHARS) -> T:
-    """Return `view` with every string in it clipped by `clip_display`.
+    """Return `view` with every string in it clipped by `clip_display` and its invisible
+    characters shown (`show_invisible`).
 
     Walks frozen dataclasses, tuples, lists and dicts (keys and values) without recursion. A
     first, cheap look decides whether anything is too long; only then is the view rebuilt, and
     only along the paths that hold a long string.
     """
-    if not _has_long_string(view, limit):
+    if not _has_string_to_show_otherwise(view, limit):
         return view
     clipped: T = _clip(view, limit)
     return clipped
@@ -86,7 +94,7 @@ def _parts(value: Any) -> tuple[list[Any], tuple[int | None, ...] | None] | None
     return None
 
 
-def _has_long_string(root: Any, limit: int) -> bool:
+def _has_string_to_show_otherwise(root: Any, limit: int) -> bool:
     # `_parts` inlined: this walks every value of a page's view (tens of thousands of them).
     stack = [root]
     pop, push = stack.pop, stack.append
@@ -100,7 +108,7 @@ def _has_long_string(root: Any, limit: int) -> bool:
                 part = getattr(value, name)
                 part_kind = type(part)
                 if part_kind is str:
-                    if len(part) > (own or limit):
+                    if len(part) > (own or limit) or has_invisible(part):
                         return True
                 elif part_kind not in scalars:
                     push(part)
@@ -114,7 +122,7 @@ def _has_long_string(root: Any, limit: int) -> bool:
         for part in items:
             part_kind = type(part)
             if part_kind is str:
-                if len(part) > limit:
+                if len(part) > limit or has_invisible(part):
                     return True
             elif part_kind not in scalars:
                 push(part)
@@ -128,7 +136,7 @@ def _clip(root: Any, limit: int) -> Any:
     while stack:
         value, own_limit, expanded = stack.pop()
         if type(value) is str:
-            results.append(clip_display(value, own_limit))
+            results.append(show_invisible(clip_display(value, own_limit)))
             continue
         found = _parts(value)
         if found is None:
