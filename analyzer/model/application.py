@@ -240,6 +240,9 @@ class Application(BaseModel):
     """Every Spark property, sorted by key, secrets redacted (the same as
     `environment.spark_properties`)."""
     environment: SparkEnvironment = SparkEnvironment()
+    inverted_intervals: tuple[tuple[str, int], ...] = ()
+    """Per kind (`application`, `SQL execution`, `job`, `stage attempt`, `executor`), how many
+    intervals ended before they started in the log; each was clamped to zero length."""
 
     @field_validator("spark_properties")
     @classmethod

@@ -636,12 +636,34 @@ class ApplicationBuilder:
                 self.default_cpus_per_task = amount
 
     def finish(self) -> BuiltApplication:
-        """Close the replay (as Spark does at the end of a log) and build the frozen model."""
+        """Close the replay (as Spark does at the end of a log) and build the frozen model.
+
+        An interval whose end comes before its start (an application, SQL execution, job,
+        stage attempt or executor: clocks that went back, or a hand-edited log) is clamped to
+        zero length, its end moved to its start, and counted in
+        `Application.inverted_intervals`, so no duration or share is negative.
+        """
         self._apply_recorded(final=True)
+        inverted: Counter[str] = Counter()
+
+        def end_of(kind: str, start_ms: int | None, end_ms: int | None) -> int | None:
+            if start_ms is not None and end_ms is not None and end_ms < start_ms:
+                inverted[kind] += 1
+                return start_ms
+            return end_ms
+
         self.listener.finish()
         for key, ids in self.tasks.stage_sql_accumulators.items():
             self.stage_accumulators.setdefault(key, set()).update(ids)
         unfinished = Counter(self.live_tasks.values())
+        for j in self.jobs.values():
+            j.completion_ms = end_of("job", j.submission_ms, j.completion_ms)
+        for s in self.stages.values():
+            s.completion_ms = end_of("stage attempt", s.submission_ms, s.completion_ms)
+        for ex in self.executions.values():
+            ex.end_ms = end_of("SQL execution", ex.start_ms, ex.end_ms)
+        for e in self.executors.values():
+            e.removed_ms = end_of("executor", e.added_ms, e.removed_ms)
         jobs = tuple(j.to_model() for _, j in sorted(self.jobs.items()))
         stages = tuple(s.to_model(unfinished.get(key, 0)) for key, s in sorted(self.stages.items()))
         job_status = {j.job_id: j.status for j in jobs}
@@ -658,7 +680,11 @@ class ApplicationBuilder:
             spark_version=self.spark_version,
             user=self.user,
             start_ms=self.start_ms,
-            end_ms=self.end_ms if self.end_ms is not None else self.last_event_ms,
+            end_ms=end_of(
+                "application",
+                self.start_ms,
+                self.end_ms if self.end_ms is not None else self.last_event_ms,
+            ),
             completed=self.completed,
             executors=executors,
             jobs=jobs,
@@ -672,6 +698,7 @@ class ApplicationBuilder:
                 spark_properties=spark_properties,
                 system_properties=tuple(sorted(self.system_properties.items())),
             ),
+            inverted_intervals=tuple(sorted(inverted.items())),
         )
         return BuiltApplication(
             application=application,

@@ -49,6 +49,10 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
         notes.append(
             f"{fmt_count(n_bad)} malformed line{'' if n_bad == 1 else 's'} skipped (--lenient)"
         )
+    inverted = analysis.application.inverted_intervals
+    if inverted:
+        counted = ", ".join(plural(n, kind) for kind, n in inverted)
+        notes.append(f"end before start in the log ({counted}): counted as lasting 0 ms")
     return tuple(notes)
 
 
@@ -85,7 +89,10 @@ class ApplicationHeaderView:
     has_failures: bool = field(metadata=_help("True when any task or stage attempt failed."))
     n_executions: int = field(metadata=_help("SQL executions in the log."))
     notes: tuple[str, ...] = field(
-        metadata=_help("Reading notes: truncated tail, skipped malformed lines.")
+        metadata=_help(
+            "Reading notes: truncated tail, skipped malformed lines, intervals that end before "
+            "they start."
+        )
     )
     generated_str: str = field(
         metadata=_help("When the report was made (UTC), or empty when no clock was given.")

@@ -292,6 +292,8 @@ def _segments(spent: AppTimeSpent, followed: Sequence[Execution]) -> tuple[TimeS
         ms = spent.driver_ms
         parts.append((f"driver alone {fmt_duration_ms(ms)}", "driver", "", ms))
     total = max(sum(p[3] for p in parts), wall)
+    if total <= 0:
+        return ()
     return tuple(
         TimeSegmentView(
             label_str=label, kind=kind, anchor=anchor, width_pct=round(100 * ms / total, 2)
