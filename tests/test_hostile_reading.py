@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from analyzer import api
 from analyzer.errors import (
     AnalyzerError,
-    CodecMismatchError,
     CorruptCompressedDataError,
     EmptyLogError,
     LineTooLongError,
@@ -485,20 +484,25 @@ def test_nested_plan_within_the_decoder_limit_is_analyzed(tmp_path: Path) -> Non
 # --- 5. clear messages ----------------------------------------------------------------------
 
 
-def test_lz4_data_in_a_zstd_file_names_the_codec(tmp_path: Path) -> None:
+def test_lz4_data_in_a_zstd_file_is_read_by_content_with_a_note(tmp_path: Path) -> None:
+    # The content decides the codec; the name is a hint, and a mismatch a note, not an error.
     path = tmp_path / "app-1.zstd"
     shutil.copy(sample_file("lz4"), path)
-    with pytest.raises(CodecMismatchError) as info:
-        api.analyze(str(path))
-    assert "looks like lz4 data (LZ4Block), but the file name says zstd" in str(info.value)
-    assert str(info.value).endswith("[codec-mismatch]")
+    analysis = api.analyze(str(path))
+    assert analysis.source.parts[0].codec == "lz4"
+    note = analysis.source.parts[0].codec_note
+    assert note == "app-1.zstd holds lz4 data but its name says zstd: read as lz4"
+    assert analysis.application.app_id == api.analyze(sample_file("lz4")).application.app_id
 
 
-def test_plain_json_in_a_compressed_file_names_it(tmp_path: Path) -> None:
+def test_plain_json_in_a_compressed_file_is_read_with_a_note(tmp_path: Path) -> None:
     path = tmp_path / "app-1.lz4"
     shutil.copy(SAMPLES / PLAIN_SAMPLE, path)
-    with pytest.raises(CodecMismatchError, match=r"plain JSON lines.*remove the \.lz4"):
-        api.analyze(str(path))
+    analysis = api.analyze(str(path))
+    assert analysis.source.parts[0].codec == "none"
+    assert "holds plain JSON lines data but its name says lz4" in str(
+        analysis.source.parts[0].codec_note
+    )
 
 
 def test_utf8_bom_at_the_start_is_accepted(tmp_path: Path) -> None:

@@ -183,11 +183,16 @@ def test_not_an_eventlog_bad_input() -> None:
     assert str(info.value).endswith("[not-an-event-log]")
 
 
-def test_compressed_file_without_extension(tmp_path: Path) -> None:
+def test_compressed_file_without_extension_is_read_by_content(tmp_path: Path) -> None:
     path = tmp_path / "app-1"
     shutil.copy(public("aqeshuffle_eventlog.zstd"), path)
-    with pytest.raises(NotAnEventLogError, match=r"looks like zstd data.*\[codec-mismatch\]"):
-        read_all(path)
+    lines, _ = read_all(path)
+    assert [line.data for line in lines] == [
+        line.data for line in read_all(public("aqeshuffle_eventlog.zstd"))[0]
+    ]
+    assert resolve_log(str(path)).parts[0].codec_note == (
+        "app-1 holds zstd data but its name has no codec extension: read as zstd"
+    )
 
 
 def test_log_of_blank_lines_is_empty(tmp_path: Path) -> None:

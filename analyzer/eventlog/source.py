@@ -38,13 +38,15 @@ _EXTENSION_CODECS: dict[str, Codec] = {
 }
 SUPPORTED_CODECS_STR = "none (no extension), .zstd, .lz4, .lzf, .snappy, .gz"
 
+_PLAIN_EXTENSIONS = frozenset({"json", "jsonl", "ndjson", "log", "txt"})
+"""Extensions users give decompressed logs: they name plain JSON lines."""
+
 _EXTENSION_HINTS = {
     "zst": "Spark names zstd logs '.zstd'; rename the file to end in .zstd",
     "gzip": "rename the file to end in .gz",
-    "json": "if it holds plain JSON lines, remove the extension",
-    "log": "if it holds plain JSON lines, remove the extension",
-    "txt": "if it holds plain JSON lines, remove the extension",
 }
+_SNIFF_BYTES = 64
+"""How many leading bytes are read to tell a part's codec from its content."""
 
 _ROLLING_EVENTS_RE = re.compile(r"^events_(\d+)_")
 _DATABRICKS_ROTATED_RE = re.compile(r"^eventlog-(\d{4}-\d{2}-\d{2}--\d{2}-\d{2})\.gz$")
@@ -62,6 +64,9 @@ class LogPart:
     size_bytes: int
     modified_ms: int
     """Last modification time, epoch milliseconds."""
+    codec_note: str | None = None
+    """Set when the content's codec is not the one the file name suggests (the content wins):
+    a reading note for the reports."""
 
 
 @dataclass(frozen=True)
@@ -274,18 +279,30 @@ def open_part(part: LogPart) -> BinaryIO:
     return storage.open(path)
 
 
-def codec_of(name: str, path: str) -> Codec:
-    """Return the codec a file name implies: what follows the last '.' once suffixes are removed."""
+def _extension(name: str) -> str | None:
+    """What follows the last '.' of a file name once `.inprogress` and `.compact` are removed."""
     base = name
     if base.endswith(IN_PROGRESS_SUFFIX):
         base = base[: -len(IN_PROGRESS_SUFFIX)]
     if base.endswith(COMPACT_SUFFIX):
         base = base[: -len(COMPACT_SUFFIX)]
-    if "." not in base:
+    return base.rsplit(".", 1)[1] if "." in base else None
+
+
+def codec_hint(name: str) -> Codec | None:
+    """Return the codec a file name suggests (`none` for no extension or a plain-text one such
+    as `.json`), or None for an extension that names no codec Spark writes."""
+    ext = _extension(name)
+    if ext is None or ext.lower() in _PLAIN_EXTENSIONS:
         return "none"
-    ext = base.rsplit(".", 1)[1]
-    codec = _EXTENSION_CODECS.get(ext.lower())
+    return _EXTENSION_CODECS.get(ext.lower())
+
+
+def codec_of(name: str, path: str) -> Codec:
+    """Return the codec a file name implies; `UnknownCodecError` for an unknown extension."""
+    codec = codec_hint(name)
     if codec is None:
+        ext = _extension(name) or ""
         hint = _EXTENSION_HINTS.get(ext.lower(), "decompress it first or rename it")
         raise UnknownCodecError(
             f"unknown compression extension '.{ext}' (supported: {SUPPORTED_CODECS_STR})",
@@ -295,9 +312,62 @@ def codec_of(name: str, path: str) -> Codec:
     return codec
 
 
-def _part(entry: Entry) -> LogPart:
-    codec = codec_of(entry.name, entry.path)
-    return LogPart(entry.path, codec, entry.size_bytes, entry.modified_ms)
+def codec_of_content(head: bytes) -> Codec | None:
+    """Return the codec the first bytes of a file are in: zstd, lz4-java, xerial snappy, lzf
+    (`ZV`) or gzip magic, `none` for plain JSON (`{`, after a byte-order mark and blank space);
+    None when they say nothing (an empty file, other data)."""
+    from analyzer.eventlog.codecs import sniff_codec  # codecs imports this module
+
+    found = sniff_codec(head)
+    if found is not None:
+        return found
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):
+        return "none"
+    return None
+
+
+def _sniff(storage: Storage, entry: Entry) -> bytes:
+    """The first bytes of a file, or nothing when it cannot be read now (the reader says why)."""
+    if entry.size_bytes == 0:
+        return b""
+    try:
+        with storage.open(entry.path) as stream:
+            return stream.read(_SNIFF_BYTES)
+    except Exception:  # drivers raise their own types; the read proper reports the failure
+        return b""
+
+
+_NAMES = {
+    "none": "plain JSON lines",
+    "zstd": "zstd",
+    "lz4": "lz4",
+    "lzf": "lzf",
+    "snappy": "snappy",
+    "gz": "gzip",
+}
+
+
+def _part(storage: Storage, entry: Entry) -> LogPart:
+    """The part of a file, its codec found from its first bytes; the name is only a hint, used
+    when the content says nothing (an empty in-progress file)."""
+    hint = codec_hint(entry.name)
+    found = codec_of_content(_sniff(storage, entry))
+    if found is None:
+        return LogPart(
+            entry.path, codec_of(entry.name, entry.path), entry.size_bytes, entry.modified_ms
+        )
+    note = None
+    if hint is not None and hint != found:
+        said = "has no codec extension" if _extension(entry.name) is None else f"says {hint}"
+        note = (
+            f"{entry.name} holds {_NAMES[found]} data but its name {said}: read as {_NAMES[found]}"
+        )
+    elif hint is None:
+        note = (
+            f"{entry.name} holds {_NAMES[found]} data under an extension Spark does not write: "
+            f"read as {_NAMES[found]}"
+        )
+    return LogPart(entry.path, found, entry.size_bytes, entry.modified_ms, codec_note=note)
 
 
 def is_rolling_dir(name: str, children: list[Entry]) -> bool:
@@ -314,7 +384,7 @@ def is_databricks_dir(children: list[Entry]) -> bool:
     )
 
 
-def _resolve_rolling(path: str, children: list[Entry]) -> LogSource:
+def _resolve_rolling(storage: Storage, path: str, children: list[Entry]) -> LogSource:
     indexed: list[tuple[int, bool, Entry]] = []
     in_progress = True  # no appstatus file: completion unknown, so do not claim it
     for c in children:
@@ -345,11 +415,11 @@ def _resolve_rolling(path: str, children: list[Entry]) -> LogSource:
                 path=path,
                 hint="copy the whole rolling directory; Spark's reader needs every file",
             )
-    parts = tuple(_part(t[2]) for t in indexed)
+    parts = tuple(_part(storage, t[2]) for t in indexed)
     return LogSource(path=path, layout="rolling", parts=parts, in_progress=in_progress)
 
 
-def _resolve_databricks(path: str, children: list[Entry]) -> LogSource:
+def _resolve_databricks(storage: Storage, path: str, children: list[Entry]) -> LogSource:
     rotated: list[tuple[str, Entry]] = []
     live: Entry | None = None
     for c in children:
@@ -364,7 +434,7 @@ def _resolve_databricks(path: str, children: list[Entry]) -> LogSource:
     # The timestamps are zero-padded, so their text order is time order; the live file is newest.
     rotated.sort(key=lambda t: t[0])
     entries = [t[1] for t in rotated] + ([live] if live is not None else [])
-    parts = tuple(_part(e) for e in entries)
+    parts = tuple(_part(storage, e) for e in entries)
     return LogSource(path=path, layout="databricks", parts=parts, in_progress=False)
 
 
@@ -373,17 +443,18 @@ def resolve_entry(storage: Storage, entry: Entry, shown_path: str) -> LogSource:
     if entry.is_dir:
         children = storage.list(entry.path)
         if is_databricks_dir(children):
-            return _resolve_databricks(shown_path, children)
+            return _resolve_databricks(storage, shown_path, children)
         if is_rolling_dir(entry.name, children):
-            return _resolve_rolling(shown_path, children)
+            return _resolve_rolling(storage, shown_path, children)
         raise LogNotFoundError(
             "directory is not an event log (no events_N files, no Databricks 'eventlog')",
             path=shown_path,
             hint="to list the logs in a log directory run: spark-explain apps DIR",
         )
-    part = _part(entry)
-    if part.size_bytes == 0:
+    if entry.size_bytes == 0:
+        codec_of(entry.name, shown_path)
         raise EmptyLogError("event log file is empty (0 bytes)", path=shown_path)
+    part = _part(storage, entry)
     return LogSource(
         path=shown_path,
         layout="single",

@@ -49,6 +49,7 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
         notes.append(
             f"{fmt_count(n_bad)} malformed line{'' if n_bad == 1 else 's'} skipped (--lenient)"
         )
+    notes.extend(part.codec_note for part in analysis.source.parts if part.codec_note)
     inverted = analysis.application.inverted_intervals
     if inverted:
         counted = ", ".join(plural(n, kind) for kind, n in inverted)
@@ -90,8 +91,8 @@ class ApplicationHeaderView:
     n_executions: int = field(metadata=_help("SQL executions in the log."))
     notes: tuple[str, ...] = field(
         metadata=_help(
-            "Reading notes: truncated tail, skipped malformed lines, intervals that end before "
-            "they start."
+            "Reading notes: truncated tail, skipped malformed lines, parts whose content is in "
+            "another codec than their name says, intervals that end before they start."
         )
     )
     generated_str: str = field(

@@ -322,7 +322,12 @@ def _document(
             "truncated_tail": rs.truncated_tail,
             "n_malformed_skipped": rs.n_malformed_skipped,
             "truncated_parts": list(rs.truncated_parts),
-            # Only when some interval was clamped: the key is new, and most logs have none.
+            # Only when there is something to say: the keys are new, and most logs have none.
+            **(
+                {"codec_notes": notes}
+                if (notes := [p.codec_note for p in analysis.source.parts if p.codec_note])
+                else {}
+            ),
             **(
                 {"inverted_intervals": dict(app.inverted_intervals)}
                 if app.inverted_intervals
