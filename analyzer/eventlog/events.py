@@ -594,6 +594,7 @@ _DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
 }
 _ENVELOPE = msgspec.json.Decoder(dict[str, Any])
 _PREFIX = b'{"Event":"'
+_KEY = b'"Event'
 
 
 class _Skipped(msgspec.Struct, gc=False):
@@ -620,12 +621,18 @@ class DecodeStats:
 def event_name(data: bytes) -> bytes | None:
     """Return the short event class name of a JSON line, or None if the line has no `Event`.
 
-    When `Event` is the first key the name is sliced from the raw bytes, escapes included (see
-    `parsed_event_name`); other lines are parsed to find it.
+    When `Event` is the first key and the only one, the name is sliced from the raw bytes,
+    escapes included (see `parsed_event_name`); other lines are parsed to find it. A line with
+    several `Event` keys names the event of the last one, as for every other key: Spark's
+    reader (Jackson) and the decoder here both keep a repeated key's last value.
     """
     if data.startswith(_PREFIX):
         end = data.find(b'"', 10)
-        if end > 0:
+        # A second `"Event"` key (its opening quote unescaped) needs the parser to say which
+        # one is last; `"Event` is looked for rather than `"Event"`, which `bytes.find` finds
+        # 3 times slower, and a string merely starting with `Event` is parsed too: rare, and
+        # the parser's answer is the same.
+        if end > 0 and data.find(_KEY, end) < 0:
             name = data[10:end]
             dot = name.rfind(b".")
             return name[dot + 1 :] if dot >= 0 else name
