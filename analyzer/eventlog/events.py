@@ -729,6 +729,11 @@ class EventReader:
                     line=line.line_no,
                     hint="point at a file written with spark.eventLog.enabled=true",
                 )
+            try:
+                _SKIP.decode(data)
+            except _DECODE_ERRORS as error:
+                self._malformed(line, _why(error))  # say what is wrong with the JSON
+                return None
             self._malformed(line, 'not a JSON object with an "Event" field')
             return None
         self._first = False
