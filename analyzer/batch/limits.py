@@ -115,3 +115,11 @@ def time_limit(timeout_s: int) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)

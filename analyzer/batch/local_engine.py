@@ -26,6 +26,7 @@ import polars as pl
 import analyzer
 from analyzer.batch.fleet import Row, fleet_frame, sort_columns
 from analyzer.batch.jobs import AnyJob, FailureKind, JobResult, JobSettings
+from analyzer.batch.limits import available_cores
 from analyzer.batch.outputs import cannot_write
 
 TASKS_PER_WORKER = 8
@@ -133,7 +134,7 @@ class LocalEngine:
     name = "local"
 
     def __init__(self, workers: int | None) -> None:
-        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.workers = max(1, workers or available_cores())
 
     def run(
         self,

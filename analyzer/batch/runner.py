@@ -52,6 +52,7 @@ from analyzer.batch.limits import (
     DEFAULT_REGRESSION_MIN_CHANGE_S,
     DEFAULT_REGRESSION_THRESHOLD,
     DEFAULT_TIMEOUT_S,
+    available_cores,
 )
 from analyzer.batch.listing import fingerprint_logs, list_logs
 from analyzer.batch.manifest import Manifest, ManifestEntry, load_manifest
@@ -213,16 +214,23 @@ class BatchSummary:
     n_regressed: int = 0
     """Of those, runs that regressed."""
     elapsed_s: float = 0.0
+    index_written: bool = False
+    """`index.html` was written by this run (the summary names it only then)."""
 
     def line(self) -> str:
         """Return the one-line summary printed at the end of a run (it quotes log-derived text:
         neutralize it for a terminal)."""
         runs = "run" if self.n_recorded == 1 else "runs"
+        index = (
+            f"index {Path(self.out_dir) / INDEX_NAME}"
+            if self.index_written
+            else "index not written"
+        )
         return (
             f"batch: {self.n_selected} of {self.n_logs} logs selected: {self.n_analyzed} analyzed, "
             f"{self.n_unchanged} unchanged, {self.n_failed} failed; "
             f"{self.n_recorded} {runs} recorded, {self.n_regressed} regressed; "
-            f"index {Path(self.out_dir) / INDEX_NAME} ({self.elapsed_s:.1f} s, {self.engine})"
+            f"{index} ({self.elapsed_s:.1f} s, {self.engine})"
         )
 
 
@@ -330,6 +338,14 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
     check_output_dir(log_dir, output)
     layout = prepare_output_dir(output)
     summary = BatchSummary(out_dir=str(layout.root), engine=options.engine)
+    cores = available_cores()
+    if options.engine == "local" and options.jobs is not None and options.jobs > cores:
+        # Each worker holds a whole analysis: more workers than cores only add memory.
+        summary.warnings.append(
+            f"--jobs {options.jobs} is more than the {cores} cores this process may use: "
+            f"running {cores} workers"
+        )
+        options = replace(options, jobs=cores)
     with _locked(layout):
         remove_leftovers(layout)
         HistoryStore(layout.tables_dir).remove_uncommitted()
@@ -515,13 +531,17 @@ class _Run:
             lambda: engine.write_tables(rows, self.layout.tables_dir),
             lambda: self._record_history(inputs),
             lambda: self._write_diffs(engine),
-            lambda: self.writer.write_index(self._index_html()),
+            self._write_index,
         )
         for step in steps:
             try:
                 step()
             except CannotWriteError as error:
                 self.summary.output_errors.append(str(error))
+
+    def _write_index(self) -> None:
+        self.writer.write_index(self._index_html())
+        self.summary.index_written = True
 
     def _table_rows(self) -> tuple[dict[str, list[Row]], list[RunInput]]:
         """Read every analyzed application's JSON report into table rows and history inputs.

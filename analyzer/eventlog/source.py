@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal, cast
 
 from analyzer.errors import (
+    AnalyzerError,
     EmptyLogError,
     LogNotFoundError,
     MissingRollingFileError,
+    NotAnEventLogError,
     RemoteStorageError,
     UnknownCodecError,
 )
@@ -388,12 +390,22 @@ def _resolve_rolling(storage: Storage, path: str, children: list[Entry]) -> LogS
     indexed: list[tuple[int, bool, Entry]] = []
     in_progress = True  # no appstatus file: completion unknown, so do not claim it
     for c in children:
-        if c.is_dir or c.error is not None or c.name.startswith("."):
+        if c.is_dir or c.name.startswith("."):
+            continue
+        if c.error is not None:
+            if _ROLLING_EVENTS_RE.match(c.name) or _ROLLING_EVENTS_RE.match(c.name + "_"):
+                # A pipe, a device or a dangling link where an events file should be: say so,
+                # rather than that there is no such file.
+                raise LogNotFoundError(
+                    f"{c.name} in the rolling event-log directory cannot be read: {c.error}",
+                    path=path,
+                    hint="copy the rolling directory's events files as regular files",
+                )
             continue
         if c.name.startswith("appstatus_"):
             in_progress = c.name.endswith(IN_PROGRESS_SUFFIX)
             continue
-        m = _ROLLING_EVENTS_RE.match(c.name)
+        m = _ROLLING_EVENTS_RE.match(c.name) or _ROLLING_EVENTS_RE.match(c.name + "_")
         if m:
             indexed.append((int(m.group(1)), c.name.endswith(COMPACT_SUFFIX), c))
     if not indexed:
@@ -438,6 +450,34 @@ def _resolve_databricks(storage: Storage, path: str, children: list[Entry]) -> L
     return LogSource(path=path, layout="databricks", parts=parts, in_progress=False)
 
 
+def _check_empty(storage: Storage, entry: Entry, shown_path: str) -> None:
+    """Raise the right error for a file whose size is 0: empty, unreadable, or a file of a
+    special file system (`/proc`, `/sys`) whose size says nothing about its content."""
+    codec_of(entry.name, shown_path)
+    try:
+        with storage.open(entry.path) as stream:
+            first = stream.read(1)
+    except AnalyzerError:
+        raise
+    except OSError as error:
+        raise LogNotFoundError(
+            f"cannot read: {error.strerror or error} (a file that gives its size as 0 bytes, "
+            "as files of /proc and /sys do)",
+            path=shown_path,
+            hint="point at an event log file",
+        ) from None
+    except Exception as error:  # drivers raise their own types
+        raise LogNotFoundError(f"cannot read: {_one_line(error)}", path=shown_path) from None
+    if first:
+        raise NotAnEventLogError(
+            "a file that gives its size as 0 bytes but has content (a file of /proc or /sys): "
+            "not an event log",
+            path=shown_path,
+            hint="point at an event log file",
+        )
+    raise EmptyLogError("event log file is empty (0 bytes)", path=shown_path)
+
+
 def resolve_entry(storage: Storage, entry: Entry, shown_path: str) -> LogSource:
     """Resolve one existing file or directory into a `LogSource`."""
     if entry.is_dir:
@@ -452,8 +492,7 @@ def resolve_entry(storage: Storage, entry: Entry, shown_path: str) -> LogSource:
             hint="to list the logs in a log directory run: spark-explain apps DIR",
         )
     if entry.size_bytes == 0:
-        codec_of(entry.name, shown_path)
-        raise EmptyLogError("event log file is empty (0 bytes)", path=shown_path)
+        _check_empty(storage, entry, shown_path)
     part = _part(storage, entry)
     return LogSource(
         path=shown_path,
