@@ -219,6 +219,8 @@ class _ReportRun:
     options: ReportOptions
     redactor: Redactor | None
     """The redactor when `options.redact`, else None."""
+    bounded_plans: bool = False
+    """Draw plans as the HTML page does (`aggregate.plan_bounds`): for the text it embeds."""
 
 
 @dataclass(frozen=True)
@@ -277,7 +279,7 @@ def _render_view(run: _ReportRun, fmt: _ViewFormat) -> str:
 def _build_text(run: _ReportRun) -> Any:
     from analyzer.report.text import build_text_view
 
-    return build_text_view(run.analysis, run.findings, run.options)
+    return build_text_view(run.analysis, run.findings, run.options, run.bounded_plans)
 
 
 def _render_text_view(run: _ReportRun, view: Any) -> str:
@@ -320,7 +322,9 @@ def _render_html(run: _ReportRun, view: Any) -> str:
             # The page shows jobs, executors and configuration itself.
             sections=("summary", "time", "findings", "plans", "stages"),
         )
-        return _render_view(dataclasses.replace(run, options=text_options), _TEXT)
+        return _render_view(
+            dataclasses.replace(run, options=text_options, bounded_plans=True), _TEXT
+        )
 
     return render_html(view, text_of)
 
@@ -351,6 +355,7 @@ def _json_chunks(
     from analyzer.render.json_render import render_json_bytes, render_json_chunks
     from analyzer.report.json_view import (
         EXECUTIONS_PLACEHOLDER,
+        EXECUTORS_PLACEHOLDER,
         build_json_parts,
         build_json_view,
     )
@@ -361,7 +366,11 @@ def _json_chunks(
         return iter([render_json_bytes(document)])
     parts = build_json_parts(analysis, findings, options)
     return render_json_chunks(
-        parts.document, "executions", EXECUTIONS_PLACEHOLDER, parts.executions
+        parts.document,
+        "executions",
+        EXECUTIONS_PLACEHOLDER,
+        parts.executions,
+        more=[("executors", EXECUTORS_PLACEHOLDER, parts.executors)],
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cramjam
+import orjson
 import zstandard
 
 MIB = 1 << 20
@@ -214,3 +215,73 @@ def _wait(
         signal.signal(signal.SIGALRM, previous)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return pid, status, usage
+
+
+def _sample_lines(sample: Path) -> list[bytes]:
+    """The decompressed non-blank lines of a zstd sample log."""
+    with sample.open("rb") as f:
+        data = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    return [line for line in data.split(b"\n") if line.strip()]
+
+
+WIDE_EXECUTION_ID = 1000
+
+
+def write_wide_plan_log(sample: Path, target: Path, n_children: int) -> Path:
+    """Write `sample` (a real zstd log) plain to `target`, with one more SQL execution before its
+    ApplicationEnd: a `Union` of `n_children` `Range` leaves, each with its own row count
+    metric, all set by a driver update, running the whole application (100,000 children make a
+    20 MB log)."""
+    lines = _sample_lines(sample)
+    end = next(i for i, line in enumerate(lines) if b"SparkListenerApplicationEnd" in line[:60])
+    start = next(i for i, line in enumerate(lines) if b"ApplicationStart" in line[:60])
+    # The slowest execution, so that the page details it first.
+    time_ms = orjson.loads(lines[start])["Timestamp"] + 1
+    end_ms = orjson.loads(lines[end])["Timestamp"] - 1
+    first_id = 10_000_000
+    with target.open("wb") as out:
+        out.writelines(line + b"\n" for line in lines[:end])
+        out.write(
+            b'{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",'
+            b'"executionId":%d,"description":"wide union","details":"",'
+            b'"physicalPlanDescription":"== Physical Plan ==\\nUnion\\n",'
+            b'"sparkPlanInfo":{"nodeName":"Union","simpleString":"Union","metadata":{},'
+            b'"metrics":[],"children":[' % WIDE_EXECUTION_ID
+        )
+        for i in range(n_children):
+            out.write(
+                b'%s{"nodeName":"Range","simpleString":"Range (0, %d, step=1, splits=2)",'
+                b'"children":[],"metadata":{},"metrics":[{"name":"number of output rows",'
+                b'"accumulatorId":%d,"metricType":"sum"}]}'
+                % (b"," if i else b"", i + 1, first_id + i)
+            )
+        out.write(b']},"time":%d,"modifiedConfigs":{}}\n' % time_ms)
+        out.write(
+            b'{"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates",'
+            b'"executionId":%d,"accumUpdates":[' % WIDE_EXECUTION_ID
+        )
+        out.write(b",".join(b"[%d,%d]" % (first_id + i, i + 1) for i in range(n_children)))
+        out.write(b"]}\n")
+        out.write(
+            b'{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",'
+            b'"executionId":%d,"time":%d}\n' % (WIDE_EXECUTION_ID, end_ms)
+        )
+        out.writelines(line + b"\n" for line in lines[end:])
+    return target
+
+
+def write_many_executors_log(sample: Path, target: Path, n_executors: int) -> Path:
+    """Write `sample` (a real zstd log) plain to `target` with `n_executors` more ExecutorAdded
+    events after its first one, each a copy of it with its own id and host (10^6 make about
+    180 MB)."""
+    lines = _sample_lines(sample)
+    at = next(i for i, line in enumerate(lines) if b"SparkListenerExecutorAdded" in line[:60])
+    added = orjson.loads(lines[at])
+    with target.open("wb") as out:
+        out.writelines(line + b"\n" for line in lines[: at + 1])
+        for i in range(n_executors):
+            added["Executor ID"] = str(i + 1)
+            added["Executor Info"]["Host"] = f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"
+            out.write(orjson.dumps(added) + b"\n")
+        out.writelines(line + b"\n" for line in lines[at + 1 :])
+    return target

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -10,8 +10,15 @@ import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time
-from analyzer.aggregate.executor_summary import ExecutorSummary, executor_summaries
-from analyzer.aggregate.node_metrics import NodeStats, aggregate_node_metrics
+from analyzer.aggregate.executor_summary import (
+    FALLBACK_EXECUTOR_ID,
+    ExecutorSummary,
+    executor_order,
+    executor_summaries,
+    summarize_executor,
+)
+from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
+from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
@@ -32,7 +39,14 @@ from analyzer.aggregate.timeline import Timeline, timeline_lanes
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
 from analyzer.eventlog.source import LogSource
-from analyzer.model.application import Application, Execution, StageAttempt
+from analyzer.model.application import (
+    Application,
+    Execution,
+    Executor,
+    PlanVersion,
+    StageAttempt,
+)
+from analyzer.model.plan import PlanNode
 from analyzer.replay.application import BuiltApplication
 
 T = TypeVar("T")
@@ -207,6 +221,67 @@ class Analysis:
         Not kept: a line per task of many stages is large, and a report asks for them once.
         """
         return stage_task_rows(self, stage_keys)
+
+    def shown_plan(self, execution: Execution, plan: PlanVersion) -> ShownPlan | None:
+        """The plan version as pages draw it, bounded (`aggregate.plan_bounds`), worked out once
+        per plan; None when the whole plan is drawn.
+
+        An earlier plan version's operators take the statistics of the final plan's operators
+        with the same accumulators (the page shares their panels); only the final plan's have
+        self times.
+        """
+        return self._once(
+            ("shown_plan", execution.execution_id, plan.index),
+            lambda: self._bound_plan(execution, plan),
+        )
+
+    def _bound_plan(self, execution: Execution, plan: PlanVersion) -> ShownPlan | None:
+        final_stats = self.node_stats.get(execution.execution_id, {})
+        is_final = plan.index == execution.final_plan.index
+        by_acc: dict[int, MetricStats] = {}
+
+        def stats_of(node: PlanNode) -> NodeStats | None:
+            if is_final:
+                return final_stats.get(node.node_id)
+            if not by_acc:
+                by_acc.update(
+                    (m.accumulator_id, m) for ns in final_stats.values() for m in ns.metrics
+                )
+            found = tuple(
+                by_acc[m.accumulator_id] for m in node.metrics if m.accumulator_id in by_acc
+            )
+            return NodeStats(node.node_id, found, ())
+
+        def self_time_of(node_id: int) -> float:
+            times = self.times.get(execution.execution_id) if is_final else None
+            node_time = times.nodes.get(node_id) if times is not None else None
+            return (node_time.self_time_ms or 0.0) if node_time is not None else 0.0
+
+        return bound_plan(plan.graph, stats_of, self_time_of)
+
+    def listed_executor_summaries(self, max_rows: int) -> tuple[ExecutorSummary, ...]:
+        """The History Server's summaries of the first `max_rows` executors a table lists (the
+        driver, then by numeric id, then other ids); only those are summarized, as a log can
+        register a million executors."""
+
+        def compute() -> tuple[ExecutorSummary, ...]:
+            executors = sorted(
+                (e for e in self.application.executors if e.executor_id != FALLBACK_EXECUTOR_ID),
+                key=executor_order,
+            )
+            return tuple(summarize_executor(e, self.application) for e in executors[:max_rows])
+
+        return self._once(("listed_executor_summaries", max_rows), compute)
+
+    def iter_executor_summaries(self) -> Iterator[tuple[Executor, ExecutorSummary]]:
+        """Every executor and the driver, in registration order, each with its summary, one at
+        a time (not kept: the JSON report writes a million of them as they come)."""
+        app = self.application
+        return (
+            (e, summarize_executor(e, app))
+            for e in app.executors
+            if e.executor_id != FALLBACK_EXECUTOR_ID
+        )
 
 
 def analyze_built(

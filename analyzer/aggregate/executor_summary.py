@@ -100,3 +100,12 @@ def executor_summaries(application: Application) -> tuple[ExecutorSummary, ...]:
         for e in application.executors
         if e.executor_id != FALLBACK_EXECUTOR_ID
     )
+
+
+def executor_order(executor: Executor) -> tuple[int, int, str]:
+    """The order tables list executors in: the driver first, then executors by numeric id, then
+    any other id."""
+    eid = executor.executor_id
+    if eid == DRIVER_ID:
+        return (0, 0, "")
+    return (1, int(eid), "") if eid.isdigit() else (2, 0, eid)

@@ -54,10 +54,15 @@ def render_json(document: dict[str, Any]) -> str:
 
 
 def render_json_chunks(
-    document: dict[str, Any], key: str, placeholder: str, items: Iterable[dict[str, Any]]
+    document: dict[str, Any],
+    key: str,
+    placeholder: str,
+    items: Iterable[dict[str, Any]],
+    more: Iterable[tuple[str, str, Iterable[dict[str, Any]]]] = (),
 ) -> Iterator[bytes | memoryview]:
     """Yield the bytes of `render_json_bytes` of `document` with `items` as its top-level `key`,
-    one item at a time: `document[key]` holds `placeholder` until then.
+    one item at a time: `document[key]` holds `placeholder` until then. `more` streams other
+    top-level keys the same way, as (key, placeholder, items).
 
     Each item is serialized on its own and indented to its place, so the items are never all
     in memory, as objects or as text. The chunks joined are exactly `render_json_bytes` of the
@@ -65,16 +70,23 @@ def render_json_chunks(
     every line of it is a byte replacement.
     """
     text = render_json_bytes(document)
-    value = orjson.dumps(placeholder)
-    at = text.index(b'\n  "' + key.encode() + b'": ' + value) + len(key) + 7
+    places = []
+    for name, marker, values in ((key, placeholder, items), *more):
+        value = orjson.dumps(marker)
+        at = text.index(b'\n  "' + name.encode() + b'": ' + value) + len(name) + 7
+        places.append((at, len(value), values))
+    places.sort(key=lambda place: place[0])
     # Views of the text, not copies: the document's head can be tens of MB.
     whole = memoryview(text)
-    yield whole[:at]
-    first = True
-    for item in items:
-        body = visible_json(orjson.dumps(item, option=orjson.OPT_INDENT_2))
-        body = body.replace(b"\n", b"\n    ")
-        yield (b"[\n    " if first else b",\n    ") + body
-        first = False
-    yield b"[]" if first else b"\n  ]"
-    yield whole[at + len(value) :]
+    done = 0
+    for at, size, values in places:
+        yield whole[done:at]
+        first = True
+        for item in values:
+            body = visible_json(orjson.dumps(item, option=orjson.OPT_INDENT_2))
+            body = body.replace(b"\n", b"\n    ")
+            yield (b"[\n    " if first else b",\n    ") + body
+            first = False
+        yield b"[]" if first else b"\n  ]"
+        done = at + size
+    yield whole[done:]

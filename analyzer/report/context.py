@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.executor_summary import ExecutorSummary
+from analyzer.aggregate.executor_summary import FALLBACK_EXECUTOR_ID
 from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import DRIVER_ID, Job, StageAttempt
 from analyzer.model.redaction import REDACTED
@@ -255,14 +255,6 @@ def build_config_view(analysis: Analysis) -> ConfigView:
     )
 
 
-def _executor_order(summary: ExecutorSummary) -> tuple[int, int, str]:
-    """The driver first, then executors by numeric id, then any other id."""
-    eid = summary.executor_id
-    if eid == DRIVER_ID:
-        return (0, 0, "")
-    return (1, int(eid), "") if eid.isdigit() else (2, 0, eid)
-
-
 def _since(start_ms: int | None, at_ms: int | None) -> str:
     if at_ms is None:
         return ""
@@ -274,9 +266,10 @@ def _since(start_ms: int | None, at_ms: int | None) -> str:
 def build_executors_view(analysis: Analysis) -> ExecutorsView:
     """Describe every executor and the driver, with their totals as the History Server has them."""
     app = analysis.application
-    summaries = sorted(analysis.executor_summaries, key=_executor_order)
+    # Only the listed executors are summarized: a log can register a million.
+    executors = [e for e in app.executors if e.executor_id != FALLBACK_EXECUTOR_ID]
     items = []
-    for s in summaries[:MAX_ROWS]:
+    for s in analysis.listed_executor_summaries(MAX_ROWS):
         added = _since(app.start_ms, s.add_time_ms) or MISSING
         removed = _since(app.start_ms, s.remove_time_ms)
         reason = bound(s.remove_reason)
@@ -314,22 +307,22 @@ def build_executors_view(analysis: Analysis) -> ExecutorsView:
                 lifetime_str=lifetime,
             )
         )
-    workers = [s for s in summaries if s.executor_id != DRIVER_ID]
-    n_removed = sum(1 for s in workers if not s.is_active)
-    has_driver = len(workers) < len(summaries)
+    workers = [e for e in executors if e.executor_id != DRIVER_ID]
+    n_removed = sum(1 for e in workers if not e.is_active)
+    has_driver = len(workers) < len(executors)
     if workers:
         parts = [plural(len(workers), "executor") + (" and the driver" if has_driver else "")]
     else:
         parts = ["the driver only (local mode)" if has_driver else "no executors"]
     if n_removed:
         parts.append(f"{fmt_count(n_removed)} removed")
-    cores = sum(s.total_cores for s in workers)
+    cores = sum(e.n_cores for e in workers)
     if cores:
         parts.append(plural(cores, "core"))
     return ExecutorsView(
         summary_str=", ".join(parts[:2]) + ("; " + parts[2] if len(parts) > 2 else ""),
         items=tuple(items),
-        more_str=_more(len(summaries), len(items), "executors"),
+        more_str=_more(len(executors), len(items), "executors"),
     )
 
 

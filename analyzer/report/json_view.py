@@ -116,13 +116,13 @@ def _environment(analysis: Analysis) -> dict[str, Any]:
     }
 
 
-def _executors(analysis: Analysis) -> list[dict[str, Any]]:
-    """Every executor and the driver, as the History Server's `/allexecutors` lists them."""
-    by_id = {e.executor_id: e for e in analysis.application.executors}
-    return [
-        {
+def _executors(analysis: Analysis) -> Iterator[dict[str, Any]]:
+    """Every executor and the driver, as the History Server's `/allexecutors` lists them, one
+    at a time (a log can register a million executors)."""
+    for e, s in analysis.iter_executor_summaries():
+        yield {
             "executor_id": s.executor_id,
-            "host": by_id[s.executor_id].host,
+            "host": e.host,
             "host_port": s.host_port,
             "is_active": s.is_active,
             "total_cores": s.total_cores,
@@ -141,8 +141,6 @@ def _executors(analysis: Analysis) -> list[dict[str, Any]]:
             "total_shuffle_read_bytes": s.total_shuffle_read_bytes,
             "total_shuffle_write_bytes": s.total_shuffle_write_bytes,
         }
-        for s in analysis.executor_summaries
-    ]
 
 
 def _jobs(analysis: Analysis) -> list[dict[str, Any]]:
@@ -196,6 +194,8 @@ def _finding(f: Finding) -> dict[str, Any]:
 
 EXECUTIONS_PLACEHOLDER = "@executions@"
 """The value `JsonParts.document` holds under "executions" until the executions are put there."""
+EXECUTORS_PLACEHOLDER = "@executors@"
+"""The value `JsonParts.document` holds under "executors" until the executors are put there."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +210,9 @@ class JsonParts:
     """The document, with `EXECUTIONS_PLACEHOLDER` as the value of "executions"."""
     executions: Iterator[dict[str, Any]]
     """The document's executions, built as they are asked for."""
+    executors: Iterator[dict[str, Any]]
+    """The document's executors (`EXECUTORS_PLACEHOLDER` in the document), built as they are
+    asked for."""
 
 
 def build_json_view(
@@ -222,8 +225,9 @@ def build_json_view(
     `UsageError` for an execution id the log does not hold.
     """
     parts = build_json_parts(analysis, findings, options)
+    streamed = {"executions": parts.executions, "executors": parts.executors}
     return {
-        key: list(parts.executions) if key == "executions" else value
+        key: list(streamed[key]) if key in streamed else value
         for key, value in parts.document.items()
     }
 
@@ -240,7 +244,11 @@ def build_json_parts(
     selection = select_executions(app, options)
     chosen = sorted(selection.executions, key=lambda e: e.execution_id)
     document = _document(analysis, findings, options, selection.ids)
-    return JsonParts(document=document, executions=(_execution(analysis, ex) for ex in chosen))
+    return JsonParts(
+        document=document,
+        executions=(_execution(analysis, ex) for ex in chosen),
+        executors=_executors(analysis),
+    )
 
 
 def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
@@ -310,7 +318,7 @@ def _document(
             "time_spent": _app_time(analysis),
         },
         "environment": _environment(analysis),
-        "executors": _executors(analysis),
+        "executors": EXECUTORS_PLACEHOLDER,
         "jobs": _jobs(analysis),
         "log": {
             "path": analysis.source.path,

@@ -449,12 +449,17 @@ def build_top_operators(
 
 
 def build_text_view(
-    analysis: Analysis, findings: Sequence[Finding], options: ReportOptions
+    analysis: Analysis,
+    findings: Sequence[Finding],
+    options: ReportOptions,
+    bounded_plans: bool = False,
 ) -> TextReportView:
     """Build the text report's view model: header, findings, then the chosen executions.
 
-    `findings` are the analysis' findings, ranked (computed once by the caller). Raises
-    `UsageError` for an execution id the log does not hold.
+    `findings` are the analysis' findings, ranked (computed once by the caller). With
+    `bounded_plans`, a plan is drawn as the HTML page draws it: at most its operators nearest
+    the output, the others in `… N more` nodes (`aggregate.plan_bounds`). Raises `UsageError`
+    for an execution id the log does not hold.
     """
     app = analysis.application
     selection = select_executions(app, options)
@@ -489,16 +494,32 @@ def build_text_view(
         shared = build_execution_view(analysis, e, findings_view.items, stages)
         graph = e.final_plan.graph
         with_figures = level != "none" and "plans" in sections
+        drawn, drawn_stats = graph, stats
+        times = analysis.times.get(e.execution_id) if with_figures else None
+        shown = analysis.shown_plan(e, e.final_plan) if bounded_plans else None
+        if shown is not None:
+            drawn, drawn_stats = shown.graph, {**stats, **shown.fold_stats}
+            if times is not None:
+                times = dataclasses.replace(
+                    times,
+                    nodes={
+                        **times.nodes,
+                        **{
+                            fold_id: NodeTime(
+                                node_id=fold_id,
+                                self_time_ms=ms,
+                                measured_ms=0.0,
+                                driver_time_ms=0.0,
+                                stage_ids=shown.fold_stats[fold_id].stage_ids,
+                            )
+                            for fold_id, ms in shown.fold_self_time_ms.items()
+                        },
+                    },
+                )
         executions.append(
             TextExecutionView(
                 execution=shared,
-                plan=build_plan_view(
-                    graph,
-                    stats,
-                    options,
-                    shared.findings,
-                    analysis.times.get(e.execution_id) if with_figures else None,
-                )
+                plan=build_plan_view(drawn, drawn_stats, options, shared.findings, times)
                 if "plans" in sections
                 else None,
                 top_operators=build_top_operators(graph, analysis.times.get(e.execution_id))

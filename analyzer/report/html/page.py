@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.plan_bounds import MAX_SHOWN_INPUTS, MAX_SHOWN_NODES
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
@@ -241,8 +242,10 @@ def _execution_view(
         for nt in (times.nodes.values() if times else ())
         if nt.self_time_ms is not None
     }
+    shown_plans = [analysis.shown_plan(execution, p) for p in ordered]
     parts: list[PlanGraphParts] = []
-    for p in ordered:  # the final plan first: the initial plan's operators share its panels
+    for p, shown in zip(ordered, shown_plans, strict=True):
+        # The final plan first: the initial plan's operators share its panels.
         parts.append(
             build_plan_graph_view(
                 execution,
@@ -252,18 +255,36 @@ def _execution_view(
                 node_findings=node_findings,
                 self_times=self_times,
                 final_panels=parts[0].panel_of_metrics if parts else {},
+                shown=shown,
             )
         )
     plans = tuple(part.graph for part in parts)
     panels = [panel for part in parts for panel in part.panels]
     task_metrics = {k: v for part in parts for k, v in part.task_metrics.items()}
     types = {m.accumulator_id: m.metric_type for m in stats_by_acc.values()}
+    if any(shown_plans):
+        # Histograms of the metrics of the operators drawn only.
+        types = {
+            m.accumulator_id: m.metric_type
+            for metrics in task_metrics.values()
+            for m in metrics
+            if m.accumulator_id in types
+        }
     final_prefix = f"e{eid}-p{execution.final_plan.index}-"
     final_metrics = {k: v for k, v in task_metrics.items() if k.startswith(final_prefix)}
     per_node = min(MAX_TASK_ROWS_PER_NODE, budget.task_rows // max(len(final_metrics), 1))
     task_rows = task_rows_data(analysis, execution, final_metrics, per_node) if per_node else {}
     budget.task_rows -= sum(len(d["rows"]) for d in task_rows.values())
     notes = []
+    for plan, shown in zip(ordered, shown_plans, strict=True):
+        if shown is not None:
+            which = "final plan" if plan is execution.final_plan else "initial plan"
+            notes.append(
+                f"The {which} has {shown.n_operators:,} operators: the graph draws the "
+                f"{shown.n_operators - shown.n_hidden:,} nearest the output (at most "
+                f"{MAX_SHOWN_NODES:,}, and {MAX_SHOWN_INPUTS} inputs of each), the others are "
+                "in `… N more` nodes with their totals; the JSON report has every operator."
+            )
     if not execution.ended:
         notes.append(
             "Incomplete: the log has no end event for this execution; it is shown with what "

@@ -120,10 +120,12 @@ def metric_histograms_data(
     analysis: Analysis, execution_id: int, types: dict[int, str]
 ) -> dict[str, dict[str, Any]]:
     """Each metric's histogram (over the values its statistics are over), bounds formatted;
-    `types` gives each accumulator's metric type."""
+    `types` gives the metric type of each accumulator to show (the others are left out)."""
     out: dict[str, dict[str, Any]] = {}
     for acc_id, hist in analysis.metric_histograms(execution_id, HIST_BINS).items():
-        kind = types[acc_id]
+        kind = types.get(acc_id)
+        if kind is None:  # an operator the page does not draw
+            continue
         out[str(acc_id)] = {
             "lo": hist.lo,
             "hi": hist.hi,

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
+from analyzer.aggregate.plan_bounds import ShownPlan
 from analyzer.model.application import Execution, PlanVersion
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.anchors import node_dom_id, plan_dom_id
@@ -336,20 +337,26 @@ def build_plan_graph_view(
     node_findings: dict[int, list[FindingView]],
     self_times: dict[int, float],
     final_panels: Mapping[tuple[int, ...], str],
+    shown: ShownPlan | None = None,
 ) -> PlanGraphParts:
     """Lay out one plan version and make a panel per node; `node_findings` and `self_times`
     (by node id of the final plan) mark and shade the final plan's nodes, and an earlier plan's
-    operator found in `final_panels` (the final plan's `panel_of_metrics`) opens that panel."""
+    operator found in `final_panels` (the final plan's `panel_of_metrics`) opens that panel.
+    With `shown`, only its operators are drawn, and its `… N more` nodes with their totals
+    (`aggregate.plan_bounds`)."""
     panels: list[NodePanelView] = []
     task_metrics: dict[str, tuple[MetricStats, ...]] = {}
     final_ids: dict[tuple[int, ...], str] = {}
-    graph = plan.graph
+    graph = shown.graph if shown is not None else plan.graph
+    folds = shown.fold_stats if shown is not None else {}
     is_final = plan.index == execution.final_plan.index
     prefix = plan_dom_id(execution.execution_id, plan.index)
     marked = node_findings if is_final else {}
     node_stats: dict[int, NodeStats] = {}
     for node in graph.nodes:
-        if is_final and node.node_id in final_stats:
+        if node.node_id in folds:
+            node_stats[node.node_id] = folds[node.node_id]
+        elif is_final and node.node_id in final_stats:
             node_stats[node.node_id] = final_stats[node.node_id]
         else:  # earlier plan versions share accumulators with the final plan's operators
             found = tuple(
@@ -358,8 +365,11 @@ def build_plan_graph_view(
                 if m.accumulator_id in stats_by_acc
             )
             node_stats[node.node_id] = NodeStats(node.node_id, found, ())
+    fold_times = shown.fold_self_time_ms if shown is not None else {}
     op_times = {
-        n.node_id: self_times.get(n.node_id, 0.0) if is_final else 0.0
+        n.node_id: (fold_times.get(n.node_id) or self_times.get(n.node_id, 0.0))
+        if is_final
+        else 0.0
         for n in graph.nodes
         if not n.is_cluster
     }
@@ -431,7 +441,12 @@ def build_plan_graph_view(
         box = full.nodes[node_id]
         fbox = folded.nodes.get(node_id)
         dom_id = dom(node_id)
-        shared = final_panels.get(tuple(m.accumulator_id for m in metrics)) if metrics else None
+        is_fold = node_id in folds
+        shared = (
+            final_panels.get(tuple(m.accumulator_id for m in metrics))
+            if metrics and not is_fold
+            else None
+        )
         panel_id = dom_id
         if not is_final and shared is not None:
             panel_id = shared  # the same operator as in the final plan: share its panel
@@ -445,9 +460,9 @@ def build_plan_graph_view(
                     sorted(folded_into.get(node_id, ()), key=lambda f: f.title),
                 )
             )
-            if metrics:
+            if metrics and not is_fold:  # a fold's metrics are over operators, not tasks
                 task_metrics[dom_id] = metrics
-            if is_final and metrics:
+            if is_final and metrics and not is_fold:
                 final_ids[tuple(m.accumulator_id for m in metrics)] = dom_id
         skew_str = _skew_str(metrics)
         parent = full.tree_parent.get(node_id)
