@@ -295,6 +295,61 @@ def _reorder(rng: random.Random, lines: list[bytes]) -> list[bytes]:
     return lines
 
 
+def _inverted_times(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Ends before starts: the end times of the application, SQL executions, jobs and stages
+    moved back by up to a month."""
+    back = rng.choice([1, 1000, 30 * 24 * 3600 * 1000])
+    pattern = re.compile(rb'"(Completion Time|time|Timestamp)":(\d+)')
+    ends = (b"ApplicationEnd", b"SQLExecutionEnd", b"JobEnd", b"StageCompleted")
+
+    def earlier(match: re.Match[bytes]) -> bytes:
+        return b'"%s":%d' % (match.group(1), int(match.group(2)) - back)
+
+    return [
+        pattern.sub(earlier, line) if any(end in line[:120] for end in ends) else line
+        for line in lines
+    ]
+
+
+_EVENT_NAMES = [b"SparkListenerTaskEnd", b"SparkListenerJobEnd", b"SparkListenerX", b"x\\u0041"]
+
+
+def _duplicate_event_key(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """A second `Event` key, last, on some lines: the last one names the event."""
+    out = list(lines)
+    for _ in range(rng.randint(1, 10)):
+        i = rng.randrange(1, len(out))
+        line = out[i].rstrip()
+        if line.endswith(b"}"):
+            name = rng.choice([*_EVENT_NAMES, orjson.loads(line)["Event"].encode()])
+            out[i] = line[:-1] + b',"Event":"' + name + b'"}'
+    return out
+
+
+_SPOOF = "\u202e\u2066\u200f\U000e0041\u3164\u115f\u034f\u2800\u00ad\ufeff"
+
+
+def _spoof_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Bidi controls and invisible characters in every string value of one event type."""
+    names = sorted({orjson.loads(line)["Event"] for line in lines})
+    target = rng.choice(names).encode()
+
+    def poison(value: object) -> object:
+        if isinstance(value, str):
+            at = rng.randrange(len(value) + 1)
+            return value[:at] + _SPOOF + value[at:]
+        if isinstance(value, list):
+            return [poison(v) for v in value]
+        if isinstance(value, dict):
+            return {k: (v if k == "Event" else poison(v)) for k, v in value.items()}
+        return value
+
+    return [
+        orjson.dumps(poison(orjson.loads(line))) if b'"' + target + b'"' in line[:120] else line
+        for line in lines
+    ]
+
+
 LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] = {
     "glued": _glue,
     "bad-utf8": _bad_utf8,
@@ -305,7 +360,15 @@ LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] =
     "huge-string": _huge_string,
     "control-in-strings": _control_in_strings,
     "reorder": _reorder,
+    "inverted-times": _inverted_times,
+    "duplicate-event-key": _duplicate_event_key,
+    "spoof-in-strings": _spoof_in_strings,
 }
+RENDERED_KINDS = frozenset({"inverted-times", "duplicate-event-key", "spoof-in-strings"})
+"""Kinds whose logs are also rendered in every format: their failures were in the reports."""
+_NEGATIVE_TIME = re.compile(r"(?<![\w.-])-\d[\d,.]*\s?(?:ms|s|m|h|d|%)(?!\w)")
+"""A negative duration or share as the reports word them (`-3.2 s`, `-12.0 %`)."""
+_SHOWN_RAW = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\U000e0000-\U000e0fff\u3164\u115f]")
 
 
 # --- byte mutations -------------------------------------------------------------------------
@@ -372,12 +435,21 @@ def case_files(case: Case, out_dir: Path) -> Path:
     return out
 
 
-def _analyze(path: Path, strictness: Strictness) -> str:
-    """Analyze in-process; return `ok` or the error slug. Anything else propagates (a bug)."""
+def _analyze(path: Path, strictness: Strictness, render: bool = False) -> str:
+    """Analyze in-process (and with `render`, render every format: no invisible character
+    raw, no negative duration); return `ok` or the error slug. Anything else propagates (a bug)."""
     try:
-        api.analyze(str(path), strictness)
+        analysis = api.analyze(str(path), strictness)
     except AnalyzerError as error:
         return error.slug
+    if render:
+        from analyzer.report.options import FORMATS, ReportOptions
+
+        for fmt in FORMATS:
+            out = api.render_report(analysis, ReportOptions(fmt=fmt, now_ms=0))
+            assert _SHOWN_RAW.search(out) is None, (path, fmt)
+            if fmt in ("text", "markdown"):
+                assert _NEGATIVE_TIME.search(out) is None, (path, fmt, _NEGATIVE_TIME.search(out))
     return "ok"
 
 
@@ -385,7 +457,7 @@ def _analyze(path: Path, strictness: Strictness) -> str:
 def test_fuzz_analyze_raises_only_analyzer_errors(case: Case, tmp_path: Path) -> None:
     path = case_files(case, tmp_path)
     start = time.perf_counter()
-    strict = _analyze(path, Strictness.STRICT)
+    strict = _analyze(path, Strictness.STRICT, render=case.kind in RENDERED_KINDS)
     lenient = _analyze(path, Strictness.LENIENT)
     elapsed_s = time.perf_counter() - start
     # Huge strings must be read in linear time: 16 MB is a few tenths of a second of work.
