@@ -2458,8 +2458,8 @@ def render_version_readme(version: str, entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def render_readme(entries: list[dict[str, Any]], versions: list[str] | None = None) -> str:
-    """Return the README of the sample directory (`versions`: older versions' directories)."""
+def render_readme(entries: list[dict[str, Any]], older_dirs: list[str] | None = None) -> str:
+    """Return the README of the sample directory (`older_dirs`: older versions' directories)."""
     versions = sorted({e["spark_version"] for e in entries}) or ["?"]
     java_versions = sorted({e.get("java_version", "") for e in entries} - {""}) or ["?"]
     total = sum(e["size_bytes"] for e in entries)
@@ -2512,8 +2512,8 @@ def render_readme(entries: list[dict[str, Any]], versions: list[str] | None = No
         "`spark.sql.windowExec.buffer.spill.threshold`) so that small data spills.",
         "",
     ]
-    if versions:
-        listed = ", ".join(f"`{name}/`" for name in versions)
+    if older_dirs:
+        listed = ", ".join(f"`{name}/`" for name in older_dirs)
         lines += [
             "## Older Spark versions",
             "",
