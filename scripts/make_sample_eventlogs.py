@@ -34,6 +34,7 @@ keep the other entries.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -329,11 +330,11 @@ def run_join_strategies(spark: Any, scratch: Path) -> None:
     left.join(F.broadcast(right), F.col("a") < F.col("b")).agg(F.count("*")).collect()
 
 
-def run_many_tasks_large_result(spark: Any, scratch: Path) -> None:
-    """Spread tiny data over 200 partitions several times, then collect a large result."""
+def run_many_tasks_large_result(spark: Any, scratch: Path, rounds: int = 6) -> None:
+    """Spread tiny data over 200 partitions `rounds` times, then collect a large result."""
     from pyspark.sql import functions as F
 
-    for i in range(6):
+    for i in range(rounds):
         spark.range(0, 4_000, 1, 4).repartition(200).agg(F.sum(F.col("id") + i)).collect()
     rows = spark.range(0, 100_000, 1, 4).select(
         "id", F.sha2(F.col("id").cast("string"), 256).alias("digest")
@@ -1314,6 +1315,49 @@ WORKLOADS: tuple[Workload, ...] = (
 )
 WORKLOADS_BY_NAME = {w.name: w for w in WORKLOADS}
 
+OLDER_ROLLING_MAX_FILE_SIZE = "10m"
+"""Spark 3.x rejects `spark.eventLog.rolling.maxFileSize` below 10 MiB (4.x accepts 2 MiB)."""
+OLDER_ROLLING_ROUNDS = 8
+"""Rounds of 200 tasks that make the rolling log pass 10 MiB, so it has two `events_N` files."""
+
+OLDER_VERSION_WORKLOADS: tuple[tuple[str, str], ...] = (
+    ("join-agg-aqe-on", "zstd"),
+    ("join-agg-aqe-off", "snappy"),
+    ("skewed-join-aqe-split", "lzf"),
+    ("join-strategies", "lzf"),
+    ("spill-sort-agg-window", "lz4"),
+    ("python-udf-task-retry", "zstd"),
+    ("failed-query", "snappy"),
+    ("many-tasks-large-result", "zstd"),
+)
+"""The workloads (and their codecs) run with older PySpark releases: AQE on and off, every join
+strategy, AQE's skew split, spills, a Python UDF with a retried task, a failed query and a rolling
+log, compressed so that one version's logs stay small. Uncompressed logs are covered by 4.3's."""
+
+
+def workload_catalog(version: str | None) -> dict[str, Workload]:
+    """Return the workloads runnable for a Spark version (None: the project's own pyspark)."""
+    if version is None:
+        return RUNNABLE
+    catalog = {}
+    for name, codec in OLDER_VERSION_WORKLOADS:
+        workload = dataclasses.replace(WORKLOADS_BY_NAME[name], codec=codec)
+        if workload.rolling:
+            workload = dataclasses.replace(
+                workload,
+                run=functools.partial(run_many_tasks_large_result, rounds=OLDER_ROLLING_ROUNDS),
+                exercises=f"rolling log (several events_N files of at most "
+                f"{OLDER_ROLLING_MAX_FILE_SIZE}, Spark 3.x's smallest): "
+                f"{OLDER_ROLLING_ROUNDS} queries of 200 tiny tasks each, then a ~10 MB result "
+                "collected to the driver",
+                conf={
+                    **workload.conf,
+                    "spark.eventLog.rolling.maxFileSize": OLDER_ROLLING_MAX_FILE_SIZE,
+                },
+            )
+        catalog[name] = workload
+    return catalog
+
 
 def spark_conf(workload: Workload, log_dir: Path) -> dict[str, str]:
     """Return the full Spark configuration of a workload's application."""
@@ -2155,15 +2199,31 @@ def disk_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def run_child(workload: Workload, staging: Path) -> Path:
+@dataclass(frozen=True)
+class Target:
+    """Which Spark writes the logs: the project's own pyspark, or an older release in its venv."""
+
+    version: str | None
+    """Spark minor version of an older release (`3.5`), or None for the project's pyspark."""
+    python: str
+    """The Python interpreter whose pyspark runs the workloads."""
+
+    @property
+    def catalog(self) -> dict[str, Workload]:
+        """Return the workloads this target can run."""
+        return workload_catalog(self.version)
+
+
+def run_child(workload: Workload, staging: Path, target: Target) -> Path:
     """Run a workload in a fresh Python process and return the log it wrote into `staging`."""
     log_dir = staging / "log"
     scratch = staging / "scratch"
     log_dir.mkdir()
     scratch.mkdir()
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYTHONPATH")}
+    env.update(PYSPARK_PYTHON=target.python, PYSPARK_DRIVER_PYTHON=target.python)
     cmd = [
-        sys.executable,
+        target.python,
         str(Path(__file__).resolve()),
         "--run-one",
         workload.name,
@@ -2171,6 +2231,7 @@ def run_child(workload: Workload, staging: Path) -> Path:
         str(log_dir),
         "--scratch",
         str(scratch),
+        *(("--spark-version", target.version) if target.version else ()),
     ]
     started = time.monotonic()
     child_output = staging / "child-output.txt"
@@ -2323,8 +2384,82 @@ def fmt_kib(n_bytes: int) -> str:
     return f"{n_bytes / 1024:.1f} KiB"
 
 
-def render_readme(entries: list[dict[str, Any]]) -> str:
-    """Return the README of the sample directory."""
+def readme_table(entries: list[dict[str, Any]]) -> list[str]:
+    """Return the README table of logs: one row per log, by workload."""
+    lines = [
+        "| file | app name | master | codec | layout | size | SQL exec. (failed) | AQE updates | "
+        "tasks (failed) | bytes spilled (memory / disk) | retries, losses, speculation | "
+        "exercises |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in sorted(entries, key=lambda e: e["workload"]):
+        c = e["counts"]
+        file_cell = f"`{e['file']}/`" if e["layout"] == "rolling" else f"`{e['file']}`"
+        layout = e["layout"]
+        if layout == "rolling":
+            layout = f"rolling, {len(e['parts'])} files"
+        lines.append(
+            f"| {file_cell} | `{e['app_name']}` | `{e['master']}` | {e['codec']} | {layout} | "
+            f"{fmt_kib(e['size_bytes'])} | {c['sql_executions']} ({c['failed_sql_executions']}) | "
+            f"{c['aqe_updates']} | {c['tasks']} ({c['failed_tasks']}) | "
+            f"{c['memory_bytes_spilled']} / {c['disk_bytes_spilled']} | {unusual_counts(c)} | "
+            f"{e['exercises']} |"
+        )
+    return lines
+
+
+ORACLE_DIR_NAME = ".history-server"
+"""Beside an older version's logs: that version's History Server answers, one JSON per log."""
+
+
+def version_dirs(out: Path) -> list[str]:
+    """Return the names of the older versions' sample directories under `out`."""
+    from pyspark_releases import VERSIONS_DIR_PREFIX
+
+    return sorted(
+        p.name for p in out.glob(f"{VERSIONS_DIR_PREFIX}*") if (p / MANIFEST_NAME).is_file()
+    )
+
+
+def render_version_readme(version: str, entries: list[dict[str, Any]]) -> str:
+    """Return the README of an older Spark version's sample directory."""
+    releases = sorted({e["spark_version"] for e in entries}) or ["?"]
+    java_versions = sorted({e.get("java_version", "") for e in entries} - {""}) or ["?"]
+    total = sum(e["size_bytes"] for e in entries)
+    lines = [
+        f"# Sample event logs of Spark {version}",
+        "",
+        f"Real event logs written by PySpark {', '.join(releases)} (Java "
+        f"{', '.join(java_versions)}), from a virtual environment of its own, running a subset "
+        "of the workloads of `scripts/make_sample_eventlogs.py` (see `../README.md` for the "
+        "settings they share). They put the analyzer's rules to the test against the version "
+        "that wrote the log: the conformance tests compare the report of each log with what "
+        f"Spark {version}'s own History Server answers for it.",
+        "",
+        "Regenerate them, then the History Server's answers (each installs that PySpark release "
+        "into `~/.cache/spark-explain/pyspark-<version>/` on first use):",
+        "",
+        "```",
+        f"{REGENERATE_COMMAND} --spark-version {version}",
+        f".venv/bin/python scripts/save_history_server_answers.py --spark-version {version}",
+        "```",
+        "",
+        f"`{ORACLE_DIR_NAME}/<log>.json` holds, for each log, the REST answers of Spark "
+        f"{version}'s History Server that the conformance tests compare with: the SQL "
+        "executions with their plan graphs and metric strings, stage attempts with task "
+        "quantiles, executors and jobs. Save them again whenever these logs change. "
+        "`.manifest.json` describes the logs as the top directory's does.",
+        "",
+        f"Total size of the logs: {fmt_kib(total)}.",
+        "",
+        *readme_table(entries),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_readme(entries: list[dict[str, Any]], older_dirs: list[str] | None = None) -> str:
+    """Return the README of the sample directory (`older_dirs`: older versions' directories)."""
     versions = sorted({e["spark_version"] for e in entries}) or ["?"]
     java_versions = sorted({e.get("java_version", "") for e in entries} - {""}) or ["?"]
     total = sum(e["size_bytes"] for e in entries)
@@ -2354,24 +2489,8 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         "",
         f"Total size: {fmt_kib(total)}.",
         "",
-        "| file | app name | master | codec | layout | size | SQL exec. (failed) | AQE updates | "
-        "tasks (failed) | bytes spilled (memory / disk) | retries, losses, speculation | "
-        "exercises |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *readme_table(entries),
     ]
-    for e in sorted(entries, key=lambda e: e["workload"]):
-        c = e["counts"]
-        file_cell = f"`{e['file']}/`" if e["layout"] == "rolling" else f"`{e['file']}`"
-        layout = e["layout"]
-        if layout == "rolling":
-            layout = f"rolling, {len(e['parts'])} files"
-        lines.append(
-            f"| {file_cell} | `{e['app_name']}` | `{e['master']}` | {e['codec']} | {layout} | "
-            f"{fmt_kib(e['size_bytes'])} | {c['sql_executions']} ({c['failed_sql_executions']}) | "
-            f"{c['aqe_updates']} | {c['tasks']} ({c['failed_tasks']}) | "
-            f"{c['memory_bytes_spilled']} / {c['disk_bytes_spilled']} | {unusual_counts(c)} | "
-            f"{e['exercises']} |"
-        )
     lines += [
         "",
         "Applications run with master `local[2,3]` (up to 3 attempts per task) unless the table "
@@ -2393,6 +2512,16 @@ def render_readme(entries: list[dict[str, Any]]) -> str:
         "`spark.sql.windowExec.buffer.spill.threshold`) so that small data spills.",
         "",
     ]
+    if older_dirs:
+        listed = ", ".join(f"`{name}/`" for name in older_dirs)
+        lines += [
+            "## Older Spark versions",
+            "",
+            f"Logs written by older PySpark releases are in {listed} (the same workloads, a "
+            f"subset of them, with `--spark-version`), each with the answers of that version's "
+            f"own History Server under `{ORACLE_DIR_NAME}/`; see the README there.",
+            "",
+        ]
     lines += render_labels(entries)
     return "\n".join(lines)
 
@@ -2453,7 +2582,7 @@ def verify(workload: Workload, log_path: Path) -> tuple[LogSummary, list[str]]:
 
 
 def refresh_entries(
-    out: Path, kept: list[dict[str, Any]], problems: list[str]
+    out: Path, kept: list[dict[str, Any]], problems: list[str], target: Target
 ) -> list[dict[str, Any]]:
     """Re-read the logs kept from an earlier run and rebuild their manifest entries.
 
@@ -2461,7 +2590,7 @@ def refresh_entries(
     """
     refreshed = []
     for entry in kept:
-        workload = WORKLOADS_BY_NAME.get(entry["workload"])
+        workload = target.catalog.get(entry["workload"])
         log_path = out / entry["file"]
         if workload is None or not log_path.exists():
             problems.append(f"{entry['workload']}: kept entry without workload or log, dropped")
@@ -2473,11 +2602,13 @@ def refresh_entries(
     return refreshed
 
 
-def run_workload_into(workload: Workload, dest: Path, problems: list[str]) -> Path | None:
+def run_workload_into(
+    workload: Workload, dest: Path, problems: list[str], target: Target
+) -> Path | None:
     """Run one workload in a child process and move its log into `dest`; None if it failed."""
     with tempfile.TemporaryDirectory(prefix=f"sea-{workload.name}-") as tmp:
         try:
-            written = run_child(workload, Path(tmp))
+            written = run_child(workload, Path(tmp), target)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             problems.append(str(exc))
             print(f"  FAILED: {exc}", flush=True)
@@ -2488,14 +2619,14 @@ def run_workload_into(workload: Workload, dest: Path, problems: list[str]) -> Pa
 
 
 def run_workloads(
-    out: Path, selected: list[Workload], everything: bool, problems: list[str]
+    out: Path, selected: list[Workload], everything: bool, problems: list[str], target: Target
 ) -> None:
     """Run the selected workloads into `out`, keeping the other logs' manifest entries."""
     kept = clear_old_logs(out, selected, everything=everything)
-    entries = refresh_entries(out, kept, problems)
+    entries = refresh_entries(out, kept, problems, target)
     for workload in selected:
         print(f"{workload.name} ({workload.codec}{', rolling' if workload.rolling else ''})")
-        log_path = run_workload_into(workload, out, problems)
+        log_path = run_workload_into(workload, out, problems, target)
         if log_path is None:
             continue
         summary, failed_checks = verify(workload, log_path)
@@ -2505,7 +2636,11 @@ def run_workloads(
         entries.append(manifest_entry(workload, log_path, summary))
     manifest = {"format_version": MANIFEST_FORMAT_VERSION, "logs": entries}
     (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    (out / README_NAME).write_text(render_readme(entries))
+    if target.version is None:
+        readme = render_readme(entries, version_dirs(out))
+    else:
+        readme = render_version_readme(target.version, entries)
+    (out / README_NAME).write_text(readme)
     print_summary(entries)
 
 
@@ -2539,7 +2674,7 @@ a baseline slowed by other work can hide a change of a few seconds."""
 
 
 def run_pair_once(
-    pair: Pair, pair_dir: Path, problems: list[str]
+    pair: Pair, pair_dir: Path, problems: list[str], target: Target
 ) -> tuple[dict[str, Any], list[LogSummary]] | None:
     """Run both sides of a pair into `pair_dir`; None if a run failed."""
     for path in pair_dir.iterdir():
@@ -2548,7 +2683,7 @@ def run_pair_once(
     summaries: list[LogSummary] = []
     for side in PAIR_SIDES:
         workload = pair.workload(side)
-        log_path = run_workload_into(workload, pair_dir, problems)
+        log_path = run_workload_into(workload, pair_dir, problems, target)
         if log_path is None:
             return None
         summary, failed_checks = verify(workload, log_path)
@@ -2570,7 +2705,7 @@ def pair_problems(pair: Pair, summaries: list[LogSummary]) -> list[str]:
     return found
 
 
-def run_pairs(out: Path, selected: list[Pair], problems: list[str]) -> None:
+def run_pairs(out: Path, selected: list[Pair], problems: list[str], target: Target) -> None:
     """Run both sides of the selected pairs into `out/pairs/<pair>/` and write its manifest."""
     pairs_dir = out / PAIRS_DIR_NAME
     pairs_dir.mkdir(exist_ok=True)
@@ -2586,7 +2721,7 @@ def run_pairs(out: Path, selected: list[Pair], problems: list[str]) -> None:
         pair_dir.mkdir(exist_ok=True)
         entries.pop(pair.name, None)
         for attempt in range(1, PAIR_ATTEMPTS + 1):
-            outcome = run_pair_once(pair, pair_dir, problems)
+            outcome = run_pair_once(pair, pair_dir, problems, target)
             if outcome is None:
                 break
             records, summaries = outcome
@@ -2698,21 +2833,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="comma-separated run pairs to regenerate under pairs/, or `all`: "
         + ", ".join(p.name for p in PAIRS),
     )
+    parser.add_argument(
+        "--spark-version",
+        default="",
+        help="write the logs with an older PySpark release (3.4, 3.5 or 4.0), installed in a "
+        "venv of its own under ~/.cache/spark-explain, into sample_eventlogs/spark-<version>/; "
+        "only the workloads " + ", ".join(name for name, _ in OLDER_VERSION_WORKLOADS),
+    )
     parser.add_argument("--run-one", default="", help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
-def select_workloads(only: str) -> list[Workload]:
-    """Return the workloads named in `--only`, or all of them."""
+def select_workloads(only: str, target: Target) -> list[Workload]:
+    """Return the workloads named in `--only`, or all of the target's."""
+    available = WORKLOADS_BY_NAME if target.version is None else target.catalog
     if not only:
-        return list(WORKLOADS)
+        return list(available.values())
     names = [n.strip() for n in only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in WORKLOADS_BY_NAME]
+    unknown = [n for n in names if n not in available]
     if unknown:
         raise SystemExit(f"unknown workload(s): {', '.join(unknown)}")
-    return [WORKLOADS_BY_NAME[n] for n in names]
+    return [available[n] for n in names]
 
 
 def select_pairs(names: str) -> list[Pair]:
@@ -2729,17 +2872,28 @@ def select_pairs(names: str) -> list[Pair]:
 def main(argv: list[str]) -> int:
     """Run the selected workloads and pairs, verify their logs, write READMEs and manifests."""
     args = parse_args(argv)
+    version: str | None = args.spark_version or None
     if args.run_one:
-        run_one(RUNNABLE[args.run_one], args.log_dir, args.scratch)
+        run_one(workload_catalog(version)[args.run_one], args.log_dir, args.scratch)
         return 0
-    out: Path = args.out.resolve()
+    target = Target(version=None, python=sys.executable)
+    out: Path = args.out
+    if version is not None:
+        if args.pairs:
+            raise SystemExit("--pairs runs with the project's own pyspark only")
+        from pyspark_releases import VERSIONS_DIR_PREFIX, venv_python
+
+        target = Target(version=version, python=str(venv_python(version)))
+        if args.out == DEFAULT_OUT:
+            out = DEFAULT_OUT / f"{VERSIONS_DIR_PREFIX}{version}"
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     everything = not args.only and not args.pairs
     problems: list[str] = []
     if everything or args.only:
-        run_workloads(out, select_workloads(args.only), everything, problems)
-    if everything or args.pairs:
-        run_pairs(out, select_pairs(args.pairs), problems)
+        run_workloads(out, select_workloads(args.only, target), everything, problems, target)
+    if version is None and (everything or args.pairs):
+        run_pairs(out, select_pairs(args.pairs), problems, target)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -33,20 +33,45 @@ def public(name: str) -> Path:
     return path
 
 
-def sample_logs() -> list[Path]:
-    """Return the logs at the top of the samples directory (files and rolling directories).
+VERSIONS_PREFIX = "spark-"
+"""Logs written by an older Spark version are in `sample_eventlogs/spark-<X.Y>/`."""
 
-    Hidden files (the manifest), the README and the `pairs/` directory are left out.
-    """
+
+def version_dirs() -> list[Path]:
+    """Return the directories of sample logs written by older Spark versions (`spark-<X.Y>/`)."""
     if not SAMPLES.is_dir():
         return []
+    return sorted(p for p in SAMPLES.glob(f"{VERSIONS_PREFIX}*") if p.is_dir())
+
+
+def _logs_in(directory: Path) -> list[Path]:
+    """Return the logs at the top of a samples directory (files and rolling directories)."""
     return sorted(
         p
-        for p in SAMPLES.iterdir()
+        for p in directory.iterdir()
         if not p.name.startswith(".")
         and p.suffix not in (".md", ".py", ".txt", ".json")
         and p not in (PAIRS, PUBLIC_CORPUS)
+        and not (p.is_dir() and p.name.startswith(VERSIONS_PREFIX))
     )
+
+
+def sample_logs() -> list[Path]:
+    """Return the generated sample logs: the top directory's, then each older version's.
+
+    Hidden files (the manifests, the saved History Server answers), the READMEs and the `pairs/`
+    and `public/` directories are left out.
+    """
+    if not SAMPLES.is_dir():
+        return []
+    return _logs_in(SAMPLES) + [log for d in version_dirs() for log in _logs_in(d)]
+
+
+def sample_id(path: Path) -> str:
+    """Return a log's name for test ids and gold files: `spark-3.5/<name>` for older versions."""
+    if path.parent != SAMPLES and path.parent.parent == SAMPLES:
+        return f"{path.parent.name}/{path.name}"
+    return path.name
 
 
 def sample_files(ext: str) -> list[Path]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eventlog_samples import PUBLIC, REPO, sample_logs
+from eventlog_samples import PUBLIC, REPO, sample_id, sample_logs
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -28,7 +28,7 @@ def report_logs() -> list[Path]:
 
 def report_log_params() -> list[Any]:
     """`report_logs` as pytest parameters: q72 is always a case, skipped with a reason if absent."""
-    params = [pytest.param(p, id=p.name) for p in sample_logs()]
+    params = [pytest.param(p, id=sample_id(p)) for p in sample_logs()]
     absent = pytest.mark.skipif(not Q72.exists(), reason=f"public event log {Q72} not present")
     return [*params, pytest.param(Q72, id=Q72.name, marks=absent)]
 

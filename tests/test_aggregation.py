@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from eventlog_samples import public_log_params, sample_logs
+from eventlog_samples import public_log_params, sample_id, sample_logs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +17,7 @@ from analyzer.errors import Strictness
 
 
 def _logs() -> list[object]:
-    return [pytest.param(p, id=p.name) for p in sample_logs()] + public_log_params()
+    return [pytest.param(p, id=sample_id(p)) for p in sample_logs()] + public_log_params()
 
 
 @pytest.mark.parametrize("log", _logs())

@@ -4,7 +4,9 @@ For every application attempt the History Server lists (sample_eventlogs/ and th
 every stage attempt's `taskSummary` at seven quantiles must equal `stage_task_summaries`, every
 entry of `/allexecutors` must equal `executor_summaries` field for field, and every job of
 `/jobs` must have our name, description, group, tags and stage ids. Zero differences allowed;
-the one documented exception (docs/metrics.md) is excluded by name below.
+the one documented exception (docs/metrics.md) is excluded by name below. Logs written by an
+older Spark version (`sample_eventlogs/spark-<X.Y>/`) are compared with the saved answers of
+that version's own History Server (`tests/oracle/saved.py`).
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from eventlog_samples import version_dirs
 from oracle import HistoryServer
+from oracle.saved import SUMMARY_QUANTILES, SavedHistoryServer
 
 from analyzer import api
 from analyzer.aggregate.executor_summary import ExecutorSummary, executor_summaries
@@ -23,10 +28,10 @@ from analyzer.aggregate.stage_summary import SUMMARY_METRICS, stage_task_summari
 from analyzer.errors import Strictness
 from analyzer.model.application import DRIVER_ID, Job
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+Oracle = HistoryServer | SavedHistoryServer
+"""A running History Server, or the saved answers of an older version's."""
 
-QUANTILES = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
-"""Spark's stage page (0, 0.25, 0.5, 0.75, 1) and the REST default's tails (0.05, 0.95)."""
+QUANTILES = SUMMARY_QUANTILES
 
 
 def _epoch_ms(value: str | None) -> int | None:
@@ -91,7 +96,7 @@ def _same(rest: Any, ours: int | None) -> bool:
 
 
 def _compare_stages(
-    where: str, shs: HistoryServer, app_id: str, attempt_id: str | None, ours: Any, t: Totals
+    where: str, shs: Oracle, app_id: str, attempt_id: str | None, ours: Any, t: Totals
 ) -> None:
     listed = set()
     for stage in shs.stages(app_id, attempt_id):
@@ -171,9 +176,8 @@ def _compare_jobs(where: str, rest: list[dict[str, Any]], ours: tuple[Job, ...],
                 )
 
 
-def test_stage_quantiles_executors_and_jobs_match_the_history_server(
-    history_server: HistoryServer, capsys: pytest.CaptureFixture[str]
-) -> None:
+def compare_all(history_server: Oracle) -> Totals:
+    """Compare the stages, executors and jobs of every application attempt the oracle lists."""
     t = Totals()
     for app in history_server.applications():
         for attempt in app["attempts"]:
@@ -200,13 +204,45 @@ def test_stage_quantiles_executors_and_jobs_match_the_history_server(
             _compare_jobs(
                 where, history_server.jobs(app["id"], attempt_id), analysis.application.jobs, t
             )
+    return t
+
+
+def _summary(t: Totals) -> str:
+    return (
+        f"{t.n_apps} applications: {t.n_stage_attempts} "
+        f"stage attempts, {t.n_values} quantile values ({len(SUMMARY_METRICS)} metrics x "
+        f"{len(QUANTILES)} quantiles), {t.n_executors} executors ({t.n_executor_fields} "
+        f"fields, {t.n_excluded} excluded), {t.n_jobs} jobs; {len(t.diffs)} differences"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_stage_quantiles_executors_and_jobs_match_the_history_server(
+    history_server: HistoryServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = compare_all(history_server)
     with capsys.disabled():
-        print(
-            f"\nstage/executor conformance over {t.n_apps} applications: {t.n_stage_attempts} "
-            f"stage attempts, {t.n_values} quantile values ({len(SUMMARY_METRICS)} metrics x "
-            f"{len(QUANTILES)} quantiles), {t.n_executors} executors ({t.n_executor_fields} "
-            f"fields, {t.n_excluded} excluded), {t.n_jobs} jobs; {len(t.diffs)} differences"
-        )
+        print(f"\nstage/executor conformance over {_summary(t)}")
     assert t.n_apps >= 10
     assert t.n_stage_attempts > 100
+    assert t.diffs == []
+
+
+def _version_params() -> list[Any]:
+    found = [pytest.param(d, id=d.name) for d in version_dirs()]
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no older-version samples"))]
+
+
+@pytest.mark.parametrize("log_dir", _version_params())
+def test_older_version_stages_executors_and_jobs_match_their_own_history_server(
+    log_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each older version's logs against the saved answers of that version's History Server."""
+    saved = SavedHistoryServer(log_dir)
+    t = compare_all(saved)
+    with capsys.disabled():
+        print(f"\n{log_dir.name} (SHS {saved.spark_version}) stages/executors: {_summary(t)}")
+    assert t.n_apps >= 8
+    assert t.n_stage_attempts > 50
     assert t.diffs == []

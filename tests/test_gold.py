@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PUBLIC, public
+from eventlog_samples import PUBLIC, public, sample_id
 from reports import NOW_MS, analysis_of, json_report, sample_logs, text_report
 
 from analyzer.errors import UsageError
@@ -41,26 +41,28 @@ def _public(name: str) -> object:
 
 
 SAMPLES = sample_logs()
-LOGS = [pytest.param(p, id=p.name) for p in SAMPLES] + [_public(n) for n in PUBLIC_LOGS]
+LOGS = [pytest.param(p, id=sample_id(p)) for p in SAMPLES] + [_public(n) for n in PUBLIC_LOGS]
 TEXT_CASES = [
     pytest.param(p.values[0], level, id=f"{p.id}-{level}", marks=p.marks)
     for p in LOGS
     for level in LEVELS
     if not (level == "full" and p.id in PLAN_AND_SUMMARY_ONLY)
 ]
-JSON_CASES = [p for p in LOGS if p.id in JSON_GOLD_PUBLIC or p.id in {s.name for s in SAMPLES}]
+SAMPLE_IDS = {sample_id(s) for s in SAMPLES}
+JSON_CASES = [p for p in LOGS if p.id in JSON_GOLD_PUBLIC or p.id in SAMPLE_IDS]
 
 
 def expected_gold_files() -> set[str]:
     """Every gold file the cases above compare against."""
-    names = {f"{p.values[0].name}.{level}.txt" for p in TEXT_CASES for level in [p.values[1]]}
-    names |= {f"{p.values[0].name}.json" for p in JSON_CASES}
+    names = {f"{sample_id(p.values[0])}.{p.values[1]}.txt" for p in TEXT_CASES}
+    names |= {f"{sample_id(p.values[0])}.json" for p in JSON_CASES}
     return names
 
 
 def _check(name: str, actual: str) -> None:
     gold = GOLD / name
     if UPDATE:
+        gold.parent.mkdir(exist_ok=True)
         gold.write_text(actual, encoding="utf-8")
         return
     if not gold.exists():
@@ -82,26 +84,28 @@ def test_text_report_matches_gold(log: Path, level: str) -> None:
     text = text_report(analysis_of(log), metrics=level, now_ms=NOW_MS)
     assert all(visible_len(line) <= 100 for line in text.splitlines())
     assert "\x1b" not in text
-    _check(f"{log.name}.{level}.txt", text)
+    _check(f"{sample_id(log)}.{level}.txt", text)
 
 
 @pytest.mark.parametrize("log", JSON_CASES)
 def test_json_report_matches_gold(log: Path) -> None:
     # The log's path is where this checkout happens to be: the gold file holds `<log>` instead.
     text = json_report(analysis_of(log)).replace(json.dumps(str(log))[1:-1], "<log>")
-    _check(f"{log.name}.json", text)
+    _check(f"{sample_id(log)}.json", text)
 
 
 def test_no_orphaned_gold_files() -> None:
     """A gold file that no case compares against is left over from a removed or renamed log."""
-    present = {p.name for p in GOLD.iterdir() if p.suffix in (".txt", ".json")}
+    present = {
+        p.relative_to(GOLD).as_posix() for p in GOLD.rglob("*") if p.suffix in (".txt", ".json")
+    }
     expected = expected_gold_files()
     if not PUBLIC.is_dir():
         expected |= {n for n in present if n.startswith(PUBLIC_LOGS)}
     assert sorted(present - expected) == []
 
 
-@pytest.mark.parametrize("log", [SAMPLES[0], SAMPLES[-1]], ids=lambda p: p.name)
+@pytest.mark.parametrize("log", [SAMPLES[0], SAMPLES[-1]], ids=sample_id)
 def test_colour_only_when_asked_and_same_text(log: Path) -> None:
     plain = text_report(analysis_of(log), now_ms=NOW_MS)
     coloured = text_report(analysis_of(log), color=True, now_ms=NOW_MS)

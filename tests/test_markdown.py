@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PUBLIC, sample_logs
+from eventlog_samples import PUBLIC, sample_id, sample_logs
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from reports import NOW_MS, analysis_of, render
@@ -107,7 +107,7 @@ def test_q72_hot_plan_shows_the_path_to_the_hottest_operators() -> None:
     assert any(line.lstrip("│ ").startswith("└─ ") for line in tree)
 
 
-@pytest.mark.parametrize("path", sample_logs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sample_logs(), ids=sample_id)
 def test_every_sample_log_gives_valid_markdown(path: Path) -> None:
     text = render(analysis_of(path), "markdown", now_ms=NOW_MS)
     assert len(text) < MAX_MARKDOWN_CHARS

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
-from eventlog_samples import PUBLIC, SAMPLES
+from eventlog_samples import PUBLIC, SAMPLES, version_dirs
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -48,6 +48,9 @@ SAMPLE_APPS = (
     "sea-speculation",
 )
 
+VERSION_SAMPLE_APPS = ("sea-failed-query", "sea-python-udf-task-retry")
+"""Taken from each older Spark version's samples too: their error messages are that version's."""
+
 COMMON_USERS = {"root", "user", "admin", "spark", "hadoop", "test"}
 """User names that are also words of our own text: looked for only where they stand as a user."""
 
@@ -55,13 +58,13 @@ SPARK_WORDS = {"task", "stage", "tid", "executor", "line", "job", "attempt", "ti
 """Words after which a number in an error message is Spark's id, not a value."""
 
 
-def _sample(app_name: str) -> Path | None:
-    manifest = SAMPLES / ".manifest.json"
+def _sample(app_name: str, directory: Path = SAMPLES) -> Path | None:
+    manifest = directory / ".manifest.json"
     if not manifest.is_file():
         return None
     for entry in json.loads(manifest.read_text())["logs"]:
         if entry["app_name"] == app_name:
-            path = SAMPLES / entry["file"]
+            path = directory / entry["file"]
             return path if path.exists() else None
     return None
 
@@ -76,6 +79,12 @@ def _logs() -> list[Any]:
         found = _sample(app)
         marks = [] if found else [pytest.mark.skip(reason=f"sample {app} not present")]
         params.append(pytest.param(found or SAMPLES / app, id=app, marks=marks))
+    for directory in version_dirs():
+        for app in VERSION_SAMPLE_APPS:
+            found = _sample(app, directory)
+            where = f"{directory.name}/{app}"
+            marks = [] if found else [pytest.mark.skip(reason=f"sample {where} not present")]
+            params.append(pytest.param(found or directory / app, id=where, marks=marks))
     return params
 
 

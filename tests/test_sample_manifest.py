@@ -2,7 +2,8 @@
 
 `sample_eventlogs/.manifest.json` labels some applications with the findings they were built to
 show (`expect`) or marks them as clean controls; `sample_eventlogs/pairs/.manifest.json` lists
-pairs of runs of one job. Both are written by `scripts/make_sample_eventlogs.py`.
+pairs of runs of one job; `sample_eventlogs/spark-<X.Y>/.manifest.json` lists the logs an older
+Spark version wrote. All are written by `scripts/make_sample_eventlogs.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eventlog_samples import PAIRS, SAMPLES
+from eventlog_samples import PAIRS, SAMPLES, sample_logs, version_dirs
+from oracle.saved import answers_path
 
 from analyzer.eventlog.discover import discover_applications
 
@@ -90,3 +92,22 @@ def test_pair_logs_are_not_listed_with_the_samples() -> None:
         pytest.skip("no run pairs under sample_eventlogs/")
     listed = {Path(i.path).resolve() for i in discover_applications(str(SAMPLES))}
     assert not [p for p in listed if PAIRS.resolve() in p.parents]
+
+
+def test_every_older_version_log_is_listed_and_has_its_history_server_answers() -> None:
+    """Each `spark-<X.Y>/` holds logs of that version only, each in the manifest and README,
+    each with the saved answers of that version's History Server beside it."""
+    if not version_dirs():
+        pytest.skip("no older-version samples under sample_eventlogs/")
+    for directory in version_dirs():
+        version = directory.name.removeprefix("spark-")
+        entries = json.loads((directory / ".manifest.json").read_text())["logs"]
+        readme = (directory / "README.md").read_text()
+        listed = {e["file"] for e in entries}
+        assert listed == {p.name for p in sample_logs() if p.parent == directory}
+        for entry in entries:
+            where = f"{directory.name}/{entry['file']}"
+            assert entry["spark_version"].startswith(f"{version}."), where
+            assert f"`{entry['file']}" in readme, where
+            assert answers_path(directory / entry["file"]).is_file(), where
+        assert sum(e["size_bytes"] for e in entries) < 2 * 1024 * 1024
