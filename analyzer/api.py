@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
     from analyzer.compare.result import DiffResult
     from analyzer.eventlog.discover import AppInfo
+    from analyzer.eventlog.remote import RemoteOptions
     from analyzer.eventlog.source import LogSource
     from analyzer.insights import Finding, Thresholds
     from analyzer.report.options import ReportFormat, ReportOptions
@@ -89,14 +90,16 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def list_applications(log_dir: str) -> list[AppInfo]:
-    """List the applications whose event logs are in `log_dir`, reading only their heads."""
+def list_applications(log_dir: str, remote: RemoteOptions | None = None) -> list[AppInfo]:
+    """List the applications whose event logs are in `log_dir`, reading only their heads.
+
+    `remote` says how a URL's storage is reached (docs/user-guide.md, "Remote logs")."""
     from analyzer.eventlog.discover import discover_applications
 
-    return discover_applications(log_dir)
+    return discover_applications(log_dir, remote)
 
 
-def find_log(log_dir: str, name: str) -> str:
+def find_log(log_dir: str, name: str, remote: RemoteOptions | None = None) -> str:
     """Return the path of the log `name` names in `log_dir`: an entry of that name, else the
     one application whose id is `name`.
 
@@ -107,7 +110,7 @@ def find_log(log_dir: str, name: str) -> str:
         entry = Path(log_dir) / name
         if entry.exists():
             return str(entry)
-    infos = list_applications(log_dir)
+    infos = list_applications(log_dir, remote)
     matches = [i for i in infos if name in (i.app_id, Path(i.path.rstrip("/")).name)]
     if not matches:
         raise LogNotFoundError(
@@ -132,19 +135,20 @@ def analyze(
     strictness: Strictness = Strictness.STRICT,
     progress: Callable[[int], None] | None = None,
     read_workers: int | None = None,
+    remote: RemoteOptions | None = None,
 ) -> Analysis:
     """Read, rebuild and aggregate the event log at `path` (a file, directory or URL).
 
     `progress`, if given, is called now and then with the number of events read so far.
     `read_workers` is how many processes read a large local log (None: one per core when the
-    log is large enough to pay for them; 0: this process alone). Raises an `AnalyzerError`
-    subclass for logs that cannot be read.
+    log is large enough to pay for them; 0: this process alone). `remote` says how a URL's
+    storage is reached. Raises an `AnalyzerError` subclass for logs that cannot be read.
     """
     from analyzer.eventlog.source import resolve_log
     from analyzer.replay.parallel import replay_log
 
     location = os.fspath(path)
-    source = resolve_log(location)
+    source = resolve_log(location, remote)
     # A large local log is read by worker processes (docs/performance.md), forked before
     # polars is imported below: they stay small, and no polars thread is forked.
     replayed = replay_log(source, strictness, progress, n_workers=read_workers)

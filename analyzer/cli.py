@@ -25,6 +25,7 @@ from analyzer.render.terminal import neutralize
 
 if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
+    from analyzer.eventlog.remote import RemoteOptions
     from analyzer.insights import Thresholds
     from analyzer.report.options import ReportOptions
 
@@ -93,21 +94,89 @@ def _root(
     """EXPLAIN ANALYZE for Apache Spark event logs."""
 
 
+# How remote logs are reached: the same options on every command that reads logs.
+_REMOTE_TIMEOUT_OPTION = typer.Option(
+    None,
+    "--remote-timeout",
+    metavar="SECONDS",
+    help="Connect and read timeout of each request to remote storage (default 60; a request "
+    "is tried twice at most).",
+)
+_ENDPOINT_URL_OPTION = typer.Option(
+    None,
+    "--endpoint-url",
+    metavar="URL",
+    help="Endpoint of the remote storage: an S3-compatible server, a GCS emulator.",
+)
+_PROFILE_OPTION = typer.Option(
+    None, "--profile", metavar="NAME", help="AWS profile for s3:// URLs."
+)
+_ANONYMOUS_OPTION = typer.Option(
+    False, "--anonymous", help="Read remote storage without credentials (public buckets)."
+)
+_STORAGE_OPTION = typer.Option(
+    None,
+    "--storage-option",
+    metavar="KEY=VALUE",
+    help="An option of the storage's fsspec driver (repeatable; VALUE as JSON if it parses).",
+)
+_REMOTE_CONFIG_OPTION = typer.Option(
+    None,
+    "--remote-config",
+    metavar="FILE",
+    envvar="SPARK_EXPLAIN_REMOTE_CONFIG",
+    help="A TOML file of remote-storage settings: timeout_s, and driver options under [s3], "
+    "[gcs], [abfs]... (docs/cli.md).",
+)
+
+
+def _remote_options(
+    timeout_s: float | None,
+    endpoint_url: str | None,
+    profile: str | None,
+    anonymous: bool,
+    storage_options: list[str] | None,
+    config_path: str | None,
+) -> RemoteOptions:
+    """The remote-storage options of a command (a bad one is a `UsageError`)."""
+    from analyzer.eventlog.remote import make_remote_options
+
+    return make_remote_options(
+        timeout_s=timeout_s,
+        endpoint_url=endpoint_url,
+        profile=profile,
+        anonymous=anonymous,
+        storage_options=storage_options or (),
+        config_path=config_path,
+    )
+
+
 @app.command("apps", cls=_Command)
 def apps_command(
     log_dir: str = typer.Argument(
         ..., metavar="LOG_DIR", help="A directory of event logs (History Server log dir)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
+    profile: str | None = _PROFILE_OPTION,
+    anonymous: bool = _ANONYMOUS_OPTION,
+    storage_option: list[str] | None = _STORAGE_OPTION,
+    remote_config: str | None = _REMOTE_CONFIG_OPTION,
 ) -> None:
     """List the applications in a log directory: id, name, state, size and path of each log.
 
-    Example: spark-explain apps /var/log/spark-events --json
+    Examples:
+
+    \b
+      spark-explain apps /var/log/spark-events --json
+      spark-explain apps s3://bucket/spark-events --endpoint-url http://127.0.0.1:9000
     """
-    try:
-        infos = api.list_applications(log_dir)
-    except AnalyzerError as error:
-        raise _fail(error) from None
+    with _errors_as_lines("ran out of memory listing this directory", path=log_dir):
+        remote = _remote_options(
+            remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
+        )
+        infos = api.list_applications(log_dir, remote)
     if as_json:
         typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))
         return
@@ -199,10 +268,10 @@ def _output_options(
     )
 
 
-def _analyze(path: str, lenient: bool) -> Analysis:
+def _analyze(path: str, lenient: bool, remote: RemoteOptions) -> Analysis:
     """Read and analyze one log, with a progress line on a terminal."""
     with _progress_on_terminal() as progress:
-        return api.analyze(path, _strictness(lenient), progress=progress)
+        return api.analyze(path, _strictness(lenient), progress=progress, remote=remote)
 
 
 @app.command("report", cls=_Command)
@@ -240,6 +309,12 @@ def report_command(
     no_color: bool = _NO_COLOR_OPTION,
     threshold: list[str] | None = _THRESHOLD_OPTION,
     redact: bool = _REDACT_OPTION,
+    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
+    profile: str | None = _PROFILE_OPTION,
+    anonymous: bool = _ANONYMOUS_OPTION,
+    storage_option: list[str] | None = _STORAGE_OPTION,
+    remote_config: str | None = _REMOTE_CONFIG_OPTION,
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
@@ -267,10 +342,13 @@ def report_command(
             sections=parse_sections(sections),
             redact=redact,
         )
-        path = api.find_log(log_dir, log) if log_dir is not None else log
+        remote = _remote_options(
+            remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
+        )
+        path = api.find_log(log_dir, log, remote) if log_dir is not None else log
         if output is not None:
             api.check_output_against_logs(output, [path])
-        analysis = _analyze(path, lenient)
+        analysis = _analyze(path, lenient, remote)
         if output is None:
             sys.stdout.write(api.render_report(analysis, options))
         else:
@@ -311,6 +389,12 @@ def diff_command(
     no_color: bool = _NO_COLOR_OPTION,
     threshold: list[str] | None = _THRESHOLD_OPTION,
     redact: bool = _REDACT_OPTION,
+    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
+    profile: str | None = _PROFILE_OPTION,
+    anonymous: bool = _ANONYMOUS_OPTION,
+    storage_option: list[str] | None = _STORAGE_OPTION,
+    remote_config: str | None = _REMOTE_CONFIG_OPTION,
 ) -> None:
     """Compare two runs of a job and say what explains the change in time.
 
@@ -324,13 +408,16 @@ def diff_command(
     with _errors_as_lines("ran out of memory comparing these logs"):
         options = _output_options(output, fmt, width, no_color, top=top, redact=redact)
         thresholds = _thresholds(threshold)
+        remote = _remote_options(
+            remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
+        )
         paths = [
-            api.find_log(log_dir, name) if log_dir is not None else name
+            api.find_log(log_dir, name, remote) if log_dir is not None else name
             for name in (baseline, candidate)
         ]
         if output is not None:
             api.check_output_against_logs(output, paths)
-        analyses = [_analyze(path, lenient) for path in paths]
+        analyses = [_analyze(path, lenient, remote) for path in paths]
         result = api.diff(analyses[0], analyses[1], thresholds)
         if output is None:
             sys.stdout.write(api.render_diff(result, options))
@@ -438,6 +525,12 @@ def batch_command(
         "--regression-min-change-s",
         help="...and at least this many seconds above that median.",
     ),
+    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
+    profile: str | None = _PROFILE_OPTION,
+    anonymous: bool = _ANONYMOUS_OPTION,
+    storage_option: list[str] | None = _STORAGE_OPTION,
+    remote_config: str | None = _REMOTE_CONFIG_OPTION,
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
@@ -465,6 +558,9 @@ def batch_command(
             job_key=job_key,
             regression_threshold=regression_threshold,
             regression_min_change_s=regression_min_change_s,
+            remote=_remote_options(
+                remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
+            ),
         )
         summary = run_batch(log_dir, output, options)
     except UsageError as error:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from analyzer.batch.manifest import Fingerprint
 from analyzer.errors import Strictness
+from analyzer.eventlog.remote import RemoteOptions
 from analyzer.report.batch_index import AppSummary
 from analyzer.report.options import ReportFormat, ReportOptions
 
@@ -80,6 +81,9 @@ class JobSettings:
     job_key: str | None = None
     """`--job-key`: how the application's job key is made (`jobkey.JobKeyRule`). It does not
     change the reports, so it is not part of `digest`."""
+    remote: RemoteOptions = field(default_factory=RemoteOptions)
+    """How remote logs are reached. The same bytes give the same reports however they are
+    reached, so it is not part of `digest` either."""
 
     def digest(self) -> str:
         """Return a short hash of what changes the reports (strictness and report options)."""

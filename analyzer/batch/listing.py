@@ -19,8 +19,10 @@ from analyzer.eventlog.discover import (
     app_dir_name,
     describe_entry,
 )
+from analyzer.eventlog.remote import RemoteOptions
 from analyzer.eventlog.source import (
     Entry,
+    Storage,
     is_databricks_dir,
     is_rolling_dir,
     is_url,
@@ -29,25 +31,28 @@ from analyzer.eventlog.source import (
 )
 
 
-def _describe(entry: Entry, children: list[Entry] | None) -> AppInfo | None:
+def _describe(entry: Entry, children: list[Entry] | None, storage: Storage) -> AppInfo | None:
     """Describe a file, or a directory that is a log; None for another directory."""
     if children is not None and not (
         is_databricks_dir(children) or is_rolling_dir(entry.name, children)
     ):
         return None  # not listed, as in `apps`
-    return describe_entry(entry, children)
+    return describe_entry(entry, children, storage)
 
 
-def list_logs(log_dir: str, skip: Collection[str] = ()) -> list[ListedLog]:
+def list_logs(
+    log_dir: str, skip: Collection[str] = (), remote: RemoteOptions | None = None
+) -> list[ListedLog]:
     """Return one `ListedLog` per event log in `log_dir`, in name order.
 
     Entries named in `skip` (batch's own outputs when the output directory is the log directory)
-    are left out. Raises `LogNotFoundError` if `log_dir` is not a readable directory.
+    are left out. Raises `LogNotFoundError` if `log_dir` is not a readable directory, and
+    `RemoteStorageError` if its storage cannot be reached.
     """
-    storage, native = storage_for(log_dir)
+    storage, native = storage_for(log_dir, remote)
     root = storage.stat(native)
     if root is None:
-        raise LogNotFoundError("no such directory", path=log_dir)
+        raise storage.not_found(native, log_dir, "directory")
     if not root.is_dir:
         raise LogNotFoundError(
             "not a directory",
@@ -60,7 +65,7 @@ def list_logs(log_dir: str, skip: Collection[str] = ()) -> list[ListedLog]:
             continue
         try:
             children = storage.list(entry.path) if entry.is_dir else None
-            info = _describe(entry, children)
+            info = _describe(entry, children, storage)
         except Exception as error:  # one entry must not stop the listing of the others
             info = AppInfo(path=entry.path, size_bytes=entry.size_bytes, error=one_line(error))
         if info is not None:
@@ -69,7 +74,7 @@ def list_logs(log_dir: str, skip: Collection[str] = ()) -> list[ListedLog]:
 
 
 def fingerprint_logs(
-    logs: Iterable[ListedLog],
+    logs: Iterable[ListedLog], remote: RemoteOptions | None = None
 ) -> tuple[list[Candidate], list[tuple[str, str]]]:
     """Fingerprint each log (64 KiB at each end); return the candidates and the failures."""
     candidates: list[Candidate] = []
@@ -77,7 +82,7 @@ def fingerprint_logs(
     for log in logs:
         path = log.info.path
         try:
-            fingerprint: Fingerprint = fingerprint_log(resolve_log(path))
+            fingerprint: Fingerprint = fingerprint_log(resolve_log(path, remote))
         except Exception as error:  # as in the listing: a per-log failure
             failed.append((log.log_name, one_line(error)))
             continue

@@ -73,6 +73,7 @@ from analyzer.errors import (
     Strictness,
     UsageError,
 )
+from analyzer.eventlog.remote import RemoteOptions
 from analyzer.eventlog.source import is_url, resolve_log, storage_for
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
@@ -137,6 +138,8 @@ class BatchOptions:
     """A run regressed at this many times the median duration of its job's last runs..."""
     regression_min_change_s: float = DEFAULT_REGRESSION_MIN_CHANGE_S
     """...and at least this many seconds above it."""
+    remote: RemoteOptions = field(default_factory=RemoteOptions)
+    """How a remote log directory's storage is reached (timeout, endpoint, storage options)."""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -184,6 +187,7 @@ class BatchOptions:
             max_memory_mb=self.max_memory_mb,
             timeout_s=self.timeout_s,
             job_key=self.job_key,
+            remote=self.remote,
         )
 
 
@@ -375,7 +379,8 @@ def _plan(
     summary: BatchSummary,
 ) -> BatchPlan:
     """List the log directory, fingerprint the selected logs, and plan (counts go to `summary`)."""
-    listed = list_logs(log_dir, OWN_NAMES if _same_directory(log_dir, layout.root) else ())
+    own_names = OWN_NAMES if _same_directory(log_dir, layout.root) else ()
+    listed = list_logs(log_dir, own_names, options.remote)
     criteria = Criteria(
         now_ms=int(time.time() * 1000),
         max_age_ms=options.max_age_ms,
@@ -383,7 +388,7 @@ def _plan(
         include_incomplete=options.include_incomplete,
     )
     selection = select_logs(listed, criteria)
-    candidates, unreadable = fingerprint_logs(selection.selected)
+    candidates, unreadable = fingerprint_logs(selection.selected, options.remote)
     on_disk = {
         e.app_key
         for e in manifest.entries.values()

@@ -49,8 +49,12 @@ def render_previous_run_diff(
 ) -> str | None:
     """Return the HTML diff report of a regressed run (candidate) against the previous run of its
     job (baseline), with the batch's thresholds and redaction (docs/diff.md)."""
-    baseline = api.analyze(baseline_log_path, settings.strictness, read_workers=0)
-    candidate = api.analyze(candidate_log_path, settings.strictness, read_workers=0)
+    baseline = api.analyze(
+        baseline_log_path, settings.strictness, read_workers=0, remote=settings.remote
+    )
+    candidate = api.analyze(
+        candidate_log_path, settings.strictness, read_workers=0, remote=settings.remote
+    )
     result = api.diff(baseline, candidate, settings.report.thresholds)
     options = dataclasses.replace(settings.report, fmt="html", top=None, executions=())
     return api.render_diff(result, options)
@@ -103,7 +107,9 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
         )
 
     try:
-        analysis = api.analyze(job.log_path, settings.strictness, read_workers=0)
+        analysis = api.analyze(
+            job.log_path, settings.strictness, read_workers=0, remote=settings.remote
+        )
         format_errors: dict[str, str] = {}
         trace: str | None = None
         findings: list[Finding] | None

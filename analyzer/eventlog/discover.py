@@ -48,12 +48,14 @@ from analyzer.eventlog.codecs import (
     zstd_frame_offsets,
 )
 from analyzer.eventlog.lines import ReadStats, iter_lines
+from analyzer.eventlog.remote import RemoteOptions
 from analyzer.eventlog.source import (
     Codec,
     Entry,
     Layout,
     LogPart,
     LogSource,
+    Storage,
     is_databricks_dir,
     is_rolling_dir,
     open_part,
@@ -312,9 +314,14 @@ def _one_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def describe_entry(entry: Entry, children: list[Entry] | None = None) -> AppInfo:
-    """Return the `AppInfo` of one candidate entry; a read failure becomes `error`, never raises."""
-    storage, _ = storage_for(entry.path)
+def describe_entry(
+    entry: Entry, children: list[Entry] | None = None, storage: Storage | None = None
+) -> AppInfo:
+    """Return the `AppInfo` of one candidate entry; a read failure becomes `error`, never raises.
+
+    `storage` is the one that listed the entry (by default, the one its path names)."""
+    if storage is None:
+        storage, _ = storage_for(entry.path)
     layout: Layout = "single"
     size_bytes = entry.size_bytes
     if children is not None:
@@ -330,16 +337,17 @@ def describe_entry(entry: Entry, children: list[Entry] | None = None) -> AppInfo
     return AppInfo(path=entry.path, layout=layout, size_bytes=size_bytes, error=message)
 
 
-def discover_applications(log_dir: str) -> list[AppInfo]:
+def discover_applications(log_dir: str, remote: RemoteOptions | None = None) -> list[AppInfo]:
     """Return one `AppInfo` per event log in `log_dir`, sorted by start time then path.
 
     Raises `LogNotFoundError` if `log_dir` is missing or not a directory; problems with single
-    logs are reported in their `AppInfo.error` instead.
+    logs are reported in their `AppInfo.error` instead. `remote` says how a URL's storage is
+    reached.
     """
-    storage, native = storage_for(log_dir)
+    storage, native = storage_for(log_dir, remote)
     root = storage.stat(native)
     if root is None:
-        raise LogNotFoundError("no such directory", path=log_dir)
+        raise storage.not_found(native, log_dir, "directory")
     if not root.is_dir:
         raise LogNotFoundError(
             "not a directory",
@@ -357,9 +365,9 @@ def discover_applications(log_dir: str) -> list[AppInfo]:
         if entry.is_dir:
             children = storage.list(entry.path)
             if is_databricks_dir(children) or is_rolling_dir(entry.name, children):
-                infos.append(describe_entry(entry, children))
+                infos.append(describe_entry(entry, children, storage))
             continue
-        infos.append(describe_entry(entry))
+        infos.append(describe_entry(entry, None, storage))
     return sorted(infos, key=_sort_key)
 
 

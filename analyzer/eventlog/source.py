@@ -6,6 +6,7 @@ which go through fsspec, imported only when such a URL is given.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -22,6 +23,7 @@ from analyzer.errors import (
     RemoteStorageError,
     UnknownCodecError,
 )
+from analyzer.eventlog.remote import BUCKET_WORDS, RemoteOptions, family_of
 
 Codec = Literal["none", "zstd", "lz4", "lzf", "snappy", "gz"]
 Layout = Literal["single", "rolling", "databricks"]
@@ -69,6 +71,8 @@ class LogPart:
     codec_note: str | None = None
     """Set when the content's codec is not the one the file name suggests (the content wins):
     a reading note for the reports."""
+    remote: RemoteOptions | None = None
+    """How the file's storage is reached, for a URL; None for a local file."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,15 @@ def _not_regular(kind: str) -> str:
 
 class Storage:
     """The few file-system operations the reader needs, on local disk."""
+
+    remote: RemoteOptions | None = None
+    """How a remote storage is reached; None on local disk."""
+
+    def not_found(
+        self, path: str, shown_path: str, what: str = "file or directory"
+    ) -> LogNotFoundError:
+        """Say that nothing is at `path` (shown to the user as `shown_path`)."""
+        return LogNotFoundError(f"no such {what}", path=shown_path)
 
     def stat(self, path: str) -> Entry | None:
         """Return the entry at `path`, or None if nothing is there."""
@@ -189,23 +202,46 @@ class Storage:
 
 
 class RemoteStorage(Storage):
-    """The same operations through an fsspec file system (S3, GCS, ABFS, HDFS, ...)."""
+    """The same operations through an fsspec file system (S3, GCS, ABFS, HDFS, ...).
 
-    def __init__(self, url: str) -> None:
+    Every driver error becomes one `AnalyzerError` line: a missing object `not-found`, anything
+    else `remote-storage`, named by what was being done (making the file system, a stat, a
+    listing, an open, a read at a byte offset) and by its kind (access denied, no answer within
+    the timeout, no connection).
+    """
+
+    def __init__(self, url: str, remote: RemoteOptions | None = None) -> None:
+        self._remote = remote if remote is not None else RemoteOptions()
+        self.remote = self._remote
         try:
             import fsspec.core
         except ImportError:
             raise RemoteStorageError(
                 "reading a remote URL needs fsspec", path=url, hint=_REMOTE_HINT
             ) from None
+        protocols = _chain_protocols(url)
+        self._family = family_of(protocols[-1])
+        self._chained = len(protocols) > 1
+        kwargs = {
+            protocol: self._remote.driver_kwargs(protocol, holds_the_log=i == len(protocols) - 1)
+            for i, protocol in enumerate(protocols)
+        }
+        making = "cannot make its file system"
         try:
-            self._fs, _ = fsspec.core.url_to_fs(url)
+            self._fs, _ = fsspec.core.url_to_fs(url, **kwargs)
         except (ImportError, ValueError) as error:
+            if isinstance(error, ValueError) and "protocol not known" not in str(error).lower():
+                raise remote_error(making, url, error, self._remote) from None
             raise RemoteStorageError(
                 f"no driver for this URL: {_one_line(error)}",
                 path=url,
                 hint="install the fsspec driver for the scheme (s3fs, gcsfs, adlfs, ...)",
             ) from None
+        except Exception as error:  # drivers that connect when made: ftp, hdfs, zip::...
+            raise remote_error(making, url, error, self._remote) from None
+        attempts = self._remote.attempts(protocols[-1])
+        if attempts is not None and not self._chained and hasattr(self._fs, "retries"):
+            self._fs.retries = attempts  # s3fs: an attribute, not a constructor option
 
     def _url(self, fs_path: str) -> str:
         return cast(str, self._fs.unstrip_protocol(fs_path))
@@ -233,27 +269,174 @@ class RemoteStorage(Storage):
         except FileNotFoundError:
             return None
         except Exception as error:  # drivers raise their own types
-            raise RemoteStorageError(f"cannot stat: {_one_line(error)}", path=path) from None
+            raise remote_error("cannot stat", path, error, self._remote) from None
+
+    def not_found(
+        self, path: str, shown_path: str, what: str = "file or directory"
+    ) -> LogNotFoundError:
+        """Say that nothing is at `path`, naming a missing bucket or container as such."""
+        word = BUCKET_WORDS.get(self._family)
+        if word is not None and not self._chained:
+            bucket = str(self._fs._strip_protocol(path)).split("/", 1)[0]
+            try:
+                exists = bool(bucket) and self._fs.exists(bucket)
+            except Exception:  # the question was only to word the message
+                exists = True
+            if not exists:
+                return LogNotFoundError(
+                    f"no such {word} {bucket!r}",
+                    path=shown_path,
+                    hint=f"check the {word} name (and the endpoint, if you gave one)",
+                )
+        return super().not_found(path, shown_path, what)
 
     def list(self, path: str) -> list[Entry]:
         """Return the entries of remote directory `path`, sorted by name."""
         try:
             infos = self._fs.ls(path, detail=True)
         except Exception as error:
-            raise RemoteStorageError(f"cannot list: {_one_line(error)}", path=path) from None
+            raise remote_error("cannot list", path, error, self._remote) from None
         return sorted((self._entry(i) for i in infos), key=lambda e: e.name)
 
     def open(self, path: str) -> BinaryIO:
-        """Open remote `path` for binary reading."""
+        """Open remote `path` for binary reading; errors of later reads are `AnalyzerError`s."""
         try:
-            return cast(BinaryIO, self._fs.open(path, "rb"))
+            handle = self._fs.open(path, "rb")
         except Exception as error:
-            raise RemoteStorageError(f"cannot open: {_one_line(error)}", path=path) from None
+            raise remote_error("cannot open", path, error, self._remote) from None
+        return cast(BinaryIO, _RemoteFile(handle, path, self._remote))
+
+
+class _RemoteFile:
+    """An open remote file whose driver errors, at any read or seek, become one-line errors
+    naming the file and the byte offset (a storage that goes away in the middle of a log)."""
+
+    def __init__(self, handle: Any, path: str, remote: RemoteOptions) -> None:
+        self._handle = handle
+        self._path = path
+        self._remote = remote
+        self._offset = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        """Read up to `size` bytes (all that is left for -1); b"" at the end."""
+        try:
+            data = cast(bytes, self._handle.read(size))
+        except Exception as error:
+            raise remote_error(
+                "read failed", self._path, error, self._remote, offset=self._offset
+            ) from None
+        self._offset += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0, /) -> int:
+        """Move to `offset` (from the start, the current position or the end)."""
+        try:
+            self._offset = int(self._handle.seek(offset, whence))
+        except Exception as error:
+            raise remote_error(
+                "seek failed", self._path, error, self._remote, offset=offset
+            ) from None
+        return self._offset
+
+    def tell(self) -> int:
+        """The current position."""
+        return self._offset
+
+    def close(self) -> None:
+        """Close the file; a storage that is gone cannot make closing fail."""
+        with contextlib.suppress(Exception):
+            self._handle.close()
+
+    def __enter__(self) -> _RemoteFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _chain_protocols(url: str) -> list[str]:
+    """The schemes of a URL, outermost first: `zip://a::s3://b/k` → ["zip", "s3"]."""
+    protocols = []
+    for bit in url.split("::"):
+        scheme, sep, _ = bit.partition("://")
+        protocols.append(scheme if sep else bit)
+    return protocols
+
+
+_MAX_MESSAGE_CHARS = 300
 
 
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+    line = text[0].strip() if text and text[0].strip() else type(error).__name__
+    if len(line) > _MAX_MESSAGE_CHARS:
+        line = line[: _MAX_MESSAGE_CHARS - 1] + "…"
+    return line
+
+
+def _kind_of(error: BaseException) -> str:
+    """`timeout`, `connection`, `denied` or `other`, from the error and what it was raised from
+    (drivers wrap aiohttp's and botocore's own types)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(seen) < 8:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    for e in seen:
+        name = type(e).__name__
+        if isinstance(e, TimeoutError) or "Timeout" in name:
+            return "timeout"
+    for e in seen:
+        if isinstance(e, PermissionError) or type(e).__name__ == "NoCredentialsError":
+            return "denied"
+    for e in seen:
+        name = type(e).__name__
+        if isinstance(e, ConnectionError) or "Connect" in name or "Disconnect" in name:
+            return "connection"
+    return "other"
+
+
+def remote_error(
+    action: str,
+    path: str,
+    error: BaseException,
+    remote: RemoteOptions,
+    *,
+    offset: int | None = None,
+) -> AnalyzerError:
+    """Turn a driver's exception into the one-line error the user sees."""
+    if isinstance(error, AnalyzerError):
+        return error
+    if isinstance(error, FileNotFoundError):
+        message = "file disappeared while reading" if offset is not None else "no such file"
+        return LogNotFoundError(message, path=path, offset=offset)
+    detail = _one_line(error)
+    kind = _kind_of(error)
+    if kind == "timeout":
+        return RemoteStorageError(
+            f"{action}: no answer within {remote.timeout_s:g} s ({detail})",
+            path=path,
+            offset=offset,
+            hint="check the endpoint, or allow more time with --remote-timeout",
+        )
+    if kind == "denied":
+        return RemoteStorageError(
+            f"{action}: access denied ({detail})",
+            path=path,
+            offset=offset,
+            hint="check the credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+            "--profile, or the storage's own login (docs/user-guide.md)",
+        )
+    if kind == "connection":
+        return RemoteStorageError(
+            f"{action}: cannot connect ({detail})",
+            path=path,
+            offset=offset,
+            hint="check the endpoint and that the storage is up; the next run may pass",
+        )
+    return RemoteStorageError(
+        f"{action}: {type(error).__name__}: {detail}", path=path, offset=offset
+    )
 
 
 def is_url(path: str) -> bool:
@@ -261,8 +444,10 @@ def is_url(path: str) -> bool:
     return bool(_URL_RE.match(path))
 
 
-def storage_for(path: str) -> tuple[Storage, str]:
-    """Return the storage that serves `path` and the path in the form that storage expects."""
+def storage_for(path: str, remote: RemoteOptions | None = None) -> tuple[Storage, str]:
+    """Return the storage that serves `path` and the path in the form that storage expects.
+
+    `remote` says how a URL's storage is reached (defaults: `RemoteOptions()`)."""
     if path.startswith("file://"):
         # Imported here: urllib.request pulls in http.client, ssl and email, which a local
         # path never needs.
@@ -271,13 +456,13 @@ def storage_for(path: str) -> tuple[Storage, str]:
         parsed = urllib.parse.urlparse(path)
         return Storage(), url2pathname(parsed.path)
     if is_url(path):
-        return RemoteStorage(path), path
+        return RemoteStorage(path, remote), path
     return Storage(), path
 
 
 def open_part(part: LogPart) -> BinaryIO:
     """Open one part of a log for binary reading, locally or through fsspec."""
-    storage, path = storage_for(part.path)
+    storage, path = storage_for(part.path, part.remote)
     return storage.open(path)
 
 
@@ -355,8 +540,9 @@ def _part(storage: Storage, entry: Entry) -> LogPart:
     hint = codec_hint(entry.name)
     found = codec_of_content(_sniff(storage, entry))
     if found is None:
+        codec = codec_of(entry.name, entry.path)
         return LogPart(
-            entry.path, codec_of(entry.name, entry.path), entry.size_bytes, entry.modified_ms
+            entry.path, codec, entry.size_bytes, entry.modified_ms, remote=storage.remote
         )
     note = None
     if hint is not None and hint != found:
@@ -369,7 +555,14 @@ def _part(storage: Storage, entry: Entry) -> LogPart:
             f"{entry.name} holds {_NAMES[found]} data under an extension Spark does not write: "
             f"read as {_NAMES[found]}"
         )
-    return LogPart(entry.path, found, entry.size_bytes, entry.modified_ms, codec_note=note)
+    return LogPart(
+        entry.path,
+        found,
+        entry.size_bytes,
+        entry.modified_ms,
+        codec_note=note,
+        remote=storage.remote,
+    )
 
 
 def is_rolling_dir(name: str, children: list[Entry]) -> bool:
@@ -502,12 +695,14 @@ def resolve_entry(storage: Storage, entry: Entry, shown_path: str) -> LogSource:
     )
 
 
-def resolve_log(path: str) -> LogSource:
-    """Resolve a path or URL into a `LogSource`; raise an `AnalyzerError` if it is not a log."""
-    storage, native = storage_for(path)
+def resolve_log(path: str, remote: RemoteOptions | None = None) -> LogSource:
+    """Resolve a path or URL into a `LogSource`; raise an `AnalyzerError` if it is not a log.
+
+    `remote` says how a URL's storage is reached; local paths ignore it."""
+    storage, native = storage_for(path, remote)
     entry = storage.stat(native)
     if entry is None:
-        raise LogNotFoundError("no such file or directory", path=path)
+        raise storage.not_found(native, path)
     source = resolve_entry(storage, entry, path)
     if source.size_bytes == 0:
         raise EmptyLogError("event log holds no bytes", path=path)
