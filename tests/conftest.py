@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from oracle import HistoryServer, missing_requirement
 from oracle.locations import PUBLIC_CORPUS, PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS
+from s3_server import BUCKET, S3Server
 from typer.testing import CliRunner
 
 
@@ -28,3 +29,22 @@ def history_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History
     log_dirs = [d for d in (SAMPLE_EVENTLOGS, PUBLIC_CORPUS, PUBLIC_EVENTLOGS) if d.is_dir()]
     with HistoryServer(log_dirs, tmp_path_factory.mktemp("history_server")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3 server for the whole run: moto's server mode in a child process on 127.0.0.1 and
+    a free port, with an empty bucket `s3_server.BUCKET`, then IAM authentication turned on
+    (`S3Server.credentials` and `S3Server.env()` hold the one accepted key).
+
+    Skips when moto or s3fs is missing (both are in the `dev` extra).
+    """
+    pytest.importorskip("moto")
+    pytest.importorskip("s3fs")
+    server = S3Server()
+    try:
+        server.client().create_bucket(Bucket=BUCKET)
+        server.enable_auth()
+        yield server
+    finally:
+        server.stop()
