@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -284,13 +283,3 @@ def running(server: SilentServer | VanishingRelay) -> Iterator[None]:
         yield
     finally:
         server.stop()
-
-
-def wait_for(predicate, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    """Poll `predicate` until it holds or `timeout_s` passes."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
