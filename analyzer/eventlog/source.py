@@ -408,8 +408,9 @@ def remote_error(
     if isinstance(error, AnalyzerError):
         return error
     if isinstance(error, FileNotFoundError):
-        message = "file disappeared while reading" if offset is not None else "no such file"
-        return LogNotFoundError(message, path=path, offset=offset)
+        if offset is not None:
+            return LogNotFoundError("file disappeared while reading", path=path, offset=offset)
+        return LogNotFoundError("no such file or directory", path=path)
     detail = _one_line(error)
     kind = _kind_of(error)
     if kind == "timeout":
