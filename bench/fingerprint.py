@@ -27,9 +27,10 @@ NOW_MS = 1_700_000_000_000
 
 
 def default_logs() -> list[Path]:
-    """Every sample log, the public logs (the repository's corpus and ../shared), the bad inputs of
-    the tests and the benchmark's seed logs."""
-    roots = [REPO / "sample_eventlogs", REPO / "sample_eventlogs" / "public"]
+    """Every sample log (older Spark versions' too), the public logs (the repository's corpus and
+    ../shared), the bad inputs of the tests and the benchmark's seed logs."""
+    samples = REPO / "sample_eventlogs"
+    roots = [samples, *sorted(p for p in samples.glob("spark-*") if p.is_dir()), samples / "public"]
     roots.append(REPO.parent / "shared" / "eventlogs" / "public")
     roots.append(REPO / "tests" / "bad_inputs")
     logs: list[Path] = []
@@ -41,6 +42,7 @@ def default_logs() -> list[Path]:
                 if not p.name.startswith(".")
                 and p.suffix not in (".md", ".json", ".txt")
                 and p.name not in ("public", "pairs")
+                and not (p.is_dir() and p.name.startswith("spark-"))
             )
     logs += sorted((REPO / "bench" / "logs").glob("*_seed"))
     logs += sorted((REPO / "bench" / "logs").glob("nds_q72_dataproc_2_2"))
