@@ -1,0 +1,208 @@
+"""A stage's wall time taken apart: what the clock was doing from submission to completion.
+
+The parts add up to the stage attempt's wall time exactly, so that a finding can charge only
+the part its cause can shorten (more partitions shorten the running part, not the wait for an
+executor) and "where the time went" can say how much of a stage was tasks at all:
+
+- `wait_executor_ms`: before its first task, while no task slot of its resource profile was
+  alive (dynamic allocation still asking for executors, or none of its profile);
+- `scheduler_delay_ms`: before its first task with slots alive, gaps with no task of it
+  running, after its last task (the driver handling results), and the in-task scheduler delay
+  Spark's UI shows (launch to finish minus run, deserialization and result time): time the
+  tasks were launched but the driver or the RPC layer kept them from starting or ending;
+- `deserialize_ms`, `run_ms` (of which `gc_ms` and `fetch_wait_ms`), `result_ms` (serializing
+  and fetching results): the stretch while most of the stage's tasks ran, split by their shares
+  of the tasks' summed time;
+- `tail_ms`: the straggler tail, from when fewer than half of the stage's peak number of
+  running tasks were still running to its last task's end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer.aggregate.capacity import Capacity
+from analyzer.model.application import Application
+
+_KEY = ["stage_id", "stage_attempt_id"]
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True)
+class StageWall:
+    """One stage attempt's wall time, cut into parts that add up to it (all in ms)."""
+
+    stage_id: int = field(metadata=_help("Spark's stage id."))
+    stage_attempt_id: int = field(metadata=_help("The attempt."))
+    start_ms: int = field(metadata=_help("Submission, epoch ms."))
+    end_ms: int = field(metadata=_help("Completion, epoch ms."))
+    first_launch_ms: int | None = field(metadata=_help("Its first task's launch, epoch ms."))
+    slots: int = field(
+        metadata=_help("Most task slots of its resource profile alive while it ran.")
+    )
+    n_tasks: int = field(metadata=_help("Task attempts that ended."))
+    peak_running: int = field(metadata=_help("Most of its tasks running at once."))
+    wait_executor_ms: int = field(metadata=_help("Waiting with no slot of its profile alive."))
+    scheduler_delay_ms: int = field(
+        metadata=_help("Waiting with slots alive, gaps, after the last task, in-task delay.")
+    )
+    deserialize_ms: int = field(metadata=_help("Tasks deserializing (wall share)."))
+    run_ms: int = field(metadata=_help("Tasks running (wall share)."))
+    gc_ms: int = field(metadata=_help("Part of `run_ms` that was JVM GC."))
+    fetch_wait_ms: int = field(metadata=_help("Part of `run_ms` waiting for shuffle blocks."))
+    result_ms: int = field(metadata=_help("Serializing and fetching task results (wall share)."))
+    tail_ms: int = field(metadata=_help("The straggler tail."))
+
+    @property
+    def wall_ms(self) -> int:
+        """Submission to completion."""
+        return self.end_ms - self.start_ms
+
+    @property
+    def busy_ms(self) -> int:
+        """The part more or fewer partitions could change: tasks working before the tail."""
+        return self.deserialize_ms + self.run_ms + self.result_ms
+
+
+def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], dict[str, int]]:
+    """Per stage attempt: task time sums and the running-count figures of its timeline."""
+    if tasks.is_empty():
+        return {}
+    sums = tasks.group_by(_KEY).agg(
+        pl.len().alias("n"),
+        pl.col("launch_ms").min().alias("first_launch"),
+        pl.col("finish_ms").max().alias("last_finish"),
+        pl.col("duration_ms").clip(lower_bound=0).sum().alias("dur"),
+        (pl.col("run_ms") // cpus).clip(lower_bound=0).sum().alias("run"),
+        pl.col("deserialize_ms").clip(lower_bound=0).sum().alias("deser"),
+        (pl.col("result_serialization_ms") + pl.col("getting_result_ms"))
+        .clip(lower_bound=0)
+        .sum()
+        .alias("res"),
+        pl.col("gc_ms").clip(lower_bound=0).sum().alias("gc"),
+        pl.col("shuffle_fetch_wait_ms").clip(lower_bound=0).sum().alias("fetch"),
+    )
+    ends = tasks.select(
+        *_KEY, "launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("finish_ms")
+    )
+    events = (
+        pl.concat(
+            [
+                ends.select(*_KEY, pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+                ends.select(*_KEY, pl.col("finish_ms").alias("t"), pl.lit(-1).alias("d")),
+            ]
+        )
+        .sort([*_KEY, "t", "d"])
+        .with_columns(
+            pl.col("d").cum_sum().over(_KEY).alias("running"),
+            pl.col("t").shift(-1).over(_KEY).alias("next_t"),
+            pl.int_range(pl.len()).over(_KEY).alias("i"),
+        )
+        .with_columns(pl.col("running").max().over(_KEY).alias("peak"))
+    )
+    high = pl.col("running") * 2 > pl.col("peak")
+    last_high = pl.col("i").filter(high).max()
+    timeline = events.group_by(_KEY).agg(
+        pl.col("peak").first(),
+        pl.col("next_t").filter(pl.col("i") == last_high).first().alias("tail_start"),
+        (pl.col("next_t") - pl.col("t"))
+        .filter((pl.col("running") == 0) & (pl.col("i") < last_high))
+        .sum()
+        .alias("gaps"),
+    )
+    out: dict[tuple[int, int], dict[str, int]] = {}
+    for row in sums.join(timeline, on=_KEY, how="left").iter_rows(named=True):
+        key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
+        out[key] = {k: int(v or 0) for k, v in row.items() if k not in _KEY}
+    return out
+
+
+def _split(total: float, weights: list[float]) -> list[int]:
+    """Split `total` ms by `weights` into ints that add up to round(total)."""
+    whole = sum(weights)
+    target = max(0, round(total))
+    if whole <= 0:
+        return [target] + [0] * (len(weights) - 1)
+    parts = [int(total * w / whole) for w in weights]
+    parts[weights.index(max(weights))] += target - sum(parts)
+    return parts
+
+
+def take_stage_walls(
+    app: Application, tasks: pl.DataFrame, capacity: Capacity, run_divisor: int = 1
+) -> dict[tuple[int, int], StageWall]:
+    """Take apart the wall time of every stage attempt with a submission and a completion.
+
+    `run_divisor` is what Spark multiplied executor run times by (`spark.task.cpus` from Spark
+    4.0, see `attribution.task_cpus`).
+    """
+    figures = _task_figures(tasks, max(1, run_divisor))
+    out: dict[tuple[int, int], StageWall] = {}
+    for s in app.stages:
+        if s.submission_ms is None or s.completion_ms is None:
+            continue
+        start, end = s.submission_ms, max(s.completion_ms, s.submission_ms)
+        key = (s.stage_id, s.attempt_id)
+        profile = capacity.profile(s.resource_profile_id)
+        f = figures.get(key)
+        if f is None or not f["n"]:
+            waiting = profile.without_slots_ms(start, end)
+            out[key] = StageWall(
+                stage_id=s.stage_id,
+                stage_attempt_id=s.attempt_id,
+                start_ms=start,
+                end_ms=end,
+                first_launch_ms=None,
+                slots=profile.most(start, end),
+                n_tasks=0,
+                peak_running=0,
+                wait_executor_ms=waiting,
+                scheduler_delay_ms=end - start - waiting,
+                deserialize_ms=0,
+                run_ms=0,
+                gc_ms=0,
+                fetch_wait_ms=0,
+                result_ms=0,
+                tail_ms=0,
+            )
+            continue
+        first = min(max(f["first_launch"], start), end)
+        last = min(max(f["last_finish"], first), end)
+        tail_start = min(max(f["tail_start"] or last, first), last)
+        waiting = profile.without_slots_ms(start, first)
+        gaps = min(f["gaps"], tail_start - first)
+        active = tail_start - first - gaps
+        run = min(f["run"], f["dur"])
+        deser = min(f["deser"], f["dur"] - run)
+        res = min(f["res"], f["dur"] - run - deser)
+        in_task_delay = max(0, f["dur"] - run - deser - res)
+        if f["dur"] <= 0:
+            run, deser, res, in_task_delay = 1, 0, 0, 0
+        deser_w, run_w, res_w, delay_w = _split(active, [deser, run, res, in_task_delay])
+        run_parts = max(run, 1)
+        gc_w = min(run_w, int(run_w * min(f["gc"], run) / run_parts))
+        fetch_w = min(run_w - gc_w, int(run_w * min(f["fetch"], run) / run_parts))
+        out[key] = StageWall(
+            stage_id=s.stage_id,
+            stage_attempt_id=s.attempt_id,
+            start_ms=start,
+            end_ms=end,
+            first_launch_ms=first,
+            slots=profile.most(first, last),
+            n_tasks=f["n"],
+            peak_running=f["peak"],
+            wait_executor_ms=waiting,
+            scheduler_delay_ms=(first - start - waiting) + gaps + delay_w + (end - last),
+            deserialize_ms=deser_w,
+            run_ms=run_w,
+            gc_ms=gc_w,
+            fetch_wait_ms=fetch_w,
+            result_ms=res_w,
+            tail_ms=last - tail_start,
+        )
+    return out
