@@ -22,7 +22,7 @@ from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_no
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
-from analyzer.aggregate.stage_wall import StageWall, take_stage_walls
+from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
 from analyzer.aggregate.task_detail import (
     MetricHistogram,
@@ -158,6 +158,12 @@ class Analysis:
             lambda: take_stage_walls(
                 self.application, self.tasks, self.capacity, task_cpus(self.application)
             ),
+        )
+
+    def stage_parts(self, stage_id: int) -> dict[str, int]:
+        """A stage's wall parts summed over its attempts (`aggregate.stage_wall.stage_parts`)."""
+        return self._once(
+            ("stage_parts", stage_id), lambda: stage_parts(self.stage_walls, stage_id)
         )
 
     @property

@@ -9,12 +9,15 @@ executor) and "where the time went" can say how much of a stage was tasks at all
 - `scheduler_delay_ms`: before its first task with slots alive, gaps with no task of it
   running, after its last task (the driver handling results), and the in-task scheduler delay
   Spark's UI shows (launch to finish minus run, deserialization and result time): time the
-  tasks were launched but the driver or the RPC layer kept them from starting or ending;
+  tasks were launched but the driver or the RPC layer kept them from starting or ending, in
+  the tail too (a straggler whose time is scheduler delay is not held by its data);
 - `deserialize_ms`, `run_ms` (of which `gc_ms` and `fetch_wait_ms`), `result_ms` (serializing
   and fetching results): the stretch while most of the stage's tasks ran, split by their shares
   of the tasks' summed time;
 - `tail_ms`: the straggler tail, from when fewer than half of the stage's peak number of
-  running tasks were still running to its last task's end.
+  running tasks were still running to its last task's end, less the share of it the tasks
+  still running spent in scheduler delay or deserializing (a cold executor), which goes to
+  those parts.
 """
 
 from __future__ import annotations
@@ -115,8 +118,28 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], dict[
         .sum()
         .alias("gaps"),
     )
+    # What the tasks still running in the tail spent their time on: a straggler whose time is
+    # in-task scheduler delay is held by the driver or its executor, not by its data.
+    in_task_delay = (
+        pl.col("duration_ms")
+        - pl.col("run_ms") // cpus
+        - pl.col("deserialize_ms")
+        - pl.col("result_serialization_ms")
+        - pl.col("getting_result_ms")
+    ).clip(lower_bound=0)
+    stragglers = (
+        tasks.join(timeline.select(*_KEY, "tail_start"), on=_KEY)
+        .filter(pl.col("finish_ms") > pl.col("tail_start"))
+        .group_by(_KEY)
+        .agg(
+            pl.col("duration_ms").clip(lower_bound=0).sum().alias("tail_dur"),
+            in_task_delay.clip(upper_bound=pl.col("duration_ms")).sum().alias("tail_delay"),
+            pl.col("deserialize_ms").clip(lower_bound=0).sum().alias("tail_deser"),
+        )
+    )
     out: dict[tuple[int, int], dict[str, int]] = {}
-    for row in sums.join(timeline, on=_KEY, how="left").iter_rows(named=True):
+    joined = sums.join(timeline, on=_KEY, how="left").join(stragglers, on=_KEY, how="left")
+    for row in joined.iter_rows(named=True):
         key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
         out[key] = {k: int(v or 0) for k, v in row.items() if k not in _KEY}
     return out
@@ -187,6 +210,13 @@ def take_stage_walls(
         run_parts = max(run, 1)
         gc_w = min(run_w, int(run_w * min(f["gc"], run) / run_parts))
         fetch_w = min(run_w - gc_w, int(run_w * min(f["fetch"], run) / run_parts))
+        tail = last - tail_start
+        tail_delay = tail_deser = 0
+        if f["tail_dur"] > 0:
+            tail_delay = int(tail * min(f["tail_delay"], f["tail_dur"]) / f["tail_dur"])
+            tail_deser = min(
+                tail - tail_delay, int(tail * min(f["tail_deser"], f["tail_dur"]) / f["tail_dur"])
+            )
         out[key] = StageWall(
             stage_id=s.stage_id,
             stage_attempt_id=s.attempt_id,
@@ -197,12 +227,39 @@ def take_stage_walls(
             n_tasks=f["n"],
             peak_running=f["peak"],
             wait_executor_ms=waiting,
-            scheduler_delay_ms=(first - start - waiting) + gaps + delay_w + (end - last),
-            deserialize_ms=deser_w,
+            scheduler_delay_ms=(first - start - waiting)
+            + gaps
+            + delay_w
+            + tail_delay
+            + (end - last),
+            deserialize_ms=deser_w + tail_deser,
             run_ms=run_w,
             gc_ms=gc_w,
             fetch_wait_ms=fetch_w,
             result_ms=res_w,
-            tail_ms=last - tail_start,
+            tail_ms=tail - tail_delay - tail_deser,
         )
+    return out
+
+
+PARTS = (
+    "wait_executor_ms",
+    "scheduler_delay_ms",
+    "deserialize_ms",
+    "run_ms",
+    "result_ms",
+    "tail_ms",
+)
+"""The fields of `StageWall` that add up to its wall time, in timeline order."""
+
+
+def stage_parts(walls: dict[tuple[int, int], StageWall], stage_id: int) -> dict[str, int]:
+    """Return a stage's wall parts (`PARTS`, plus `gc_ms` and `fetch_wait_ms`) summed over its
+    attempts; empty for a stage with no attempt taken apart."""
+    out: dict[str, int] = {}
+    for (sid, _), wall in walls.items():
+        if sid != stage_id:
+            continue
+        for name in (*PARTS, "gc_ms", "fetch_wait_ms"):
+            out[name] = out.get(name, 0) + int(getattr(wall, name))
     return out
