@@ -97,6 +97,7 @@ def test_stage_parts_add_up_to_its_wall(log: Path) -> None:
     for key, wall in analyzed(log).stage_walls.items():
         parts = (
             wall.wait_executor_ms,
+            wall.queued_ms,
             wall.scheduler_delay_ms,
             wall.deserialize_ms,
             wall.run_ms,

@@ -126,6 +126,11 @@ class Analysis:
         return self._once("execution_of_stage", compute)
 
     @property
+    def properties(self) -> dict[str, str]:
+        """The application's Spark properties by key."""
+        return self._once("properties", lambda: dict(self.application.spark_properties))
+
+    @property
     def failed_execution_ids(self) -> frozenset[int]:
         """The SQL executions that failed."""
         return self._once(

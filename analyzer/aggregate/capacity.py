@@ -162,7 +162,8 @@ def build_capacity(app: Application) -> Capacity:
     props = dict(app.spark_properties)
     master = props.get("spark.master", "")
     workers = [e for e in app.executors if e.executor_id != DRIVER_ID]
-    local = master.startswith("local") or not workers
+    # `local-cluster[...]` runs real executor processes: not local mode.
+    local = (master.startswith("local") and not master.startswith("local-cluster")) or not workers
     chosen = (
         [e for e in app.executors if e.executor_id == DRIVER_ID] or list(app.executors)
         if local

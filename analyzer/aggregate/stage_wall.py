@@ -6,7 +6,10 @@ executor) and "where the time went" can say how much of a stage was tasks at all
 
 - `wait_executor_ms`: before its first task, while no task slot of its resource profile was
   alive (dynamic allocation still asking for executors, or none of its profile);
-- `scheduler_delay_ms`: before its first task with slots alive, gaps with no task of it
+- `queued_ms`: before its first task, or in a gap with none of its tasks running, while every
+  slot alive was busy with other stages' tasks (it queued behind them: a capacity question, not
+  a scheduling one);
+- `scheduler_delay_ms`: before its first task with slots free, other gaps with no task of it
   running, after its last task (the driver handling results), and the in-task scheduler delay
   Spark's UI shows (launch to finish minus run, deserialization and result time): time the
   tasks were launched but the driver or the RPC layer kept them from starting or ending, in
@@ -22,11 +25,12 @@ executor) and "where the time went" can say how much of a stage was tasks at all
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from analyzer.aggregate.capacity import Capacity
+from analyzer.aggregate.capacity import Capacity, ProfileSlots
 from analyzer.model.application import Application
 
 _KEY = ["stage_id", "stage_attempt_id"]
@@ -51,6 +55,9 @@ class StageWall:
     n_tasks: int = field(metadata=_help("Task attempts that ended."))
     peak_running: int = field(metadata=_help("Most of its tasks running at once."))
     wait_executor_ms: int = field(metadata=_help("Waiting with no slot of its profile alive."))
+    queued_ms: int = field(
+        metadata=_help("Waiting with every slot alive busy with other stages' tasks.")
+    )
     scheduler_delay_ms: int = field(
         metadata=_help("Waiting with slots alive, gaps, after the last task, in-task delay.")
     )
@@ -72,7 +79,18 @@ class StageWall:
         return self.deserialize_ms + self.run_ms + self.result_ms
 
 
-def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], dict[str, int]]:
+@dataclass(frozen=True)
+class _Figures:
+    """A stage attempt's task sums and timeline figures, and its gaps with no task running."""
+
+    sums: dict[str, int]
+    gaps: list[tuple[int, int]]
+
+    def __getitem__(self, name: str) -> int:
+        return self.sums[name]
+
+
+def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
     """Per stage attempt: task time sums and the running-count figures of its timeline."""
     if tasks.is_empty():
         return {}
@@ -110,13 +128,13 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], dict[
     )
     high = pl.col("running") * 2 > pl.col("peak")
     last_high = pl.col("i").filter(high).max()
+    in_gap = (pl.col("running") == 0) & (pl.col("i") < last_high)
     timeline = events.group_by(_KEY).agg(
         pl.col("peak").first(),
         pl.col("next_t").filter(pl.col("i") == last_high).first().alias("tail_start"),
-        (pl.col("next_t") - pl.col("t"))
-        .filter((pl.col("running") == 0) & (pl.col("i") < last_high))
-        .sum()
-        .alias("gaps"),
+        (pl.col("next_t") - pl.col("t")).filter(in_gap).sum().alias("gaps"),
+        pl.col("t").filter(in_gap).alias("gap_starts"),
+        pl.col("next_t").filter(in_gap).alias("gap_ends"),
     )
     # What the tasks still running in the tail spent their time on: a straggler whose time is
     # in-task scheduler delay is held by the driver or its executor, not by its data.
@@ -137,12 +155,62 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], dict[
             pl.col("deserialize_ms").clip(lower_bound=0).sum().alias("tail_deser"),
         )
     )
-    out: dict[tuple[int, int], dict[str, int]] = {}
+    out: dict[tuple[int, int], _Figures] = {}
     joined = sums.join(timeline, on=_KEY, how="left").join(stragglers, on=_KEY, how="left")
     for row in joined.iter_rows(named=True):
         key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
-        out[key] = {k: int(v or 0) for k, v in row.items() if k not in _KEY}
+        spans = list(zip(row.pop("gap_starts") or (), row.pop("gap_ends") or (), strict=True))
+        out[key] = _Figures(
+            {k: int(v or 0) for k, v in row.items() if k not in _KEY},
+            [(int(a), int(b)) for a, b in spans if a is not None and b is not None],
+        )
     return out
+
+
+@dataclass(frozen=True)
+class _Running:
+    """Task attempts running at once in the whole application, as a step function of time."""
+
+    times_ms: list[int]
+    running: list[int]
+
+    def busy_ms(self, start_ms: int, end_ms: int, profile: ProfileSlots) -> int:
+        """Return how many ms of [start_ms, end_ms) had every alive slot (at least one) busy."""
+        if end_ms <= start_ms:
+            return 0
+        i = bisect.bisect_right(self.times_ms, start_ms)
+        current = self.running[i - 1] if i else 0
+        cursor, total = start_ms, 0
+        while True:
+            nxt = self.times_ms[i] if i < len(self.times_ms) else end_ms
+            nxt = min(nxt, end_ms)
+            slots = profile.at(cursor)
+            if slots > 0 and current >= slots:
+                total += nxt - cursor
+            if nxt >= end_ms:
+                return total
+            cursor, current = nxt, self.running[i]
+            i += 1
+
+
+def _running(tasks: pl.DataFrame) -> _Running:
+    """Build the application's running-task step function from the task table."""
+    if tasks.is_empty():
+        return _Running([], [])
+    ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
+    events = (
+        pl.concat(
+            [
+                ends.select(pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+                ends.select(pl.col("end").alias("t"), pl.lit(-1).alias("d")),
+            ]
+        )
+        .group_by("t")
+        .agg(pl.col("d").sum())
+        .sort("t")
+        .with_columns(pl.col("d").cum_sum().alias("running"))
+    )
+    return _Running(events["t"].to_list(), events["running"].to_list())
 
 
 def _split(total: float, weights: list[float]) -> list[int]:
@@ -165,6 +233,7 @@ def take_stage_walls(
     4.0, see `attribution.task_cpus`).
     """
     figures = _task_figures(tasks, max(1, run_divisor))
+    running = _running(tasks)
     out: dict[tuple[int, int], StageWall] = {}
     for s in app.stages:
         if s.submission_ms is None or s.completion_ms is None:
@@ -185,6 +254,7 @@ def take_stage_walls(
                 n_tasks=0,
                 peak_running=0,
                 wait_executor_ms=waiting,
+                queued_ms=0,
                 scheduler_delay_ms=end - start - waiting,
                 deserialize_ms=0,
                 run_ms=0,
@@ -198,7 +268,10 @@ def take_stage_walls(
         last = min(max(f["last_finish"], first), end)
         tail_start = min(max(f["tail_start"] or last, first), last)
         waiting = profile.without_slots_ms(start, first)
+        queued = min(first - start - waiting, running.busy_ms(start, first, profile))
         gaps = min(f["gaps"], tail_start - first)
+        # A gap while every slot ran other stages' tasks is queueing, not scheduling.
+        queued += min(gaps, sum(running.busy_ms(a, b, profile) for a, b in f.gaps))
         active = tail_start - first - gaps
         run = min(f["run"], f["dur"])
         deser = min(f["deser"], f["dur"] - run)
@@ -227,8 +300,10 @@ def take_stage_walls(
             n_tasks=f["n"],
             peak_running=f["peak"],
             wait_executor_ms=waiting,
+            queued_ms=queued,
             scheduler_delay_ms=(first - start - waiting)
             + gaps
+            - queued
             + delay_w
             + tail_delay
             + (end - last),
@@ -244,6 +319,7 @@ def take_stage_walls(
 
 PARTS = (
     "wait_executor_ms",
+    "queued_ms",
     "scheduler_delay_ms",
     "deserialize_ms",
     "run_ms",

@@ -30,6 +30,7 @@ MAX_OTHER_JOBS = 3
 DESCRIPTION_CHARS = 70
 PART_LABELS = {
     "wait_executor_ms": "waiting for an executor",
+    "queued_ms": "queued for a free slot",
     "scheduler_delay_ms": "scheduler delay",
     "deserialize_ms": "deserialization",
     "run_ms": "run",
