@@ -10,7 +10,7 @@ import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
-from analyzer.aggregate.capacity import Capacity, build_capacity
+from analyzer.aggregate.capacity import Capacity, build_capacity, peak_running_tasks
 from analyzer.aggregate.executor_summary import (
     FALLBACK_EXECUTOR_ID,
     ExecutorSummary,
@@ -153,7 +153,10 @@ class Analysis:
     @property
     def capacity(self) -> Capacity:
         """Task slots over time per resource profile (`aggregate.capacity`)."""
-        return self._once("capacity", lambda: build_capacity(self.application))
+        return self._once(
+            "capacity",
+            lambda: build_capacity(self.application, peak_running_tasks(self.tasks)),
+        )
 
     @property
     def stage_walls(self) -> dict[tuple[int, int], StageWall]:

@@ -14,6 +14,8 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import polars as pl
+
 from analyzer.model.application import DRIVER_ID, Application
 
 
@@ -152,12 +154,41 @@ def _steps(
     return tuple(times), tuple(values)
 
 
-def build_capacity(app: Application) -> Capacity:
+def local_threads(master: str) -> int | None:
+    """Return N of `local[N]` / `local[N,F]` (1 for plain `local`), None for `local[*]` or else.
+
+    >>> [local_threads(m) for m in ("local[4]", "local[2,3]", "local", "local[*]")]
+    [4, 2, 1, None]
+    """
+    if master == "local":
+        return 1
+    if master.startswith("local[") and master.endswith("]"):
+        first = master[6:-1].split(",")[0].strip()
+        return int(first) if first.isdigit() and int(first) > 0 else None
+    return None
+
+
+def peak_running_tasks(tasks: pl.DataFrame) -> int:
+    """Return the most task attempts that ran at once in the application (at least 1)."""
+    if tasks.is_empty():
+        return 1
+    ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
+    events = pl.concat(
+        [
+            ends.select(pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+            ends.select(pl.col("end").alias("t"), pl.lit(-1).alias("d")),
+        ]
+    ).sort("t", "d")
+    return max(1, int(events["d"].cum_sum().max() or 1))  # type: ignore[arg-type]
+
+
+def build_capacity(app: Application, observed_peak: int = 1) -> Capacity:
     """Work out the task slots alive over time, per resource profile.
 
     An executor counts from its registration to its removal; one whose registration was not
     logged counts from the start. The driver counts only in local mode (or when the log names
-    no other executor), with at least one slot: the tasks ran somewhere.
+    no other executor); when its cores were not logged, `local[N]` gives them, else
+    `observed_peak` (the most tasks seen running at once, see `peak_running_tasks`).
     """
     props = dict(app.spark_properties)
     master = props.get("spark.master", "")
@@ -172,8 +203,8 @@ def build_capacity(app: Application) -> Capacity:
     by_profile: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}
     for e in chosen:
         n = e.max_tasks or e.n_cores
-        if local:
-            n = max(n, 1)
+        if local and n <= 0:
+            n = local_threads(master) or max(observed_peak, 1)
         changes, initial = by_profile.setdefault(e.resource_profile_id, ([], [0]))
         if e.added_ms is None:
             initial[0] += n

@@ -23,6 +23,7 @@ from analyzer.insights.failed_queries import detect_failed_queries
 from analyzer.insights.file_scans import detect_small_files
 from analyzer.insights.finding import SEVERITIES, Finding, Severity, ev
 from analyzer.insights.gc_pressure import detect_gc_pressure
+from analyzer.insights.gpu_fallback import detect_gpu_fallback
 from analyzer.insights.idle_cores import detect_idle_cores
 from analyzer.insights.idle_executors import detect_idle_executors
 from analyzer.insights.idle_session import detect_idle_session
@@ -65,6 +66,7 @@ RULES: tuple[Rule, ...] = (
     detect_unsplit_skew,
     detect_too_many_partitions,
     detect_python_udf,
+    detect_gpu_fallback,
     detect_idle_cores,
     detect_memory_pressure,
     detect_spill,
