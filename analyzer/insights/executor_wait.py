@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_wall import StageWall
-from analyzer.aggregate.time_spent import app_time_spent, covered_ms
+from analyzer.aggregate.time_spent import covered_ms
 from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -93,7 +93,7 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             by_execution[ctx.stage_execution(wall.stage_id)].append(wall)
     profile_of = {(s.stage_id, s.attempt_id): s.resource_profile_id for s in ctx.attempts.values()}
     settings = dict(cap.settings)
-    gap_ms = app_time_spent(analysis.application).longest_gap_ms
+    gap_ms = analysis.time_spent.longest_gap_ms
     findings = []
     for execution_id, walls in sorted(by_execution.items(), key=lambda kv: (kv[0] is None, kv[0])):
         lost_ms = covered_ms(span for w in walls for span in waiting_windows(analysis, w))

@@ -8,7 +8,6 @@ being read as a slow query, and says where the held executors' cost comes from.
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.time_spent import app_time_spent
 from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -24,7 +23,7 @@ MIN_PAUSE_MS = 30_000
 
 def detect_idle_session(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report (at info level) an application idle most of its wall time, with long pauses."""
-    spent = app_time_spent(analysis.application)
+    spent = analysis.time_spent
     if not spent.wall_ms or spent.driver_ms is None:
         return []
     share = spent.driver_ms / spent.wall_ms
