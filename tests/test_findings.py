@@ -228,7 +228,10 @@ def test_failed_query_quotes_the_first_real_failure_not_the_cancellations() -> N
         pytest.skip("public logs not present")
     analysis = api.analyze(str(path))
     found = detect_all(analysis)
-    assert [f.rule for f in found] == ["failed-query"]  # one stretch of time, counted once
+    # One stretch of time, counted once: nothing else claims the failed query's time; the
+    # application's first stage waiting 10 s for its executors to start is another stretch.
+    assert [f.rule for f in found if f.execution_id == 24] == ["failed-query"]
+    assert [(f.rule, f.execution_id) for f in found[1:]] == [("executor-wait", None)]
     hit = found[0]
     assert "GpuSplitAndRetryOOM" in hit.title and "cancelled" not in hit.title
     assert evidence(hit)["failed first"] == "job 32"
@@ -360,12 +363,16 @@ def test_small_files_on_parquet_read() -> None:
 
 
 def test_idle_executors() -> None:
-    found = detect_idle_executors(sample(CLEAN), small("idle_min_core_ms=1000"))
+    # A cluster's executors (local-cluster: executor processes, no dynamic allocation).
+    found = detect_idle_executors(sample("speculation"), small("idle_min_core_ms=1000"))
     assert len(found) == 1
     hit = found[0]
     assert hit.number("idle_core_ms") == hit.number("held_core_ms") - hit.number("busy_ms")
     assert hit.estimated_lost_ms == 0
-    assert detect_idle_executors(sample(CLEAN), small("idle_share=1")) == []
+    assert "spark.dynamicAllocation.enabled" in hit.suggestion  # it is off there
+    assert detect_idle_executors(sample("speculation"), small("idle_share=1")) == []
+    # Local mode: the driver's own cores, nothing to release.
+    assert detect_idle_executors(sample(CLEAN), small("idle_min_core_ms=1000")) == []
 
 
 def test_python_udf_time() -> None:
@@ -400,7 +407,6 @@ def test_row_explosion_names_the_join_of_q72() -> None:
 
 
 QUIET_PUBLIC_LOGS = (
-    "aqeshuffle_eventlog.zstd",
     "db_sim_eventlog",
     "eventlog_v2_local-1623876083964",
     "join_missing_sql_end",
@@ -410,7 +416,9 @@ QUIET_PUBLIC_LOGS = (
     "spark2-eventlog.zstd",
     "truncated_eventlog",
 )
-"""Public logs of healthy applications: no finding above `info` may fire on them."""
+"""Public logs of healthy applications: no finding above `info` may fire on them.
+(`aqeshuffle_eventlog.zstd` spills 528 MiB and spends 16 % of its task time in GC in one stage:
+`memory-pressure` leads there, see `tests/test_real_log_cases.py`.)"""
 
 
 @pytest.mark.parametrize("name", QUIET_PUBLIC_LOGS)
@@ -428,7 +436,8 @@ def test_gpu_oom_spill_is_evidence_of_the_failed_query() -> None:
         pytest.skip("public logs not present")
     analysis = api.analyze(str(path))
     found = detect_all(analysis)
-    assert [f.rule for f in found] == ["failed-query"]
+    assert [f.rule for f in found if f.execution_id == 24] == ["failed-query"]
+    assert found[0].rule == "failed-query"
     assert found[0].number("bytes_spilled") > 20 * 1024**3
 
 

@@ -9,7 +9,8 @@ from typing import Any, TypeVar, cast
 import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
-from analyzer.aggregate.attribution import ExecutionTime, attribute_time
+from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
+from analyzer.aggregate.capacity import Capacity, build_capacity, peak_running_tasks
 from analyzer.aggregate.executor_summary import (
     FALLBACK_EXECUTOR_ID,
     ExecutorSummary,
@@ -21,6 +22,7 @@ from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_no
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
+from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
 from analyzer.aggregate.task_detail import (
     MetricHistogram,
@@ -124,6 +126,11 @@ class Analysis:
         return self._once("execution_of_stage", compute)
 
     @property
+    def properties(self) -> dict[str, str]:
+        """The application's Spark properties by key."""
+        return self._once("properties", lambda: dict(self.application.spark_properties))
+
+    @property
     def failed_execution_ids(self) -> frozenset[int]:
         """The SQL executions that failed."""
         return self._once(
@@ -141,6 +148,30 @@ class Analysis:
         return self._once(
             "times",
             lambda: attribute_time(self.application, self.node_stats, self.slots, self.tasks),
+        )
+
+    @property
+    def capacity(self) -> Capacity:
+        """Task slots over time per resource profile (`aggregate.capacity`)."""
+        return self._once(
+            "capacity",
+            lambda: build_capacity(self.application, peak_running_tasks(self.tasks)),
+        )
+
+    @property
+    def stage_walls(self) -> dict[tuple[int, int], StageWall]:
+        """Per (stage, attempt): its wall time taken apart (`aggregate.stage_wall`)."""
+        return self._once(
+            "stage_walls",
+            lambda: take_stage_walls(
+                self.application, self.tasks, self.capacity, task_cpus(self.application)
+            ),
+        )
+
+    def stage_parts(self, stage_id: int) -> dict[str, int]:
+        """A stage's wall parts summed over its attempts (`aggregate.stage_wall.stage_parts`)."""
+        return self._once(
+            ("stage_parts", stage_id), lambda: stage_parts(self.stage_walls, stage_id)
         )
 
     @property

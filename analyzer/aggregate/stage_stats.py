@@ -205,6 +205,12 @@ def task_durations(tasks: pl.DataFrame, task_ids: Iterable[int]) -> dict[int, in
     return {int(r[0]): int(r[1]) for r in frame.iter_rows()}
 
 
+def task_input_bytes(tasks: pl.DataFrame, task_id: int) -> int:
+    """Return the input bytes (read from files) of a task attempt, 0 if it is not there."""
+    frame = tasks.filter(pl.col("task_id") == task_id).select("input_bytes")
+    return int(frame["input_bytes"].max() or 0) if frame.height else 0  # type: ignore[arg-type]
+
+
 def is_first_wave_with_even_data(
     tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int, task_id: int, slack: float = 1.5
 ) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from analyzer.model.application import Application, StageAttempt
 
@@ -142,9 +143,25 @@ def critical_path(
     return tuple(reversed(path))
 
 
+def merged(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Return the union of half-open intervals as disjoint intervals, in order.
+
+    >>> merged([(5, 20), (0, 10), (30, 40)])
+    [(0, 20), (30, 40)]
+    """
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
 @dataclass(frozen=True)
 class AppTimeSpent:
-    """The application's wall time, cut into SQL executions, other jobs and the driver alone."""
+    """The application's wall time, cut into SQL executions, other jobs and the driver alone,
+    and the driver alone cut into before the first job, between jobs and after the last."""
 
     wall_ms: int | None = field(metadata=_help("Application start to end; None without both."))
     sql_ms: int = field(metadata=_help("Wall time covered by at least one SQL execution."))
@@ -154,10 +171,26 @@ class AppTimeSpent:
     driver_ms: int | None = field(
         metadata=_help("Wall time in neither: the driver alone (planning, Python, waiting).")
     )
+    startup_ms: int | None = field(
+        default=None,
+        metadata=_help("Part of `driver_ms` before the first job or execution (start-up)."),
+    )
+    between_ms: int | None = field(
+        default=None,
+        metadata=_help("Part of `driver_ms` between jobs (driver work, user code, idle session)."),
+    )
+    after_ms: int | None = field(
+        default=None, metadata=_help("Part of `driver_ms` after the last job (the tail).")
+    )
+    longest_gap_ms: int = field(
+        default=0, metadata=_help("The longest stretch between two jobs with nothing running.")
+    )
+    n_gaps: int = field(default=0, metadata=_help("Stretches between jobs with nothing running."))
 
 
 def app_time_spent(app: Application) -> AppTimeSpent:
-    """Cut the application's wall time into SQL executions, other jobs and the rest."""
+    """Cut the application's wall time into SQL executions, other jobs and the rest, and the
+    rest into start-up, time between jobs and the tail after the last job."""
     sql = [
         (e.start_ms, e.end_ms)
         for e in app.executions
@@ -169,11 +202,35 @@ def app_time_spent(app: Application) -> AppTimeSpent:
         if j.execution_id is None and j.submission_ms is not None and j.completion_ms is not None
     ]
     sql_ms = covered_ms(sql)
-    both_ms = covered_ms([*sql, *jobs])
+    busy = merged([*sql, *jobs])
+    both_ms = sum(end - start for start, end in busy)
     wall = app.duration_ms
+    if wall is None or app.start_ms is None or app.end_ms is None:
+        return AppTimeSpent(
+            wall_ms=wall, sql_ms=sql_ms, other_jobs_ms=both_ms - sql_ms, driver_ms=None
+        )
+    driver = max(0, wall - both_ms)
+    if not busy:
+        return AppTimeSpent(
+            wall_ms=wall,
+            sql_ms=sql_ms,
+            other_jobs_ms=both_ms - sql_ms,
+            driver_ms=driver,
+            startup_ms=driver,
+            between_ms=0,
+            after_ms=0,
+        )
+    startup = min(driver, max(0, busy[0][0] - app.start_ms))
+    after = min(driver - startup, max(0, app.end_ms - busy[-1][1]))
+    gaps = [b[0] - a[1] for a, b in pairwise(busy)]
     return AppTimeSpent(
         wall_ms=wall,
         sql_ms=sql_ms,
         other_jobs_ms=both_ms - sql_ms,
-        driver_ms=None if wall is None else max(0, wall - both_ms),
+        driver_ms=driver,
+        startup_ms=startup,
+        between_ms=driver - startup - after,
+        after_ms=after,
+        longest_gap_ms=max(gaps, default=0),
+        n_gaps=len(gaps),
     )

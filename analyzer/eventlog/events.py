@@ -87,6 +87,7 @@ class StageInfo(msgspec.Struct, frozen=True, gc=False):
     completion_ms: Long | None = msgspec.field(name="Completion Time", default=None)
     failure_reason: str | None = msgspec.field(name="Failure Reason", default=None)
     accumulables: list[Accumulable] = msgspec.field(name="Accumulables", default_factory=list)
+    resource_profile_id: Long = msgspec.field(name="Resource Profile Id", default=0)
 
 
 class TaskInfo(msgspec.Struct, frozen=True, gc=False):

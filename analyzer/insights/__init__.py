@@ -8,26 +8,34 @@ ranked by estimated time lost. See docs/findings.md.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
 from analyzer.insights.broadcast import detect_large_broadcast
+from analyzer.insights.cold_executors import detect_cold_executors
 from analyzer.insights.data_skew import detect_data_skew
+from analyzer.insights.executor_wait import detect_executor_wait
+from analyzer.insights.failed_jobs import detect_failed_jobs
 from analyzer.insights.failed_queries import detect_failed_queries
 from analyzer.insights.file_scans import detect_small_files
 from analyzer.insights.finding import SEVERITIES, Finding, Severity, ev
 from analyzer.insights.gc_pressure import detect_gc_pressure
+from analyzer.insights.gpu_fallback import detect_gpu_fallback
 from analyzer.insights.idle_cores import detect_idle_cores
 from analyzer.insights.idle_executors import detect_idle_executors
+from analyzer.insights.idle_session import detect_idle_session
 from analyzer.insights.large_results import detect_large_results
 from analyzer.insights.lost_executors import detect_lost_executors
+from analyzer.insights.memory_pressure import detect_memory_pressure
 from analyzer.insights.nested_loop_join import detect_nested_loop_join
 from analyzer.insights.partition_pruning import detect_no_partition_pruning
 from analyzer.insights.partition_sizes import detect_partition_sizes
 from analyzer.insights.python_udf import detect_python_udf
 from analyzer.insights.row_explosion import detect_row_explosion
+from analyzer.insights.scheduler_delay import detect_scheduler_delay
 from analyzer.insights.sort_merge_join import detect_small_side_sort_merge_join
 from analyzer.insights.speculation import detect_speculation
 from analyzer.insights.spill import detect_spill
@@ -36,22 +44,31 @@ from analyzer.insights.task_failures import detect_task_failures
 from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.thresholds import Thresholds
 from analyzer.insights.tiny_tasks import detect_tiny_tasks
+from analyzer.insights.too_many_partitions import detect_too_many_partitions
 from analyzer.insights.unsplit_skew import detect_unsplit_skew
+from analyzer.units import fmt_duration_ms
 
 Rule = Callable[[Analysis, Thresholds], list[Finding]]
 
 RULES: tuple[Rule, ...] = (
     detect_failed_queries,
+    detect_failed_jobs,
     detect_task_failures,
     detect_stage_retries,
     detect_lost_executors,
+    detect_executor_wait,
+    detect_scheduler_delay,
+    detect_cold_executors,
     detect_speculation,
     detect_row_explosion,
     detect_data_skew,
     detect_task_skew,
     detect_unsplit_skew,
+    detect_too_many_partitions,
     detect_python_udf,
+    detect_gpu_fallback,
     detect_idle_cores,
+    detect_memory_pressure,
     detect_spill,
     detect_gc_pressure,
     detect_tiny_tasks,
@@ -63,6 +80,7 @@ RULES: tuple[Rule, ...] = (
     detect_no_partition_pruning,
     detect_large_results,
     detect_idle_executors,
+    detect_idle_session,
 )
 """Every rule, in the order ties in `detect_all` keep."""
 
@@ -73,9 +91,21 @@ def _rank_key(finding: Finding) -> tuple[int, int]:
     return (-finding.estimated_lost_ms, -SEVERITIES.index(finding.severity))
 
 
-SUPERSEDED = {"task-skew": ("data-skew", "aqe-skew-not-split")}
+SUPERSEDED = {
+    "task-skew": ("data-skew", "aqe-skew-not-split", "cold-executors"),
+    "python-udf": ("too-many-partitions",),
+    "tiny-tasks": ("too-many-partitions",),
+    "scheduler-delay": ("too-many-partitions",),
+    "gc-pressure": ("memory-pressure",),
+    "spill": ("memory-pressure",),
+}
 """A finding of the key's rule is left out where one of these rules points at the same stage of
-the same query: they name the node and the cause of the same slow task."""
+the same query: they name the cause of the same slow time more precisely (a hot key or a cold
+executor behind a slow task; a fixed cost per partition behind a Python UDF's time or the
+scheduler delay of many tiny tasks; GC and spill together as memory pressure)."""
+
+KEEP_SEVERITY = frozenset({"failed-query", "failed-job"})
+"""Rules whose severity says what happened (a failure), whatever their estimate is capped to."""
 
 GROUP_MIN = 3
 """A rule firing on this many stages of one query (and at no node) becomes one finding."""
@@ -136,6 +166,65 @@ def _group(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
     return [merged.get(id(f), f) for f in findings if id(f) not in dropped]
 
 
+def _stage_wall_ms(analysis: Analysis, stage_id: int) -> int | None:
+    walls = [w.wall_ms for (sid, _), w in analysis.stage_walls.items() if sid == stage_id]
+    return sum(walls) if walls else None
+
+
+def _cap_estimates(
+    analysis: Analysis, findings: Sequence[Finding], thresholds: Thresholds
+) -> list[Finding]:
+    """Cap estimates so that claims on the same time never add up past it.
+
+    Largest first, each finding's estimate is cut to the wall time its stage (for a finding
+    about one stage), its query and the application have left after the findings ranked above
+    it took theirs; what it takes is then gone for the findings below. So per stage, per
+    execution and per application the estimates sum to at most the wall time. A finding cut
+    below significance is `info`.
+    """
+    ctx = context(analysis)
+    left: dict[tuple[str, int | None], int] = {}
+    out = []
+    for f in sorted(findings, key=_rank_key):
+        lost = f.estimated_lost_ms
+        if lost <= 0:
+            out.append(f)
+            continue
+        budgets: list[tuple[str, int | None]] = []
+        if f.stage_id is not None and "stage_ids" not in {e.key for e in f.evidence}:
+            stage_wall = _stage_wall_ms(analysis, f.stage_id)
+            if stage_wall is not None:
+                left.setdefault(("stage", f.stage_id), stage_wall)
+                budgets.append(("stage", f.stage_id))
+        if f.execution_id is not None:
+            left.setdefault(("execution", f.execution_id), ctx.wall_ms(f.execution_id))
+            budgets.append(("execution", f.execution_id))
+        if analysis.application.duration_ms is not None:
+            left.setdefault(("application", None), ctx.wall_ms(None))
+            budgets.append(("application", None))
+        capped = min([lost, *(max(0, left[b]) for b in budgets)])
+        for b in budgets:
+            left[b] -= capped
+        if capped == lost:
+            out.append(f)
+            continue
+        severity = f.severity
+        if f.rule not in KEEP_SEVERITY:
+            significant = ctx.significant(capped, f.execution_id, thresholds)
+            severity = ctx.severity(capped, f.execution_id, thresholds) if significant else "info"
+        out.append(
+            dataclasses.replace(
+                f,
+                estimated_lost_ms=capped,
+                severity=severity,
+                estimate_method=f.estimate_method
+                + f"; capped from {fmt_duration_ms(lost)} at the wall time the findings "
+                "ranked above it left of its stage, query and application",
+            )
+        )
+    return sorted(out, key=_rank_key)
+
+
 def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list[Finding]:
     """Run every rule in `RULES` and return the findings, largest estimated time lost first.
 
@@ -146,4 +235,5 @@ def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list
     """
     chosen = thresholds if thresholds is not None else Thresholds()
     found = [finding for rule in RULES for finding in rule(analysis, chosen)]
-    return sorted(_group(analysis, _drop_superseded(found)), key=_rank_key)
+    grouped = _group(analysis, _drop_superseded(found))
+    return _cap_estimates(analysis, grouped, chosen)

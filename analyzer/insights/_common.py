@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
 from analyzer.aggregate.stage_stats import StageTaskStats
+from analyzer.aggregate.stage_wall import StageWall
 from analyzer.insights.finding import Evidence, Finding, Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, StageAttempt
@@ -47,11 +49,24 @@ class RuleContext:
         return self.analysis.failed_execution_ids
 
     @property
+    def walls(self) -> dict[tuple[int, int], StageWall]:
+        """Every stage attempt's wall time taken apart (`aggregate.stage_wall`)."""
+        return self.analysis.stage_walls
+
+    @property
+    def capacity(self) -> Capacity:
+        """Task slots over time (`aggregate.capacity`)."""
+        return self.analysis.capacity
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """The application's Spark properties."""
+        return self.analysis.properties
+
+    @property
     def cores(self) -> int:
-        """Cores of every executor that ever ran (the driver's in local mode), at least 1."""
-        executors = self.analysis.application.executors
-        workers = [e for e in executors if e.executor_id != "driver"]
-        return max(1, sum(e.n_cores for e in (workers or executors)))
+        """The most task slots alive at once (`aggregate.capacity`), at least 1."""
+        return max(1, self.capacity.peak_slots)
 
     def wall_ms(self, execution_id: int | None) -> int:
         """The wall time a finding is measured against: its query's, else the application's."""
@@ -128,6 +143,44 @@ class RuleContext:
 def context(analysis: Analysis) -> RuleContext:
     """Return the rules' lookups of `analysis`."""
     return RuleContext(analysis)
+
+
+ROW_GROUP_BYTES = 128 * 1024 * 1024
+"""Parquet's default row group (and ORC's stripe, 64 MiB, is smaller): the smallest unit a scan
+can split a columnar file into."""
+
+
+def parse_bytes(text: str | None, default: int) -> int:
+    """Parse a Spark size setting (`128m`, `1g`, `134217728`) into bytes; `default` if unreadable.
+
+    >>> parse_bytes("64m", 0), parse_bytes("1g", 0), parse_bytes("1000", 0), parse_bytes("x", 7)
+    (67108864, 1073741824, 1000, 7)
+    """
+    raw = (text or "").strip().lower().removesuffix("b")
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    factor = units.get(raw[-1:], 1) if raw else 1
+    digits = raw[:-1] if raw[-1:] in units else raw
+    return int(digits) * factor if digits.isdigit() else default
+
+
+def split_can_shrink(task_input_bytes: int, properties: dict[str, str]) -> bool:
+    """True when lowering `spark.sql.files.maxPartitionBytes` could split a task's input further.
+
+    A scan splits a file at `maxPartitionBytes` boundaries, but a columnar file only between row
+    groups (and a compressed text file not at all): a task that read at most a couple of row
+    groups, or more than a split holds (an unsplittable file), gains nothing from smaller splits.
+
+    >>> split_can_shrink(100 << 20, {}), split_can_shrink(1 << 30, {}), split_can_shrink(
+    ...     1 << 30, {"spark.sql.files.maxPartitionBytes": "1g"})
+    (False, False, True)
+    """
+    split = parse_bytes(properties.get("spark.sql.files.maxPartitionBytes"), 128 << 20)
+    return 2 * ROW_GROUP_BYTES <= task_input_bytes <= split + split // 10
+
+
+def stage_stats(analysis: Analysis) -> dict[tuple[int, int], StageTaskStats]:
+    """Return the task figures per (stage, attempt), computed once per analysis object."""
+    return context(analysis).stage_stats
 
 
 def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms: float) -> int:

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
-from analyzer.aggregate.stage_stats import task_durations
+from analyzer.aggregate.stage_stats import task_durations, task_input_bytes
 from analyzer.aggregate.task_detail import task_metric_shares
-from analyzer.insights._common import ancestors_in_stage, context, descendants_in_stage
+from analyzer.insights._common import (
+    ancestors_in_stage,
+    context,
+    descendants_in_stage,
+    split_can_shrink,
+)
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution
@@ -160,9 +165,15 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                     lost_ms,
                     ctx.severity(lost_ms, execution.execution_id, thresholds),
                     f"{graph.node(node_id).name} (#{node_id})" if where != node_id else "",
+                    split_can_shrink(_input_bytes(analysis, task_id), ctx.properties),
                 )
             )
     return findings
+
+
+def _input_bytes(analysis: Analysis, task_id: int) -> int:
+    """Input bytes the task read from files."""
+    return task_input_bytes(analysis.tasks, task_id)
 
 
 def _finding(
@@ -180,6 +191,7 @@ def _finding(
     lost_ms: int,
     severity: str,
     skewed_at: str,
+    splittable: bool = False,
 ) -> Finding:
     assert m.max_at is not None
     if why == "uneven files":
@@ -192,6 +204,11 @@ def _finding(
             "ones), lower spark.sql.files.maxPartitionBytes so large files are split, or "
             "repartition() right after reading; splittable formats and codecs let Spark split "
             "large files."
+            if splittable
+            else "Even out the input: the long task's split cannot be split further (at most a "
+            "row group or an unsplittable file), so smaller splits will not help; rewrite the "
+            "table into files (and row groups) of similar size, or repartition() right after "
+            "reading."
         )
     else:
         title = (

@@ -9,7 +9,7 @@ from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
 
 RULE = "gc-pressure"
-METHOD = "summed GC time charged to the stage's wall time by its share of the stage's task time"
+METHOD = "the GC part of the stage's running wall time: its run part × GC time / task run time"
 
 
 def gc_share(gc_ms: int, task_ms: int) -> float:
@@ -27,6 +27,17 @@ def gc_share(gc_ms: int, task_ms: int) -> float:
     return min(1.0, gc_ms / task_ms) if task_ms > 0 else 0.0
 
 
+def gc_wall_ms(analysis: Analysis, key: tuple[int, int]) -> int:
+    """The wall time a stage attempt's tasks spent in GC: the GC part of its run part."""
+    ctx = context(analysis)
+    wall = ctx.walls.get(key)
+    if wall is not None:
+        return wall.gc_ms
+    s = ctx.stage_stats[key]
+    stage = ctx.attempts.get(key)
+    return wall_share_ms(stage.duration_ms if stage else None, s.gc_sum_ms, s.duration_sum_ms)
+
+
 def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report stage attempts whose GC time is at least `gc_share` of their task time, when it
     cost a meaningful share of the query's wall time."""
@@ -36,11 +47,8 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
         share = gc_share(s.gc_sum_ms, s.duration_sum_ms)
         if s.gc_sum_ms == 0 or share < thresholds.gc_share:
             continue
-        stage = ctx.attempts.get(key)
         execution_id = ctx.stage_execution(s.stage_id)
-        lost_ms = wall_share_ms(
-            stage.duration_ms if stage else None, s.gc_sum_ms, s.duration_sum_ms
-        )
+        lost_ms = gc_wall_ms(analysis, key)
         finding = ctx.finding(
             RULE,
             METHOD,

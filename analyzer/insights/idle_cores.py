@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context
+from analyzer.insights._common import context, split_can_shrink
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.model.application import Application
 from analyzer.units import fmt_count, fmt_duration_ms
 
 RULE = "idle-cores"
 METHOD = (
-    "stage wall time × (1 − tasks / cores): the stage could have run that much faster had its work "
-    "been spread over every core"
+    "the stage's running part of its wall time (run, results and straggler tail; not waits, "
+    "scheduler delay or deserialization) × (1 − tasks / task slots): that part could have run "
+    "that much faster had its work been spread over every slot"
 )
 SINGLE_PARTITION = "SinglePartition"
 
@@ -26,20 +26,6 @@ def idle_core_share(n_tasks: int, n_cores: int) -> float:
     return max(0.0, 1 - n_tasks / n_cores) if n_cores > 0 else 0.0
 
 
-def cores_at(app: Application, moment_ms: int | None) -> int:
-    """Return the cores of the executors alive at `moment_ms` (the driver's in local mode)."""
-    workers = [e for e in app.executors if e.executor_id != "driver"] or list(app.executors)
-    if moment_ms is None:
-        return max(1, sum(e.n_cores for e in workers))
-    alive = [
-        e
-        for e in workers
-        if (e.added_ms is None or e.added_ms <= moment_ms)
-        and (e.removed_ms is None or e.removed_ms > moment_ms)
-    ]
-    return max(1, sum(e.n_cores for e in (alive or workers)))
-
-
 def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report stages of SQL executions that used at most `1 − idle_cores_share` of the cores
     alive when they ran, when the idle capacity cost at least `idle_cores_min_ms` and a
@@ -50,20 +36,20 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
     repartition(1)) it says so.
     """
     ctx = context(analysis)
-    app = analysis.application
     findings = []
     for key, s in sorted(ctx.stage_stats.items()):
-        stage = ctx.attempts.get(key)
-        if stage is None or stage.duration_ms is None or s.n_successful == 0:
-            continue
-        cores = cores_at(app, stage.submission_ms)
+        wall = ctx.walls.get(key)
+        if wall is None or s.n_successful == 0 or wall.slots <= 0:
+            continue  # no slot alive while it ran: waiting, not idle (see executor-wait)
+        cores = wall.slots
         idle = idle_core_share(s.n_successful, cores)
         if idle < thresholds.idle_cores_share:
             continue
         execution_id = ctx.stage_execution(s.stage_id)
         if execution_id is None:
             continue  # RDD work and file listing: no SQL setting sizes their tasks
-        lost_ms = int(stage.duration_ms * idle)
+        running_ms = wall.run_ms + wall.result_ms + wall.tail_ms
+        lost_ms = int(running_ms * idle)
         if lost_ms < thresholds.idle_cores_min_ms or not ctx.significant(
             lost_ms, execution_id, thresholds
         ):
@@ -72,10 +58,15 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [
             ev("n_tasks", "tasks", s.n_successful, "count"),
-            ev("n_cores", "cores alive", cores, "count"),
-            ev("idle_core_share", "cores left idle", idle, "share"),
-            ev("stage_wall_ms", "stage wall time", stage.duration_ms, "ms"),
+            ev("n_cores", "task slots alive", cores, "count"),
+            ev("idle_core_share", "slots left idle", idle, "share"),
+            ev("stage_wall_ms", "stage wall time", wall.wall_ms, "ms"),
+            ev("running_ms", "of which running", running_ms, "ms"),
         ]
+        splittable = (
+            split_can_shrink(s.read_max_bytes, ctx.properties) if s.read_sum_bytes else False
+        )
+        reads_files = s.shuffle_read_median_bytes == 0 and s.read_sum_bytes > 0
         if single:
             evidence.append(
                 ev("single_partition", "reads", "a single-partition shuffle (one task)", "text")
@@ -86,19 +77,10 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 severity=ctx.severity(lost_ms, execution_id, thresholds),
                 title=(
                     f"Stage {s.stage_id}: {fmt_count(s.n_successful)} "
-                    f"task{'' if s.n_successful == 1 else 's'} for {fmt_count(cores)} cores "
-                    f"ran {fmt_duration_ms(stage.duration_ms)}{where}"
+                    f"task{'' if s.n_successful == 1 else 's'} for {fmt_count(cores)} task "
+                    f"slots ran {fmt_duration_ms(running_ms)}{where}"
                 ),
-                suggestion=(
-                    "Spread the work: give the window a PARTITION BY, avoid global sorts and "
-                    "repartition(1)/coalesce(1) before heavy steps, or use more partitions "
-                    "(spark.sql.shuffle.partitions, lower spark.sql.files.maxPartitionBytes)."
-                    if single
-                    else "Use more partitions: raise spark.sql.shuffle.partitions or lower "
-                    "spark.sql.files.maxPartitionBytes (AQE may coalesce them too far: see "
-                    "spark.sql.adaptive.coalescePartitions.minPartitionSize), or repartition() "
-                    "before the expensive step."
-                ),
+                suggestion=_suggestion(single, reads_files, splittable),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
                 execution_id=execution_id,
@@ -109,6 +91,32 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             )
         )
     return findings
+
+
+def _suggestion(single: bool, reads_files: bool, splittable: bool) -> str:
+    """What spreads the work: never smaller file splits where the input cannot be split."""
+    if single:
+        return (
+            "Spread the work: give the window a PARTITION BY, avoid global sorts and "
+            "repartition(1)/coalesce(1) before heavy steps, or use more partitions "
+            "(spark.sql.shuffle.partitions)."
+        )
+    if reads_files and splittable:
+        return (
+            "Read in more splits: lower spark.sql.files.maxPartitionBytes, or repartition() "
+            "after the scan before the expensive step."
+        )
+    if reads_files:
+        return (
+            "The input cannot be split further (each task read at most a row group or an "
+            "unsplittable file): repartition() after the scan before the expensive step, or "
+            "write the input as more, smaller files."
+        )
+    return (
+        "Use more partitions: raise spark.sql.shuffle.partitions (AQE may coalesce them too "
+        "far: see spark.sql.adaptive.coalescePartitions.minPartitionSize), or repartition() "
+        "before the expensive step."
+    )
 
 
 def _hottest(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_stats import executor_busy_ms
+from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
@@ -24,6 +25,26 @@ def idle_core_ms(held_core_ms: int, busy_ms: int) -> int:
     return max(0, held_core_ms - busy_ms)
 
 
+def _suggestion(settings: dict[str, str], dynamic: bool) -> str:
+    """Advice that applies to this deployment: dynamic allocation only where it is off."""
+    if dynamic:
+        timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
+        floor = settings.get("spark.dynamicAllocation.minExecutors", "0")
+        return (
+            "Dynamic allocation is on (executorIdleTimeout="
+            f"{timeout}, minExecutors={floor}): executors were held between tasks of running "
+            "jobs or kept by minExecutors or cached data "
+            "(spark.dynamicAllocation.cachedExecutorIdleTimeout). Lower minExecutors or "
+            "maxExecutors, or look for driver-side work (collects, planning, Python) between "
+            "jobs."
+        )
+    return (
+        "Release what is not used: enable spark.dynamicAllocation.enabled (with "
+        "spark.dynamicAllocation.executorIdleTimeout), request fewer executors or cores, "
+        "or look for driver-side work (collects, planning, Python) between jobs."
+    )
+
+
 def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report an application whose executors were idle at least `idle_share` of their core time.
 
@@ -32,6 +53,9 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     `idle_min_core_ms`.
     """
     app = analysis.application
+    cap = context(analysis).capacity
+    if cap.local_mode:
+        return []  # the driver's own cores: nothing to release (see idle-session)
     end_ms = app.end_ms
     busy = executor_busy_ms(analysis.tasks)
     held_ms = 0
@@ -57,11 +81,7 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             rule=RULE,
             severity="info",
             title=f"Executors were idle {fmt_pct(share)} of their core time",
-            suggestion=(
-                "Release what is not used: enable spark.dynamicAllocation.enabled (with "
-                "spark.dynamicAllocation.executorIdleTimeout), request fewer executors or cores, "
-                "or look for driver-side work (collects, planning, Python) between jobs."
-            ),
+            suggestion=_suggestion(dict(cap.settings), cap.dynamic_allocation),
             estimated_lost_ms=0,
             estimate_method=METHOD,
             evidence=(

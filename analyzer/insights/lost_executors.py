@@ -60,9 +60,15 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     n_task_losses = sum(s.n_executor_lost for s in ctx.stage_stats.values())
     if not lost and n_task_losses == 0:
         return []
-    lost_task_ms = sum(
-        s.failed_duration_sum_ms for s in ctx.stage_stats.values() if s.n_executor_lost
-    )
+    # Attempts lost in a failed query are that query's failure (`failed-query` names it): they
+    # are evidence here, not a second claim on the same time.
+    outside = [
+        s
+        for s in ctx.stage_stats.values()
+        if s.n_executor_lost and not ctx.in_failed_execution(s.stage_id)
+    ]
+    lost_task_ms = sum(s.failed_duration_sum_ms for s in outside)
+    n_outside = sum(s.n_executor_lost for s in outside)
     reasons = [first_line(e.removed_reason or "") for e in lost]
     evidence = [ev("n_executors_lost", "executors lost", len(lost), "count")]
     for e, reason in list(zip(lost, reasons, strict=True))[:5]:
@@ -98,7 +104,7 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     return [
         Finding(
             rule=RULE,
-            severity="warning",
+            severity="warning" if n_outside else "info",
             title=f"{len(lost)} executor(s) lost; {n_task_losses} task attempt(s) lost with them",
             suggestion=suggestion,
             estimated_lost_ms=lost_task_ms,

@@ -11,8 +11,8 @@ from analyzer.units import fmt_bytes
 RULE = "spill"
 METHOD = (
     "bytes spilled (the larger of memory and disk) spilled once and read back once at "
-    "spill_bytes_per_s, as task time, charged to the stage's wall time by its share of the "
-    "stage's task time"
+    "spill_bytes_per_s, as task time, charged to the running part of the stage's wall time "
+    "(run and tail) by its share of the stage's task run time"
 )
 
 
@@ -26,6 +26,17 @@ def spill_task_ms(bytes_spilled: int, thresholds: Thresholds) -> float:
     4000.0
     """
     return 2 * bytes_spilled * 1000 / max(1, thresholds.spill_bytes_per_s)
+
+
+def spill_wall_ms(analysis: Analysis, key: tuple[int, int], task_ms: float) -> int:
+    """Charge spill task time to the running part of a stage attempt's wall (run and tail)."""
+    ctx = context(analysis)
+    s = ctx.stage_stats[key]
+    wall = ctx.walls.get(key)
+    if wall is None:
+        stage = ctx.attempts.get(key)
+        return wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
+    return wall_share_ms(wall.run_ms + wall.tail_ms, task_ms, max(s.run_sum_ms, 1))
 
 
 def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -44,7 +55,6 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
             continue
         if ctx.in_failed_execution(s.stage_id):
             continue  # part of the failed query's finding (its evidence), not a cost of its own
-        stage = ctx.attempts.get(key)
         execution_id = ctx.stage_execution(s.stage_id)
         node_id, node_name, node_spill = None, None, 0
         if execution_id is not None:
@@ -55,7 +65,7 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 if m is not None and s.stage_id in ns.stage_ids and m.total > node_spill:
                     node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
         task_ms = spill_task_ms(spilled, thresholds)
-        lost_ms = wall_share_ms(stage.duration_ms if stage else None, task_ms, s.duration_sum_ms)
+        lost_ms = spill_wall_ms(analysis, key, task_ms)
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [
             ev("memory_bytes_spilled", "memory bytes spilled", s.memory_bytes_spilled, "bytes"),

@@ -76,6 +76,13 @@ class Thresholds:
         default=2_000,
         metadata=_help("… when the idle capacity costs at least this many ms of wall time."),
     )
+    stall_min_ms: int = field(
+        default=2_000,
+        metadata=_help(
+            "Scheduler delay (the union over a query's stalled stages) reported only from this "
+            "many ms: a first stage's warm-up is shorter."
+        ),
+    )
     spill_min_bytes: int = field(
         default=64 * MIB,
         metadata=_help("Bytes spilled (memory or disk) by a stage before spill is reported."),
@@ -96,6 +103,13 @@ class Thresholds:
     )
     tiny_tasks_min_tasks: int = field(
         default=200, metadata=_help("… and that has at least this many tasks has too many tasks.")
+    )
+    small_partition_bytes: int = field(
+        default=1 * MIB,
+        metadata=_help(
+            "A shuffle stage of several waves whose median task reads less than this has too "
+            "many partitions."
+        ),
     )
     huge_partition_bytes: int = field(
         default=2 * GIB, metadata=_help("A task reading more than this (input + shuffle) is huge.")

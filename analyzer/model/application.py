@@ -117,6 +117,8 @@ class StageAttempt(BaseModel):
     n_speculative_attempts: int = 0
     n_unfinished_tasks: int = 0
     """Task attempts launched (TaskStart) without a TaskEnd in the log."""
+    resource_profile_id: int = 0
+    """The resource profile its tasks need (`Resource Profile Id`, Spark 3.1+; 0 before)."""
 
     @property
     def duration_ms(self) -> int | None:

@@ -265,6 +265,7 @@ class _Stage:
     n_killed: int = 0
     n_speculative: int = 0
     n_unfinished: int = 0
+    resource_profile_id: int = 0
 
     @property
     def status(self) -> str:
@@ -294,6 +295,7 @@ class _Stage:
             n_killed_attempts=self.n_killed,
             n_speculative_attempts=self.n_speculative,
             n_unfinished_tasks=n_unfinished_tasks,
+            resource_profile_id=self.resource_profile_id,
         )
 
 
@@ -375,6 +377,7 @@ class ApplicationBuilder:
         stage.name = info.name or stage.name
         stage.n_tasks = info.n_tasks
         stage.parent_ids = tuple(info.parent_ids)
+        stage.resource_profile_id = info.resource_profile_id
         if info.submission_ms is not None:
             stage.submission_ms = info.submission_ms
         if info.completion_ms is not None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.executor_summary import FALLBACK_EXECUTOR_ID
 from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import DRIVER_ID, Job, StageAttempt
@@ -149,6 +150,13 @@ class ExecutorsView:
     summary_str: str = field(
         metadata=_help("`8 executors and the driver, 1 removed; 128 cores` or the like.")
     )
+    capacity_str: str = field(
+        metadata=_help(
+            "Task slots as the scheduler saw them: `at most 28 task slots at once (cores / "
+            "spark.task.cpus 1); dynamic allocation on`, per resource profile when there are "
+            "several; or empty."
+        )
+    )
     items: tuple[ExecutorView, ...] = field(
         metadata=_help("The driver, then executors by id (at most 500).")
     )
@@ -263,6 +271,31 @@ def _since(start_ms: int | None, at_ms: int | None) -> str:
     return ("+" if at_ms >= start_ms else "−") + fmt_duration_ms(abs(at_ms - start_ms))
 
 
+def _capacity_str(cap: Capacity) -> str:
+    """Say how many tasks could run at once, per resource profile, and how executors came."""
+    if not cap.profiles:
+        return ""
+    if len(cap.profiles) == 1:
+        slots = f"at most {plural(cap.peak_slots, 'task slot')} at once"
+    else:
+        slots = (
+            "at most "
+            + ", ".join(
+                f"{plural(p.peak, 'task slot')} of resource profile {p.profile_id}"
+                for p in cap.profiles
+            )
+            + " at once"
+        )
+    how = f" (cores / spark.task.cpus {cap.task_cpus})"
+    if cap.local_mode:
+        mode = "local mode: the driver runs the tasks"
+    elif cap.dynamic_allocation:
+        mode = "dynamic allocation on"
+    else:
+        mode = "dynamic allocation off"
+    return f"{slots}{how}; {mode}"
+
+
 def build_executors_view(analysis: Analysis) -> ExecutorsView:
     """Describe every executor and the driver, with their totals as the History Server has them."""
     app = analysis.application
@@ -321,6 +354,7 @@ def build_executors_view(analysis: Analysis) -> ExecutorsView:
         parts.append(plural(cores, "core"))
     return ExecutorsView(
         summary_str=", ".join(parts[:2]) + ("; " + parts[2] if len(parts) > 2 else ""),
+        capacity_str=_capacity_str(analysis.capacity),
         items=tuple(items),
         more_str=_more(len(executors), len(items), "executors"),
     )

@@ -9,6 +9,7 @@ from typing import Any
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_summary import StageTaskSummary
+from analyzer.aggregate.stage_wall import PARTS, StageWall
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.report.findings import evidence_str, kept_findings
@@ -89,6 +90,21 @@ def _app_time(analysis: Analysis) -> dict[str, Any]:
         "sql_ms": spent.sql_ms,
         "other_jobs_ms": spent.other_jobs_ms,
         "driver_only_ms": spent.driver_ms,
+        "startup_ms": spent.startup_ms,
+        "between_jobs_ms": spent.between_ms,
+        "after_last_job_ms": spent.after_ms,
+        "longest_gap_ms": spent.longest_gap_ms,
+    }
+
+
+def _wall_parts(wall: StageWall | None) -> dict[str, int] | None:
+    """A stage attempt's wall time taken apart (`aggregate.stage_wall`), or None."""
+    if wall is None:
+        return None
+    return {
+        "wall_ms": wall.wall_ms,
+        **{name: int(getattr(wall, name)) for name in (*PARTS, "gc_ms", "fetch_wait_ms")},
+        "slots": wall.slots,
     }
 
 
@@ -356,6 +372,7 @@ def _document(
                 "failure_reason": s.failure_reason,
                 "job_ids": list(s.job_ids),
                 "task_summary": _task_summary(summaries.get((s.stage_id, s.attempt_id))),
+                "wall_parts": _wall_parts(analysis.stage_walls.get((s.stage_id, s.attempt_id))),
             }
             for s in app.stages
         ],

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime
+from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.time_spent import AppTimeSpent
 from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
@@ -27,6 +28,20 @@ MAX_OPERATORS = 3
 MAX_OTHER_JOBS = 3
 """How many jobs outside SQL it names (the longest ones)."""
 DESCRIPTION_CHARS = 70
+PART_LABELS = {
+    "wait_executor_ms": "waiting for an executor",
+    "queued_ms": "queued for a free slot",
+    "scheduler_delay_ms": "scheduler delay",
+    "deserialize_ms": "deserialization",
+    "run_ms": "run",
+    "result_ms": "result fetch",
+    "tail_ms": "straggler tail",
+}
+"""How the parts of a stage's wall time (`aggregate.stage_wall.PARTS`) are named."""
+MIN_PART_SHARE = 0.01
+"""Parts under this share of the stage's wall time are left out of its line."""
+MIN_MOSTLY_MS = 1_000
+"""A stage is called `mostly …` only for a part at least this long (a 40 ms stage is noise)."""
 
 
 def _help(text: str) -> dict[str, str]:
@@ -69,8 +84,24 @@ class StageTimeView:
     wall_str: str = field(metadata=_help("Its wall time (first submission to last completion)."))
     wall_share_str: str = field(metadata=_help("Its share of the execution's wall time."))
     task_time_str: str = field(metadata=_help("Executor run time of its successful tasks."))
+    parts_str: str = field(
+        metadata=_help(
+            "Its wall time taken apart, largest part first: `waiting for an executor 10.2 s "
+            "(68 %) · straggler tail 1.9 s (13 %) · run 1.7 s (12 %)`, or empty."
+        )
+    )
+    mostly_str: str = field(
+        metadata=_help(
+            "`mostly scheduler delay` when a part other than running tasks is most of its "
+            "wall time and at least 1 s (its operators then explain only the run part), "
+            "else empty."
+        )
+    )
     operators: tuple[HotOperatorView, ...] = field(
-        metadata=_help("Its operators with the most self time, largest first.")
+        metadata=_help(
+            "Its operators with the most self time, largest first; their shares are of the "
+            "stage's task run time, the run part of its wall."
+        )
     )
 
 
@@ -141,7 +172,8 @@ class TimeSpentView:
     summary_str: str = field(
         metadata=_help(
             "`1m 57s: SQL executions 1m 11s (61.0 %) · jobs outside SQL 20.0 s (17.1 %) · "
-            "driver alone 25.6 s (21.9 %)`."
+            "driver alone 25.6 s (21.9 %): start-up 3.9 s, between jobs 18.7 s, after the last "
+            "job 3.0 s`."
         )
     )
     executions: tuple[ExecutionTimeView, ...] = field(
@@ -200,6 +232,28 @@ def _hot_operators(
     )
 
 
+def _parts(parts: dict[str, int], wall_ms: int) -> tuple[str, str]:
+    """The stage's wall parts as one line, and what it mostly was if not running tasks."""
+    if not parts or wall_ms <= 0:
+        return "", ""
+    shown = sorted(
+        ((parts[name], name) for name in PARTS if parts[name] >= MIN_PART_SHARE * wall_ms),
+        key=lambda item: (-item[0], PARTS.index(item[1])),
+    )
+    line = " · ".join(
+        f"{PART_LABELS[name]} {fmt_duration_ms(ms)} ({_share(ms, wall_ms)})" for ms, name in shown
+    )
+    top_ms, top = shown[0] if shown else (0, "run_ms")
+    mostly = (
+        f"mostly {PART_LABELS[top]}"
+        if top not in ("run_ms", "deserialize_ms")
+        and top_ms * 2 >= wall_ms
+        and top_ms >= MIN_MOSTLY_MS
+        else ""
+    )
+    return line, mostly
+
+
 def _execution_view(
     analysis: Analysis,
     execution: Execution,
@@ -221,6 +275,7 @@ def _execution_view(
         times = analysis.times.get(member.execution_id)
         stage_time = times.stages.get(span.stage_id) if times else None
         run_ms = stage_time.run_ms if stage_time else 0
+        parts_str, mostly_str = _parts(analysis.stage_parts(span.stage_id), span.wall_ms)
         stages.append(
             StageTimeView(
                 stage_id=span.stage_id,
@@ -228,6 +283,8 @@ def _execution_view(
                 wall_str=fmt_duration_ms(span.wall_ms),
                 wall_share_str=_share(span.wall_ms, wall),
                 task_time_str=fmt_duration_ms(run_ms),
+                parts_str=parts_str,
+                mostly_str=mostly_str,
                 operators=_hot_operators(member, times, span.stage_id, run_ms, findings),
             )
         )
@@ -321,9 +378,21 @@ def build_time_spent_view(
             f"({_share(spent.other_jobs_ms, wall)})"
         )
     if spent.driver_ms is not None:
-        parts.append(
+        driver = (
             f"driver alone {fmt_duration_ms(spent.driver_ms)} ({_share(spent.driver_ms, wall)})"
         )
+        pieces = [
+            (label, ms)
+            for label, ms in (
+                ("start-up", spent.startup_ms),
+                ("between jobs", spent.between_ms),
+                ("after the last job", spent.after_ms),
+            )
+            if ms
+        ]
+        if spent.driver_ms and pieces:
+            driver += ": " + ", ".join(f"{label} {fmt_duration_ms(ms)}" for label, ms in pieces)
+        parts.append(driver)
     summary = f"{fmt_duration_ms(wall)}: " + " · ".join(parts)
     other = [
         j

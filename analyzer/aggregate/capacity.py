@@ -1,0 +1,234 @@
+"""Capacity as Spark's scheduler sees it: task slots over time, per resource profile.
+
+A task slot is what lets Spark launch one more task: an executor of `n_cores` cores offers
+`n_cores // cpus-per-task` of them (`Executor.max_tasks`, worked out by the replay from
+`spark.task.cpus` or the executor's resource profile), only to stages of its own resource profile,
+and only between its registration and its removal. In local mode the driver is the only executor.
+The findings (is a stage waiting, or idle? how many cores did it leave unused?) and the executors
+view read this once-computed timeline instead of counting every executor that ever lived.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer.model.application import DRIVER_ID, Application
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class ProfileSlots:
+    """The task slots of one resource profile as a step function of time."""
+
+    profile_id: int = field(metadata=_help("Spark's resource profile id (0: the default)."))
+    times_ms: tuple[int, ...] = field(
+        metadata=_help("Epoch ms at which the slot count changes, ascending.")
+    )
+    slots: tuple[int, ...] = field(
+        metadata=_help("Slots from the matching time on; before the first time: `initial`.")
+    )
+    initial: int = field(
+        metadata=_help("Slots before the first change (executors of unknown age).")
+    )
+    peak: int = field(metadata=_help("Most slots alive at once."))
+
+    def at(self, moment_ms: int) -> int:
+        """Return the slots alive at `moment_ms`."""
+        i = bisect.bisect_right(self.times_ms, moment_ms)
+        return self.slots[i - 1] if i else self.initial
+
+    def most(self, start_ms: int, end_ms: int) -> int:
+        """Return the most slots alive at any moment of [start_ms, end_ms]."""
+        best = self.at(start_ms)
+        lo = bisect.bisect_right(self.times_ms, start_ms)
+        hi = bisect.bisect_right(self.times_ms, end_ms)
+        for value in self.slots[lo:hi]:
+            best = max(best, value)
+        return best
+
+    def without_slots_ms(self, start_ms: int, end_ms: int) -> int:
+        """Return how many ms of [start_ms, end_ms) had no slot alive.
+
+        >>> p = ProfileSlots(0, (10, 20), (2, 0), 0, 2)
+        >>> p.without_slots_ms(0, 30)
+        20
+        """
+        if end_ms <= start_ms:
+            return 0
+        total = 0
+        current = self.at(start_ms)
+        cursor = start_ms
+        lo = bisect.bisect_right(self.times_ms, start_ms)
+        for i in range(lo, len(self.times_ms)):
+            t = self.times_ms[i]
+            if t >= end_ms:
+                break
+            if current == 0:
+                total += t - cursor
+            cursor, current = t, self.slots[i]
+        if current == 0:
+            total += end_ms - cursor
+        return total
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The application's task slots over time, and the settings that size them."""
+
+    local_mode: bool = field(metadata=_help("`spark.master` is `local…`: the driver runs tasks."))
+    dynamic_allocation: bool = field(
+        metadata=_help("`spark.dynamicAllocation.enabled` is true (and the master is not local).")
+    )
+    executor_cores: int | None = field(metadata=_help("`spark.executor.cores`, if set."))
+    task_cpus: int = field(metadata=_help("`spark.task.cpus` (default 1)."))
+    profiles: tuple[ProfileSlots, ...] = field(
+        metadata=_help("Slots over time per resource profile, by profile id.")
+    )
+    settings: tuple[tuple[str, str], ...] = field(
+        metadata=_help("The allocation settings the log sets (`spark.dynamicAllocation.*`, …).")
+    )
+
+    def profile(self, profile_id: int = 0) -> ProfileSlots:
+        """Return the slots of `profile_id` (none alive, ever, for a profile without executors)."""
+        for p in self.profiles:
+            if p.profile_id == profile_id:
+                return p
+        return ProfileSlots(profile_id, (), (), 0, 0)
+
+    def slots_at(self, moment_ms: int | None, profile_id: int = 0) -> int:
+        """Return the slots of `profile_id` alive at `moment_ms` (its peak when None)."""
+        p = self.profile(profile_id)
+        return p.peak if moment_ms is None else p.at(moment_ms)
+
+    @property
+    def peak_slots(self) -> int:
+        """Most slots alive at once in any one profile."""
+        return max((p.peak for p in self.profiles), default=0)
+
+
+ALLOCATION_SETTINGS = (
+    "spark.dynamicAllocation.enabled",
+    "spark.dynamicAllocation.minExecutors",
+    "spark.dynamicAllocation.initialExecutors",
+    "spark.dynamicAllocation.maxExecutors",
+    "spark.dynamicAllocation.executorIdleTimeout",
+    "spark.dynamicAllocation.schedulerBacklogTimeout",
+    "spark.dynamicAllocation.cachedExecutorIdleTimeout",
+    "spark.executor.instances",
+    "spark.executor.cores",
+    "spark.task.cpus",
+    "spark.master",
+)
+"""The settings that decide how many slots a stage finds (shown as evidence, quoted in advice)."""
+
+
+def _int_setting(props: dict[str, str], key: str) -> int | None:
+    raw = props.get(key, "").strip()
+    return int(raw) if raw.isdigit() else None
+
+
+def _steps(
+    changes: Iterable[tuple[int, int]], initial: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    times: list[int] = []
+    values: list[int] = []
+    current = initial
+    for t, delta in sorted(changes):
+        current += delta
+        if times and times[-1] == t:
+            values[-1] = current
+        else:
+            times.append(t)
+            values.append(current)
+    return tuple(times), tuple(values)
+
+
+def local_threads(master: str) -> int | None:
+    """Return N of `local[N]` / `local[N,F]` (1 for plain `local`), None for `local[*]` or else.
+
+    >>> [local_threads(m) for m in ("local[4]", "local[2,3]", "local", "local[*]")]
+    [4, 2, 1, None]
+    """
+    if master == "local":
+        return 1
+    if master.startswith("local[") and master.endswith("]"):
+        first = master[6:-1].split(",")[0].strip()
+        return int(first) if first.isdigit() and int(first) > 0 else None
+    return None
+
+
+def peak_running_tasks(tasks: pl.DataFrame) -> int:
+    """Return the most task attempts that ran at once in the application (at least 1)."""
+    if tasks.is_empty():
+        return 1
+    ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
+    events = pl.concat(
+        [
+            ends.select(pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+            ends.select(pl.col("end").alias("t"), pl.lit(-1).alias("d")),
+        ]
+    ).sort("t", "d")
+    return max(1, int(events["d"].cum_sum().max() or 1))  # type: ignore[arg-type]
+
+
+def build_capacity(app: Application, observed_peak: int = 1) -> Capacity:
+    """Work out the task slots alive over time, per resource profile.
+
+    An executor counts from its registration to its removal; one whose registration was not
+    logged counts from the start. The driver counts only in local mode (or when the log names
+    no other executor); when its cores were not logged, `local[N]` gives them, else
+    `observed_peak` (the most tasks seen running at once, see `peak_running_tasks`).
+    """
+    props = dict(app.spark_properties)
+    master = props.get("spark.master", "")
+    workers = [e for e in app.executors if e.executor_id != DRIVER_ID]
+    # `local-cluster[...]` runs real executor processes: not local mode.
+    local = (master.startswith("local") and not master.startswith("local-cluster")) or not workers
+    chosen = (
+        [e for e in app.executors if e.executor_id == DRIVER_ID] or list(app.executors)
+        if local
+        else workers
+    )
+    by_profile: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}
+    for e in chosen:
+        n = e.max_tasks or e.n_cores
+        if local and n <= 0:
+            n = local_threads(master) or max(observed_peak, 1)
+        changes, initial = by_profile.setdefault(e.resource_profile_id, ([], [0]))
+        if e.added_ms is None:
+            initial[0] += n
+        else:
+            changes.append((e.added_ms, n))
+        if e.removed_ms is not None:
+            changes.append((e.removed_ms, -n))
+    profiles = []
+    for pid, (changes, initial) in sorted(by_profile.items()):
+        times, values = _steps(changes, initial[0])
+        profiles.append(
+            ProfileSlots(
+                profile_id=pid,
+                times_ms=times,
+                slots=values,
+                initial=initial[0],
+                peak=max((initial[0], *values)),
+            )
+        )
+    return Capacity(
+        local_mode=local,
+        dynamic_allocation=not local and _flag(props.get("spark.dynamicAllocation.enabled")),
+        executor_cores=_int_setting(props, "spark.executor.cores"),
+        task_cpus=_int_setting(props, "spark.task.cpus") or 1,
+        profiles=tuple(profiles),
+        settings=tuple((k, props[k]) for k in ALLOCATION_SETTINGS if k in props),
+    )

@@ -1,0 +1,341 @@
+"""A stage's wall time taken apart: what the clock was doing from submission to completion.
+
+The parts add up to the stage attempt's wall time exactly, so that a finding can charge only
+the part its cause can shorten (more partitions shorten the running part, not the wait for an
+executor) and "where the time went" can say how much of a stage was tasks at all:
+
+- `wait_executor_ms`: before its first task, while no task slot of its resource profile was
+  alive (dynamic allocation still asking for executors, or none of its profile);
+- `queued_ms`: before its first task, or in a gap with none of its tasks running, while every
+  slot alive was busy with other stages' tasks (it queued behind them: a capacity question, not
+  a scheduling one);
+- `scheduler_delay_ms`: before its first task with slots free, other gaps with no task of it
+  running, after its last task (the driver handling results), and the in-task scheduler delay
+  Spark's UI shows (launch to finish minus run, deserialization and result time): time the
+  tasks were launched but the driver or the RPC layer kept them from starting or ending, in
+  the tail too (a straggler whose time is scheduler delay is not held by its data);
+- `deserialize_ms`, `run_ms` (of which `gc_ms` and `fetch_wait_ms`), `result_ms` (serializing
+  and fetching results): the stretch while most of the stage's tasks ran, split by their shares
+  of the tasks' summed time;
+- `tail_ms`: the straggler tail, from when fewer than half of the stage's peak number of
+  running tasks were still running to its last task's end, less the share of it the tasks
+  still running spent in scheduler delay or deserializing (a cold executor), which goes to
+  those parts.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer.aggregate.capacity import Capacity, ProfileSlots
+from analyzer.model.application import Application
+
+_KEY = ["stage_id", "stage_attempt_id"]
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True)
+class StageWall:
+    """One stage attempt's wall time, cut into parts that add up to it (all in ms)."""
+
+    stage_id: int = field(metadata=_help("Spark's stage id."))
+    stage_attempt_id: int = field(metadata=_help("The attempt."))
+    start_ms: int = field(metadata=_help("Submission, epoch ms."))
+    end_ms: int = field(metadata=_help("Completion, epoch ms."))
+    first_launch_ms: int | None = field(metadata=_help("Its first task's launch, epoch ms."))
+    slots: int = field(
+        metadata=_help("Most task slots of its resource profile alive while it ran.")
+    )
+    n_tasks: int = field(metadata=_help("Task attempts that ended."))
+    peak_running: int = field(metadata=_help("Most of its tasks running at once."))
+    wait_executor_ms: int = field(metadata=_help("Waiting with no slot of its profile alive."))
+    queued_ms: int = field(
+        metadata=_help("Waiting with every slot alive busy with other stages' tasks.")
+    )
+    scheduler_delay_ms: int = field(
+        metadata=_help("Waiting with slots alive, gaps, after the last task, in-task delay.")
+    )
+    deserialize_ms: int = field(metadata=_help("Tasks deserializing (wall share)."))
+    run_ms: int = field(metadata=_help("Tasks running (wall share)."))
+    gc_ms: int = field(metadata=_help("Part of `run_ms` that was JVM GC."))
+    fetch_wait_ms: int = field(metadata=_help("Part of `run_ms` waiting for shuffle blocks."))
+    result_ms: int = field(metadata=_help("Serializing and fetching task results (wall share)."))
+    tail_ms: int = field(metadata=_help("The straggler tail."))
+
+    @property
+    def wall_ms(self) -> int:
+        """Submission to completion."""
+        return self.end_ms - self.start_ms
+
+    @property
+    def busy_ms(self) -> int:
+        """The part more or fewer partitions could change: tasks working before the tail."""
+        return self.deserialize_ms + self.run_ms + self.result_ms
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """A stage attempt's task sums and timeline figures, and its gaps with no task running."""
+
+    sums: dict[str, int]
+    gaps: list[tuple[int, int]]
+
+    def __getitem__(self, name: str) -> int:
+        return self.sums[name]
+
+
+def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
+    """Per stage attempt: task time sums and the running-count figures of its timeline."""
+    if tasks.is_empty():
+        return {}
+    sums = tasks.group_by(_KEY).agg(
+        pl.len().alias("n"),
+        pl.col("launch_ms").min().alias("first_launch"),
+        pl.col("finish_ms").max().alias("last_finish"),
+        pl.col("duration_ms").clip(lower_bound=0).sum().alias("dur"),
+        (pl.col("run_ms") // cpus).clip(lower_bound=0).sum().alias("run"),
+        pl.col("deserialize_ms").clip(lower_bound=0).sum().alias("deser"),
+        (pl.col("result_serialization_ms") + pl.col("getting_result_ms"))
+        .clip(lower_bound=0)
+        .sum()
+        .alias("res"),
+        pl.col("gc_ms").clip(lower_bound=0).sum().alias("gc"),
+        pl.col("shuffle_fetch_wait_ms").clip(lower_bound=0).sum().alias("fetch"),
+    )
+    ends = tasks.select(
+        *_KEY, "launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("finish_ms")
+    )
+    events = (
+        pl.concat(
+            [
+                ends.select(*_KEY, pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+                ends.select(*_KEY, pl.col("finish_ms").alias("t"), pl.lit(-1).alias("d")),
+            ]
+        )
+        .sort([*_KEY, "t", "d"])
+        .with_columns(
+            pl.col("d").cum_sum().over(_KEY).alias("running"),
+            pl.col("t").shift(-1).over(_KEY).alias("next_t"),
+            pl.int_range(pl.len()).over(_KEY).alias("i"),
+        )
+        .with_columns(pl.col("running").max().over(_KEY).alias("peak"))
+    )
+    high = pl.col("running") * 2 > pl.col("peak")
+    last_high = pl.col("i").filter(high).max()
+    in_gap = (pl.col("running") == 0) & (pl.col("i") < last_high)
+    timeline = events.group_by(_KEY).agg(
+        pl.col("peak").first(),
+        pl.col("next_t").filter(pl.col("i") == last_high).first().alias("tail_start"),
+        (pl.col("next_t") - pl.col("t")).filter(in_gap).sum().alias("gaps"),
+        pl.col("t").filter(in_gap).alias("gap_starts"),
+        pl.col("next_t").filter(in_gap).alias("gap_ends"),
+    )
+    # What the tasks still running in the tail spent their time on: a straggler whose time is
+    # in-task scheduler delay is held by the driver or its executor, not by its data.
+    in_task_delay = (
+        pl.col("duration_ms")
+        - pl.col("run_ms") // cpus
+        - pl.col("deserialize_ms")
+        - pl.col("result_serialization_ms")
+        - pl.col("getting_result_ms")
+    ).clip(lower_bound=0)
+    stragglers = (
+        tasks.join(timeline.select(*_KEY, "tail_start"), on=_KEY)
+        .filter(pl.col("finish_ms") > pl.col("tail_start"))
+        .group_by(_KEY)
+        .agg(
+            pl.col("duration_ms").clip(lower_bound=0).sum().alias("tail_dur"),
+            in_task_delay.clip(upper_bound=pl.col("duration_ms")).sum().alias("tail_delay"),
+            pl.col("deserialize_ms").clip(lower_bound=0).sum().alias("tail_deser"),
+        )
+    )
+    out: dict[tuple[int, int], _Figures] = {}
+    joined = sums.join(timeline, on=_KEY, how="left").join(stragglers, on=_KEY, how="left")
+    for row in joined.iter_rows(named=True):
+        key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
+        spans = list(zip(row.pop("gap_starts") or (), row.pop("gap_ends") or (), strict=True))
+        out[key] = _Figures(
+            {k: int(v or 0) for k, v in row.items() if k not in _KEY},
+            [(int(a), int(b)) for a, b in spans if a is not None and b is not None],
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Running:
+    """Task attempts running at once in the whole application, as a step function of time."""
+
+    times_ms: list[int]
+    running: list[int]
+
+    def busy_ms(self, start_ms: int, end_ms: int, profile: ProfileSlots) -> int:
+        """Return how many ms of [start_ms, end_ms) had every alive slot (at least one) busy."""
+        if end_ms <= start_ms:
+            return 0
+        i = bisect.bisect_right(self.times_ms, start_ms)
+        current = self.running[i - 1] if i else 0
+        cursor, total = start_ms, 0
+        while True:
+            nxt = self.times_ms[i] if i < len(self.times_ms) else end_ms
+            nxt = min(nxt, end_ms)
+            slots = profile.at(cursor)
+            if slots > 0 and current >= slots:
+                total += nxt - cursor
+            if nxt >= end_ms:
+                return total
+            cursor, current = nxt, self.running[i]
+            i += 1
+
+
+def _running(tasks: pl.DataFrame) -> _Running:
+    """Build the application's running-task step function from the task table."""
+    if tasks.is_empty():
+        return _Running([], [])
+    ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
+    events = (
+        pl.concat(
+            [
+                ends.select(pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+                ends.select(pl.col("end").alias("t"), pl.lit(-1).alias("d")),
+            ]
+        )
+        .group_by("t")
+        .agg(pl.col("d").sum())
+        .sort("t")
+        .with_columns(pl.col("d").cum_sum().alias("running"))
+    )
+    return _Running(events["t"].to_list(), events["running"].to_list())
+
+
+def _split(total: float, weights: list[float]) -> list[int]:
+    """Split `total` ms by `weights` into ints that add up to round(total)."""
+    whole = sum(weights)
+    target = max(0, round(total))
+    if whole <= 0:
+        return [target] + [0] * (len(weights) - 1)
+    parts = [int(total * w / whole) for w in weights]
+    parts[weights.index(max(weights))] += target - sum(parts)
+    return parts
+
+
+def take_stage_walls(
+    app: Application, tasks: pl.DataFrame, capacity: Capacity, run_divisor: int = 1
+) -> dict[tuple[int, int], StageWall]:
+    """Take apart the wall time of every stage attempt with a submission and a completion.
+
+    `run_divisor` is what Spark multiplied executor run times by (`spark.task.cpus` from Spark
+    4.0, see `attribution.task_cpus`).
+    """
+    figures = _task_figures(tasks, max(1, run_divisor))
+    running = _running(tasks)
+    out: dict[tuple[int, int], StageWall] = {}
+    for s in app.stages:
+        if s.submission_ms is None or s.completion_ms is None:
+            continue
+        start, end = s.submission_ms, max(s.completion_ms, s.submission_ms)
+        key = (s.stage_id, s.attempt_id)
+        profile = capacity.profile(s.resource_profile_id)
+        f = figures.get(key)
+        if f is None or not f["n"]:
+            waiting = profile.without_slots_ms(start, end)
+            out[key] = StageWall(
+                stage_id=s.stage_id,
+                stage_attempt_id=s.attempt_id,
+                start_ms=start,
+                end_ms=end,
+                first_launch_ms=None,
+                slots=profile.most(start, end),
+                n_tasks=0,
+                peak_running=0,
+                wait_executor_ms=waiting,
+                queued_ms=0,
+                scheduler_delay_ms=end - start - waiting,
+                deserialize_ms=0,
+                run_ms=0,
+                gc_ms=0,
+                fetch_wait_ms=0,
+                result_ms=0,
+                tail_ms=0,
+            )
+            continue
+        first = min(max(f["first_launch"], start), end)
+        last = min(max(f["last_finish"], first), end)
+        tail_start = min(max(f["tail_start"] or last, first), last)
+        waiting = profile.without_slots_ms(start, first)
+        queued = min(first - start - waiting, running.busy_ms(start, first, profile))
+        gaps = min(f["gaps"], tail_start - first)
+        # A gap while every slot ran other stages' tasks is queueing, not scheduling.
+        queued += min(gaps, sum(running.busy_ms(a, b, profile) for a, b in f.gaps))
+        active = tail_start - first - gaps
+        run = min(f["run"], f["dur"])
+        deser = min(f["deser"], f["dur"] - run)
+        res = min(f["res"], f["dur"] - run - deser)
+        in_task_delay = max(0, f["dur"] - run - deser - res)
+        if f["dur"] <= 0:
+            run, deser, res, in_task_delay = 1, 0, 0, 0
+        deser_w, run_w, res_w, delay_w = _split(active, [deser, run, res, in_task_delay])
+        run_parts = max(run, 1)
+        gc_w = min(run_w, int(run_w * min(f["gc"], run) / run_parts))
+        fetch_w = min(run_w - gc_w, int(run_w * min(f["fetch"], run) / run_parts))
+        tail = last - tail_start
+        tail_delay = tail_deser = 0
+        if f["tail_dur"] > 0:
+            tail_delay = int(tail * min(f["tail_delay"], f["tail_dur"]) / f["tail_dur"])
+            tail_deser = min(
+                tail - tail_delay, int(tail * min(f["tail_deser"], f["tail_dur"]) / f["tail_dur"])
+            )
+        out[key] = StageWall(
+            stage_id=s.stage_id,
+            stage_attempt_id=s.attempt_id,
+            start_ms=start,
+            end_ms=end,
+            first_launch_ms=first,
+            slots=profile.most(first, last),
+            n_tasks=f["n"],
+            peak_running=f["peak"],
+            wait_executor_ms=waiting,
+            queued_ms=queued,
+            scheduler_delay_ms=(first - start - waiting)
+            + gaps
+            - queued
+            + delay_w
+            + tail_delay
+            + (end - last),
+            deserialize_ms=deser_w + tail_deser,
+            run_ms=run_w,
+            gc_ms=gc_w,
+            fetch_wait_ms=fetch_w,
+            result_ms=res_w,
+            tail_ms=tail - tail_delay - tail_deser,
+        )
+    return out
+
+
+PARTS = (
+    "wait_executor_ms",
+    "queued_ms",
+    "scheduler_delay_ms",
+    "deserialize_ms",
+    "run_ms",
+    "result_ms",
+    "tail_ms",
+)
+"""The fields of `StageWall` that add up to its wall time, in timeline order."""
+
+
+def stage_parts(walls: dict[tuple[int, int], StageWall], stage_id: int) -> dict[str, int]:
+    """Return a stage's wall parts (`PARTS`, plus `gc_ms` and `fetch_wait_ms`) summed over its
+    attempts; empty for a stage with no attempt taken apart."""
+    out: dict[str, int] = {}
+    for (sid, _), wall in walls.items():
+        if sid != stage_id:
+            continue
+        for name in (*PARTS, "gc_ms", "fetch_wait_ms"):
+            out[name] = out.get(name, 0) + int(getattr(wall, name))
+    return out

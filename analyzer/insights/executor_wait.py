@@ -1,0 +1,180 @@
+"""Rule `executor-wait`: stages submitted while no executor could run their tasks.
+
+With dynamic allocation, executors idle longer than `executorIdleTimeout` are released, and the
+next stage waits `schedulerBacklogTimeout` plus the executors' start-up before its first task;
+a stage of another resource profile waits for executors of its own profile whatever else is
+alive. That wait is wall time no partitioning or query change shortens.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.stage_wall import StageWall
+from analyzer.aggregate.time_spent import covered_ms
+from analyzer.insights._common import context
+from analyzer.insights.finding import Finding, ev
+from analyzer.insights.thresholds import Thresholds
+from analyzer.units import fmt_duration_ms
+
+RULE = "executor-wait"
+METHOD = (
+    "the union over the query's stages of the stretches from submission during which no task "
+    "slot of the stage's resource profile was alive or only executors added in the 30 s before "
+    "its first task, and under dynamic allocation of their tasks' deserialization on such "
+    "executors"
+)
+
+
+FRESH_MS = 30_000
+"""Executors added this long before a stage's first task are still starting (cold)."""
+COLD_SHARE = 0.5
+"""A stage whose wall time is at least this share of deserialization ran on cold executors."""
+
+
+def started_fresh(analysis: Analysis, wall: StageWall) -> bool:
+    """True when a stage's wall time went mostly to deserializing on executors dynamic
+    allocation had just added: the rest of its wait for executors to be ready."""
+    cap = analysis.capacity
+    if not cap.dynamic_allocation or wall.first_launch_ms is None:
+        return False
+    if wall.deserialize_ms < COLD_SHARE * wall.wall_ms:
+        return False
+    stage = context(analysis).attempts.get((wall.stage_id, wall.stage_attempt_id))
+    profile = cap.profile(stage.resource_profile_id if stage else 0)
+    first = wall.first_launch_ms
+    return profile.at(first) > profile.at(first - FRESH_MS)
+
+
+def startup_delay_ms(analysis: Analysis, wall: StageWall) -> int:
+    """The wait before a stage's first task while every executor of its profile had been added
+    in the `FRESH_MS` before that task: executors still starting, not the driver stalling.
+    Counted only when it is at least `COLD_SHARE` of the stage's wall time."""
+    if wall.first_launch_ms is None:
+        return 0
+    stage = context(analysis).attempts.get((wall.stage_id, wall.stage_attempt_id))
+    profile = analysis.capacity.profile(stage.resource_profile_id if stage else 0)
+    first = wall.first_launch_ms
+    if profile.at(first - FRESH_MS) > 0:
+        return 0
+    pending = max(
+        0,
+        min(
+            first - wall.start_ms - wall.wait_executor_ms - wall.queued_ms, wall.scheduler_delay_ms
+        ),
+    )
+    return pending if pending >= COLD_SHARE * wall.wall_ms else 0
+
+
+def waiting_windows(analysis: Analysis, wall: StageWall) -> list[tuple[int, int]]:
+    """The stretches a stage waited for executors: with none alive from its submission, with
+    only just-started ones before its first task (`startup_delay_ms`), and deserializing on
+    freshly added ones under dynamic allocation (see `started_fresh`)."""
+    out = []
+    waited = wall.wait_executor_ms + startup_delay_ms(analysis, wall)
+    if waited:
+        out.append((wall.start_ms, wall.start_ms + waited))
+    if wall.first_launch_ms is not None and started_fresh(analysis, wall):
+        out.append((wall.first_launch_ms, wall.first_launch_ms + wall.deserialize_ms))
+    return out
+
+
+def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report, per SQL execution (and once for stages outside SQL), the wall time its stages
+    waited with no task slot of their resource profile alive, when significant."""
+    ctx = context(analysis)
+    cap = ctx.capacity
+    if cap.local_mode:
+        return []
+    by_execution: dict[int | None, list[StageWall]] = defaultdict(list)
+    for wall in ctx.walls.values():
+        if waiting_windows(analysis, wall):
+            by_execution[ctx.stage_execution(wall.stage_id)].append(wall)
+    profile_of = {(s.stage_id, s.attempt_id): s.resource_profile_id for s in ctx.attempts.values()}
+    settings = dict(cap.settings)
+    gap_ms = analysis.time_spent.longest_gap_ms
+    findings = []
+    for execution_id, walls in sorted(by_execution.items(), key=lambda kv: (kv[0] is None, kv[0])):
+        lost_ms = covered_ms(span for w in walls for span in waiting_windows(analysis, w))
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        walls.sort(key=lambda w: (-w.wait_executor_ms - w.deserialize_ms, w.stage_id))
+        cold = [
+            w.stage_id for w in walls if started_fresh(analysis, w) or startup_delay_ms(analysis, w)
+        ]
+        first = walls[0]
+        stage_ids = sorted({w.stage_id for w in walls})
+        profile = profile_of.get((first.stage_id, first.stage_attempt_id), 0)
+        others = sum(p.at(first.start_ms) for p in cap.profiles if p.profile_id != profile)
+        evidence = [
+            ev("stage_ids", "stages", ", ".join(map(str, stage_ids)), "text"),
+            ev("wait_ms", "waited for executors (union)", lost_ms, "ms"),
+            ev(
+                "cold_stage_ids",
+                "deserializing on just-started executors",
+                ", ".join(map(str, cold)) or "–",
+                "text",
+            ),
+            ev("resource_profile_id", "resource profile", profile, "id"),
+            ev("other_profile_slots", "slots of other profiles alive", others, "count"),
+        ]
+        evidence += [ev(k, k, v, "text") for k, v in cap.settings if "dynamicAllocation" in k]
+        if others:
+            suggestion = (
+                f"The stage needs resource profile {profile}; executors of other profiles were "
+                "alive but Spark runs a stage only on executors of its own profile. Request "
+                "its executors earlier, reuse the default profile where the resources allow, or "
+                "keep executors of that profile (spark.dynamicAllocation.minExecutors applies "
+                "per profile)."
+            )
+        elif cap.dynamic_allocation:
+            timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
+            suggestion = (
+                "Dynamic allocation had released every executor "
+                f"(spark.dynamicAllocation.executorIdleTimeout={timeout}"
+                + (
+                    f"; the longest pause between jobs was {fmt_duration_ms(gap_ms)}"
+                    if gap_ms
+                    else ""
+                )
+                + ") and the stage waited for new ones to start and warm up. Keep some: set "
+                "spark.dynamicAllocation.minExecutors (or initialExecutors) above 0, raise "
+                "executorIdleTimeout above the pauses between jobs, and lower "
+                "spark.dynamicAllocation.schedulerBacklogTimeout (default 1s) to ask sooner."
+            )
+        else:
+            suggestion = (
+                "No executor was registered yet, or they had just registered and were still "
+                "starting (or all were lost): the cluster was slow to grant them or they were "
+                "slow to start. Make the application wait for them before its first job "
+                "(spark.scheduler.minRegisteredResourcesRatio, "
+                "spark.scheduler.maxRegisteredResourcesWaitingTime) or check the cluster's "
+                "free capacity and executor start-up (image pulls, large --jars)."
+            )
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
+                title=(
+                    f"Stage{'s' if len(stage_ids) > 1 else ''} "
+                    f"{', '.join(map(str, stage_ids[:8]))}{'…' if len(stage_ids) > 8 else ''} "
+                    f"waited {fmt_duration_ms(lost_ms)} for executors"
+                    + (
+                        " of its resource profile"
+                        if others
+                        else " (none alive, or just started)"
+                        if cold
+                        else " (none alive)"
+                    )
+                ),
+                suggestion=suggestion,
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=execution_id,
+                stage_id=first.stage_id,
+                stage_attempt_id=first.stage_attempt_id,
+                evidence=tuple(evidence),
+            )
+        )
+    return findings

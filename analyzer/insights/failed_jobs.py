@@ -1,0 +1,52 @@
+"""Rule `failed-job`: a job outside any SQL execution failed (an RDD action, a file listing)."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights.failed_queries import first_line
+from analyzer.insights.failure_cause import is_cancellation, root_cause
+from analyzer.insights.finding import Finding, ev
+from analyzer.insights.thresholds import Thresholds
+
+RULE = "failed-job"
+METHOD = "the failed job's wall time: its result was never produced"
+
+
+def detect_failed_jobs(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report every failed job that belongs to no SQL execution, with the error that failed it.
+
+    Jobs cancelled because the application stopped are left out: they are what another
+    failure (or the end) took down with it.
+    """
+    findings = []
+    for job in analysis.application.jobs:
+        if job.execution_id is not None or job.status != "FAILED":
+            continue
+        if is_cancellation(job.error_message):
+            continue
+        cause = root_cause(job.error_message) or "no error message in the log"
+        duration = (
+            job.completion_ms - job.submission_ms
+            if job.completion_ms is not None and job.submission_ms is not None
+            else 0
+        )
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity="critical",
+                title=f"Job {job.job_id} failed: {cause}",
+                suggestion=(
+                    "Fix the error the root cause names; if it is an out-of-memory error or a "
+                    "lost executor, give tasks more memory or smaller partitions."
+                ),
+                estimated_lost_ms=max(0, duration),
+                estimate_method=METHOD,
+                stage_id=max(job.stage_ids) if job.stage_ids else None,
+                evidence=(
+                    ev("root_cause", "root cause", cause, "text"),
+                    ev("job", "job", first_line(job.description or job.name or ""), "text"),
+                    ev("duration_ms", "duration", max(0, duration), "ms"),
+                ),
+            )
+        )
+    return findings

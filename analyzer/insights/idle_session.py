@@ -1,0 +1,62 @@
+"""Rule `idle-session`: the application spent most of its wall time with no job running.
+
+An interactive session (a notebook, a shell) waits for its user between commands; that is not
+a performance problem and nothing in Spark tunes it. Saying so keeps the driver-alone time from
+being read as a slow query, and says where the held executors' cost comes from.
+"""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import context
+from analyzer.insights.finding import Finding, ev
+from analyzer.insights.thresholds import Thresholds
+from analyzer.units import fmt_duration_ms, fmt_pct
+
+RULE = "idle-session"
+METHOD = "not a time cost: time with no job running, start-up and the end included"
+IDLE_SHARE = 0.5
+"""The driver alone for at least this share of the wall time …"""
+MIN_PAUSE_MS = 30_000
+"""… with a pause (between jobs, or before the first) at least this long."""
+
+
+def detect_idle_session(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report (at info level) an application idle most of its wall time, with long pauses."""
+    spent = analysis.time_spent
+    if not spent.wall_ms or spent.driver_ms is None:
+        return []
+    share = spent.driver_ms / spent.wall_ms
+    pause = max(spent.longest_gap_ms, spent.startup_ms or 0)
+    if share < IDLE_SHARE or pause < MIN_PAUSE_MS:
+        return []
+    cap = context(analysis).capacity
+    held = (
+        ""
+        if cap.local_mode
+        else " Executors held meanwhile cost money, not time: see idle-executors."
+    )
+    return [
+        Finding(
+            rule=RULE,
+            severity="info",
+            title=(
+                f"No job ran {fmt_pct(share)} of the application's wall time "
+                f"(longest pause {fmt_duration_ms(pause)}): an idle or interactive session"
+            ),
+            suggestion=(
+                "Nothing to tune in Spark: the driver was waiting (for a user, a notebook "
+                "cell, or code outside Spark). Judge the queries by their own wall times." + held
+            ),
+            estimated_lost_ms=0,
+            estimate_method=METHOD,
+            evidence=(
+                ev("driver_only_ms", "no job running", spent.driver_ms, "ms"),
+                ev("startup_ms", "before the first job", spent.startup_ms, "ms"),
+                ev("between_jobs_ms", "between jobs", spent.between_ms, "ms"),
+                ev("after_last_job_ms", "after the last job", spent.after_ms, "ms"),
+                ev("longest_gap_ms", "longest pause between jobs", spent.longest_gap_ms, "ms"),
+                ev("idle_share", "share of the wall time", share, "share"),
+            ),
+        )
+    ]

@@ -1,0 +1,69 @@
+"""Rule `memory-pressure`: a stage's tasks both collected garbage and spilled, too little
+memory per task showing twice; each alone may be under the floor while together they matter."""
+
+from __future__ import annotations
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import context
+from analyzer.insights.finding import Finding, ev
+from analyzer.insights.gc_pressure import gc_share, gc_wall_ms
+from analyzer.insights.spill import spill_task_ms, spill_wall_ms
+from analyzer.insights.thresholds import Thresholds
+from analyzer.units import fmt_bytes, fmt_pct
+
+RULE = "memory-pressure"
+METHOD = (
+    "the GC part of the stage's run wall time plus the spill I/O estimate of `spill`, at most "
+    "the stage's running part (run and tail)"
+)
+
+
+def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report stage attempts with GC of at least half `gc_share` of task time and a spill of at
+    least a quarter of `spill_min_bytes`, when the two together cost a significant share."""
+    ctx = context(analysis)
+    findings = []
+    for key, s in sorted(ctx.stage_stats.items()):
+        share = gc_share(s.gc_sum_ms, s.duration_sum_ms)
+        spilled = max(s.memory_bytes_spilled, s.disk_bytes_spilled)
+        if share < thresholds.gc_share / 2 or spilled < thresholds.spill_min_bytes / 4:
+            continue
+        if ctx.in_failed_execution(s.stage_id):
+            continue
+        execution_id = ctx.stage_execution(s.stage_id)
+        gc_ms = gc_wall_ms(analysis, key)
+        spill_ms = spill_wall_ms(analysis, key, spill_task_ms(spilled, thresholds))
+        wall = ctx.walls.get(key)
+        cap = wall.run_ms + wall.tail_ms if wall is not None else gc_ms + spill_ms
+        lost_ms = min(gc_ms + spill_ms, cap)
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
+                title=(
+                    f"Stage {s.stage_id}: memory pressure: {fmt_pct(share)} of task time in GC "
+                    f"and {fmt_bytes(spilled)} spilled"
+                ),
+                suggestion=(
+                    "Give each task more memory: smaller partitions (raise "
+                    "spark.sql.shuffle.partitions), fewer concurrent tasks per executor (lower "
+                    "spark.executor.cores) or more executor memory (spark.executor.memory, "
+                    "spark.memory.fraction); avoid caching deserialized objects."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=execution_id,
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                evidence=(
+                    ev("gc_ms", "GC time (tasks)", s.gc_sum_ms, "ms"),
+                    ev("gc_share", "GC share of task time", share, "share"),
+                    ev("gc_wall_ms", "GC (wall)", gc_ms, "ms"),
+                    ev("bytes_spilled", "spilled", spilled, "bytes"),
+                    ev("spill_wall_ms", "spill I/O (wall, estimated)", spill_ms, "ms"),
+                ),
+            )
+        )
+    return findings

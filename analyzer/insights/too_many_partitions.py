@@ -1,0 +1,106 @@
+"""Rule `too-many-partitions`: a shuffle cut a little data into many partitions, each task
+paying a fixed cost (scheduling, deserializing, starting a Python worker's batch) for almost
+nothing, in several waves over the slots where one would do."""
+
+from __future__ import annotations
+
+import math
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.insights._common import context, parse_bytes
+from analyzer.insights.finding import Finding, ev
+from analyzer.insights.thresholds import Thresholds
+from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms
+
+RULE = "too-many-partitions"
+METHOD = (
+    "the stage's task wall time (run, deserialization, results and tail) × (1 − waves needed "
+    "with the suggested partition count / waves it ran) × the share of a task's time taken to "
+    "be fixed cost (1 − median bytes read / small_partition_bytes: all of it for an empty "
+    "partition)"
+)
+ADVISORY_DEFAULT_BYTES = 64 << 20
+"""`spark.sql.adaptive.advisoryPartitionSizeInBytes` by default: the size a partition should be."""
+
+
+def partitions_to_set(bytes_read: int, slots: int, advisory_bytes: int) -> int:
+    """Return the shuffle partition count for `bytes_read`: one per advisory size, at least one
+    per slot (fewer would leave cores idle).
+
+    >>> partitions_to_set(52_000, 8, 64 << 20), partitions_to_set(10 << 30, 8, 64 << 20)
+    (8, 160)
+    """
+    return max(max(slots, 1), math.ceil(bytes_read / max(advisory_bytes, 1)))
+
+
+def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
+    """Report shuffle-reading stages of SQL executions with more tasks than two waves over
+    their slots, whose median task read less than `small_partition_bytes`, when the waves
+    the suggested partition count saves are significant."""
+    ctx = context(analysis)
+    advisory = parse_bytes(
+        ctx.properties.get("spark.sql.adaptive.advisoryPartitionSizeInBytes"),
+        ADVISORY_DEFAULT_BYTES,
+    )
+    findings = []
+    for key, s in sorted(ctx.stage_stats.items()):
+        wall = ctx.walls.get(key)
+        execution_id = ctx.stage_execution(s.stage_id)
+        if wall is None or execution_id is None or wall.slots <= 0:
+            continue
+        if s.shuffle_read_max_bytes <= 0 or ctx.in_failed_execution(s.stage_id):
+            continue  # reads no shuffle: spark.sql.shuffle.partitions does not size it
+        if 2 * s.shuffle_read_median_bytes * s.n_successful < s.read_sum_bytes:
+            continue  # mostly reads files: its splits, not the shuffle, size its tasks
+        if s.n_successful <= 2 * wall.slots:
+            continue
+        if s.shuffle_read_median_bytes >= thresholds.small_partition_bytes:
+            continue
+        target = partitions_to_set(s.read_sum_bytes, wall.slots, advisory)
+        if target * 2 > s.n_successful:
+            continue
+        waves = math.ceil(s.n_successful / wall.slots)
+        new_waves = math.ceil(target / wall.slots)
+        working = wall.run_ms + wall.deserialize_ms + wall.result_ms + wall.tail_ms
+        fixed_share = 1 - s.shuffle_read_median_bytes / thresholds.small_partition_bytes
+        lost_ms = int(working * (1 - new_waves / waves) * fixed_share)
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
+        findings.append(
+            Finding(
+                rule=RULE,
+                severity=ctx.severity(lost_ms, execution_id, thresholds),
+                title=(
+                    f"Stage {s.stage_id}: {fmt_count(s.n_successful)} shuffle partitions for "
+                    f"{fmt_bytes(s.read_sum_bytes)} ({fmt_bytes(s.shuffle_read_median_bytes)} "
+                    f"per task, {fmt_duration_ms(s.median_duration_ms)} each); "
+                    f"{fmt_count(target)} would do"
+                ),
+                suggestion=(
+                    f"Set spark.sql.shuffle.partitions={target} for this query (one partition "
+                    f"per {fmt_bytes(advisory)} read, at least one per task slot), or let AQE "
+                    "coalesce them (spark.sql.adaptive.enabled=true with "
+                    "spark.sql.adaptive.coalescePartitions.enabled=true). Each task pays a "
+                    "fixed cost (a Python UDF's worker batch more than most) whatever its data."
+                ),
+                estimated_lost_ms=lost_ms,
+                estimate_method=METHOD,
+                execution_id=execution_id,
+                stage_id=s.stage_id,
+                stage_attempt_id=s.stage_attempt_id,
+                evidence=(
+                    ev("n_tasks", "tasks", s.n_successful, "count"),
+                    ev("slots", "task slots", wall.slots, "count"),
+                    ev("bytes_read", "bytes read", s.read_sum_bytes, "bytes"),
+                    ev(
+                        "median_read_bytes",
+                        "median task read",
+                        s.shuffle_read_median_bytes,
+                        "bytes",
+                    ),
+                    ev("median_duration_ms", "median task", s.median_duration_ms, "ms"),
+                    ev("partitions_to_set", "spark.sql.shuffle.partitions to set", target, "count"),
+                ),
+            )
+        )
+    return findings

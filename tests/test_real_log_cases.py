@@ -1,0 +1,136 @@
+"""Labelled real-world logs: for every public log, what a Spark performance engineer reading its
+raw events says leads, checked against what the report leads with.
+
+Each case names the expected top rule among the findings above `info` (None: no warning or
+critical finding at all). On every log, rules whose advice cannot apply are forbidden: no
+dynamic-allocation advice in local mode or where it is already on, no smaller file splits
+(`maxPartitionBytes`) for a task that read a single row group. The table in docs/findings.md
+("Labelled real-world logs") lists the same cases; `test_the_table_lists_every_case` keeps the
+two in step. The estimate bound is `tests/test_estimates.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+from eventlog_samples import REPO, public_logs
+
+from analyzer import api
+from analyzer.errors import Strictness
+from analyzer.insights import detect_all
+from analyzer.insights.finding import Finding
+
+EXPECTED_TOP: dict[str, str | None] = {
+    "attempt_1_eventlog.zstd": "data-skew",
+    "attempt_2_eventlog.zstd": "data-skew",
+    "attempt_3_eventlog.zstd": "data-skew",
+    "attempt_4_eventlog.zstd": "data-skew",
+    "join_agg_on_yarn_eventlog.zstd": "data-skew",
+    "complex_dec_eventlog.zstd": "failed-job",
+    "customshuffle_eventlog.zstd": "memory-pressure",
+    "aqeshuffle_eventlog.zstd": "memory-pressure",
+    "db_subExecution_id.zstd": "idle-cores",
+    "dsAndDf_eventlog.zstd": "too-many-partitions",
+    "eventlog_4nodes_8cores_dynamic_alloc.zstd": "executor-wait",
+    "nds_q66_gpu.zstd": "executor-wait",
+    "pandas_execs_eventlog.zstd": "too-many-partitions",
+    "rp_nosql_eventlog": "executor-wait",
+    "rp_sql_eventlog.zstd": "executor-wait",
+    "malformed_json_eventlog.zstd": "executor-wait",
+    "tasks_executors_fail_compressed_eventlog.zstd": "failed-query",
+    "gpu_oom_eventlog.zstd": "failed-query",
+    "nds_q72_dataproc_2_2.zstd": "row-explosion",
+}
+"""The logs with a finding that leads; every other public log raises no warning."""
+
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    # Five 1-task stages held by the driver: not a partitioning problem, and one stall.
+    "nds_q66_gpu.zstd": ("idle-cores", "gc-pressure"),
+    # Stages waiting for executors are not idle cores.
+    "eventlog_4nodes_8cores_dynamic_alloc.zstd": ("idle-cores", "gc-pressure"),
+    # Stages queued for slots behind each other are neither idle nor held by the driver.
+    "eventlog_v2_app-20240919162642-0000": ("idle-cores", "scheduler-delay"),
+    # The cost is the partition count, not the Python in each partition.
+    "pandas_execs_eventlog.zstd": ("tiny-tasks",),
+    # The query failed: its spill and its lost executor are the failure's evidence.
+    "gpu_oom_eventlog.zstd": ("spill", "gc-pressure", "memory-pressure", "scheduler-delay"),
+}
+"""Rules that must not fire (at any severity) on a log, beyond the checks every log gets."""
+
+
+@cache
+def _findings(log: Path) -> tuple[bool, bool, tuple[Finding, ...]]:
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    cap = analysis.capacity
+    return cap.local_mode, cap.dynamic_allocation, tuple(detect_all(analysis))
+
+
+def _params() -> list[object]:
+    return [pytest.param(log, id=f"{log.parent.name}/{log.name}") for log in public_logs()]
+
+
+@pytest.mark.parametrize("log", _params())
+def test_the_report_leads_with_what_an_expert_would(log: Path) -> None:
+    _local, _dynamic, findings = _findings(log)
+    loud = [f for f in findings if f.severity != "info"]
+    expected = EXPECTED_TOP.get(log.name)
+    if expected is None:
+        assert loud == [], [(f.rule, f.title) for f in loud]
+    else:
+        assert loud and loud[0].rule == expected, [(f.rule, f.title) for f in loud[:3]]
+
+
+@pytest.mark.parametrize("log", _params())
+def test_no_advice_that_cannot_apply(log: Path) -> None:
+    local, dynamic, findings = _findings(log)
+    rules = {f.rule for f in findings}
+    assert not rules & set(FORBIDDEN.get(log.name, ())), sorted(rules)
+    for f in findings:
+        if local or dynamic:
+            assert "enable spark.dynamicAllocation.enabled" not in f.suggestion, f.title
+        if local:
+            assert f.rule != "idle-executors"
+            assert f.rule != "executor-wait"
+
+
+def test_q66_stall_is_one_finding_naming_the_driver() -> None:
+    log = next(p for p in public_logs() if p.name == "nds_q66_gpu.zstd")
+    _local, _dynamic, findings = _findings(log)
+    in_query = [f for f in findings if f.execution_id == 24]
+    assert [f.rule for f in in_query] == ["scheduler-delay"]
+    stall = in_query[0]
+    assert "scheduler delay" in stall.title and "Driver" in stall.title
+    assert stall.evidence[0].value == "31, 32, 33, 34, 35"
+    assert 11_000 <= stall.estimated_lost_ms <= 12_200  # one 11 s stall, not five
+
+
+def test_pandas_udf_log_says_the_partition_count_to_set() -> None:
+    log = next(p for p in public_logs() if p.name == "pandas_execs_eventlog.zstd")
+    _local, _dynamic, findings = _findings(log)
+    top = findings[0]
+    assert top.rule == "too-many-partitions"
+    assert top.number("partitions_to_set") == 8
+    assert "spark.sql.shuffle.partitions=8" in top.suggestion
+
+
+def test_uneven_split_of_one_row_group_is_not_told_to_split_smaller() -> None:
+    log = next(p for p in public_logs() if p.name == "join_agg_on_yarn_eventlog.zstd")
+    _local, _dynamic, findings = _findings(log)
+    skew = next(f for f in findings if f.rule == "data-skew")
+    assert "maxPartitionBytes so" not in skew.suggestion
+    assert "cannot be split further" in skew.suggestion
+
+
+def test_the_table_lists_every_case() -> None:
+    doc = (REPO / "docs" / "findings.md").read_text()
+    section = doc.split("## Labelled real-world logs", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^\| `([^`]+)` \|[^|]*\|[^|]*\| (?:`([a-z-]+)`|none) ", section, re.M)
+    }
+    for log in public_logs():
+        assert log.name in rows, f"{log.name} missing from the table in docs/findings.md"
+        assert rows[log.name] == EXPECTED_TOP.get(log.name), log.name
