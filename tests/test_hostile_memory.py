@@ -98,7 +98,8 @@ def test_many_executors_are_counted_in_the_page_and_whole_in_the_json(tmp_path: 
     log = write_many_executors_log(_source(), tmp_path / "execs", n_executors)
     analysis = api.analyze(log)
     html = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0))
-    assert "… and 1,501 more executors (all in the JSON report)" in html
+    # The sample's executors offer 2 cores each, and run no task here.
+    assert "… and 1,501 more executors: 3,002 cores, 0 tasks (all in the JSON report)" in html
     document = json.loads(api.render_report(analysis, ReportOptions(fmt="json")))
     assert len(document["executors"]) == n_executors + 1  # and the driver
     assert [e["executor_id"] for e in document["executors"][1:4]] == ["1", "2", "3"]

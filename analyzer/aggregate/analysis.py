@@ -300,19 +300,27 @@ class Analysis:
                 (e for e in self.application.executors if e.executor_id != FALLBACK_EXECUTOR_ID),
                 key=executor_order,
             )
-            return tuple(summarize_executor(e, self.application) for e in executors[:max_rows])
+            return tuple(self._executor_summary(e, keep=True) for e in executors[:max_rows])
 
         return self._once(("listed_executor_summaries", max_rows), compute)
 
     def iter_executor_summaries(self) -> Iterator[tuple[Executor, ExecutorSummary]]:
         """Every executor and the driver, in registration order, each with its summary, one at
-        a time (not kept: the JSON report writes a million of them as they come)."""
-        app = self.application
+        a time: those a table listed are reused, the others made and not kept (the JSON report
+        writes a million of them as they come)."""
         return (
-            (e, summarize_executor(e, app))
-            for e in app.executors
+            (e, self._executor_summary(e, keep=False))
+            for e in self.application.executors
             if e.executor_id != FALLBACK_EXECUTOR_ID
         )
+
+    def _executor_summary(self, executor: Executor, keep: bool) -> ExecutorSummary:
+        """One executor's summary, kept (under its id, unique in a log) when `keep`."""
+        key = ("executor_summary", executor.executor_id)
+        if keep:
+            return self._once(key, lambda: summarize_executor(executor, self.application))
+        found = self._figures.get(key)
+        return found if found is not None else summarize_executor(executor, self.application)
 
 
 def analyze_built(

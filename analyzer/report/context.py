@@ -352,11 +352,23 @@ def build_executors_view(analysis: Analysis) -> ExecutorsView:
     cores = sum(e.n_cores for e in workers)
     if cores:
         parts.append(plural(cores, "core"))
+    more_str = _more(len(executors), len(items), "executors")
+    if more_str:
+        # What the rows left out hold, so the table still accounts for every executor.
+        listed = analysis.listed_executor_summaries(MAX_ROWS)
+        rest_cores = sum(e.n_cores for e in executors) - sum(s.total_cores for s in listed)
+        rest_tasks = sum(e.n_tasks_started for e in executors) - sum(
+            s.n_total_tasks for s in listed
+        )
+        more_str = (
+            f"… and {fmt_count(len(executors) - len(items))} more executors: "
+            f"{plural(rest_cores, 'core')}, {plural(rest_tasks, 'task')} (all in the JSON report)"
+        )
     return ExecutorsView(
         summary_str=", ".join(parts[:2]) + ("; " + parts[2] if len(parts) > 2 else ""),
         capacity_str=_capacity_str(analysis.capacity),
         items=tuple(items),
-        more_str=_more(len(executors), len(items), "executors"),
+        more_str=more_str,
     )
 
 
