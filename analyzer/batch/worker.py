@@ -26,8 +26,8 @@ from analyzer.batch.jobs import (
 )
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
+from analyzer.redact import Redactor, redact_view
 from analyzer.report.batch_index import summarize
-from analyzer.report.redact import Redactor, redact_view
 
 
 def one_line(error: BaseException) -> str:
