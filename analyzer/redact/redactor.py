@@ -1,7 +1,8 @@
 """The `Redactor`: one mapping of values from a log to pseudonyms, applied to any string.
 
 It composes the passes of this package on one `Spans` per string, in a fixed order (the first to
-claim a character wins): literals of free text already seen where our text quotes them
+claim a character wins, except that a path or URL token takes in the secrets inside it): secret
+shapes (`secrets`), literals of free text already seen where our text quotes them
 (`free_text.Fragments`), the environment (`environment`), then plan syntax (`plan_text`), and,
 for free text read from the log, its quoted strings and numbers (`free_text`).
 """
@@ -14,6 +15,7 @@ from analyzer.redact.environment import Environment
 from analyzer.redact.free_text import Fragments, claim_free_text_literals
 from analyzer.redact.plan_text import claim_plan_literals, may_hold_plan_syntax
 from analyzer.redact.pseudonyms import Pseudonyms
+from analyzer.redact.secrets import claim_secrets
 from analyzer.redact.spans import Spans
 
 _CACHE_ENTRIES = 200_000
@@ -60,6 +62,7 @@ class Redactor:
         if exact is not None:
             return exact
         spans = Spans(text)
+        claim_secrets(spans)
         self._fragments.claim(spans)
         self._environment.claim(spans)
         if may_hold_plan_syntax(text):
@@ -75,6 +78,7 @@ class Redactor:
         if not text:
             return text
         spans = Spans(text)
+        claim_secrets(spans)
         self._fragments.claim(spans)
         self._environment.claim(spans)
         claim_plan_literals(spans, self.pseudonyms)
