@@ -52,6 +52,12 @@ def _shape(kind: type) -> _Shape | None:
     return found  # type: ignore[return-value]
 
 
+def field_names(kind: type) -> tuple[str, ...]:
+    """The fields a walk visits on a dataclass type (those `__init__` takes); () for others."""
+    shape = _shape(kind)
+    return shape.names if shape is not None else ()
+
+
 def _parts(value: Any) -> tuple[list[Any], tuple[int | None, ...] | None] | None:
     """The values directly inside `value` and, for a dataclass, each one's limit; None for a
     leaf (a scalar, a string, a container of numbers only, any other object)."""

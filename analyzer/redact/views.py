@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 
 from analyzer.redact.policy import REDACTION_NOTE
 from analyzer.redact.redactor import Redactor
-from analyzer.walk import StringMap, map_strings
+from analyzer.walk import StringMap, field_names, map_strings
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ def _with_name(original: Any, record: Any, fn: StringMap) -> Any:
     detail = getattr(original, "detail_str", None)
     if not (isinstance(detail, str) and detail):
         return record
-    if "name" not in {f.name for f in dataclasses.fields(original) if f.init}:
+    if "name" not in field_names(type(original)):
         return record
     name = str(getattr(original, "name", ""))
     whole = fn(f"{name} {detail}", None)
