@@ -10,8 +10,8 @@ Each shape below is found on the original string and its secret part replaced by
   `credential`, `auth`, `signature`, and `key` after `access`, `secret`, `api`, `private`,
   `account` and the like, Spark's `spark.redaction.regex` words): `key=value`, `key = value`,
   `key: value`, `key -> value` (Scala's maps), `"key": "value"` (JSON), `--password value`
-  (a command line); a key that is only `key` counts only as `key=value`, `key -> value` or
-  quoted, so that `GROUP BY key`, `keys=[…]` and `Spread the hot key: …` stay;
+  (a command line); a key that is only `key` counts only as `key=value`, so that
+  `GROUP BY key`, `keys=[…]`, `{"key":"Vendor"}` and `Spread the hot key: …` stay;
 - the password of a URL's user-info (`jdbc:postgresql://etl:…@db/x`, Oracle's `thin:etl/…@`);
 - `Authorization:` headers, `Bearer …` and `Basic …` credentials;
 - tokens known by their shape: JWTs, Stripe (`sk_live_…`), GitHub (`ghp_…`, `github_pat_…`),
@@ -62,8 +62,11 @@ _AFTER_QUOTED_KEY = re.compile(rf"(?P<sep>[ \t]*[:=][ \t]*|[ \t]*->[ \t]*){_VALU
 """After a quoted key (`"password": "…"`, JSON), a colon needs no space."""
 _AFTER_FLAG = re.compile(rf"[ \t]+(?P<bare>[^\s\-{_VALUE_END}][^{_VALUE_END}]{{0,499}})")
 """A command line's `--password VALUE`."""
-_RUN = re.compile(r"\W{1,3}(?P<secret>[A-Za-z0-9+/_-]{16,2000}={0,2})(?![\w+/=-])")
+_RUN = re.compile(r"[\s:=,\"'>]{1,3}(?P<secret>[A-Za-z0-9+/_-]{16,2000}={0,2})(?![\w+/=-])")
 """A long base64 or hexadecimal run just after a secret word (`secret wJalrXUtnFEMI/K7…`)."""
+_MAX_RUN_KEY_PARTS = 3
+"""A word before such a run is a few parts long (`secret`, `aws_secret_key`), not a file name
+that happens to hold one (`kafka-0-10-token-provider_resources.jar:/databricks/…`)."""
 _USER_INFO = re.compile(r"://[^/\s:@?#'\"]{1,200}:(?P<secret>[^/\s@?#'\"]{1,500})@")
 _ORACLE_THIN = re.compile(r":thin:[^/\s:@'\"]{1,200}/(?P<secret>[^\s@'\"]{1,500})@")
 _AUTHORIZATION = re.compile(
@@ -174,6 +177,8 @@ def _claim_pairs(spans: Spans, lower: str) -> None:
         done = end
         if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
             continue  # a key longer than we look at
+        if end < n and text[end] in _KEY_CHARS:
+            continue  # the same, at its end (a jar's long file name)
         while start < word.start() and text[start] in ".-":
             start += 1  # `--password`: the key is `password`
         while end > word.end() and text[end - 1] in ".-":
@@ -183,15 +188,15 @@ def _claim_pairs(spans: Spans, lower: str) -> None:
             continue
         opened = text[start - 1] if start > 0 else ""
         pair: re.Match[str] | None
+        loose = False
         if opened in ("'", '"') and text[end : end + 1] == opened:
             pair = _AFTER_QUOTED_KEY.match(text, end + 1)
-            loose = True
         else:
             pair = _AFTER_KEY.match(text, end)
-            # A bare `key` (a column, a map's key) names a secret only with a value bound to it:
-            # `key=v`, `key -> v`, not `GROUP BY key = 1` or `hot key: spread it`.
-            sep = pair.group("sep") if pair is not None else ""
-            loose = sep == "=" or "->" in sep
+            # A bare `key` names a secret only as `key=value` (`?key=AIza…` in a URL), not as a
+            # column (`GROUP BY key`, `key = 1`), a tag list's field (`{"key":"Vendor"}`), a
+            # map's entry (`key -> v`) or our own words (`hot key: spread it`).
+            loose = pair is not None and pair.group("sep") == "="
         if pair is not None and (pair.group("bare") or "").lower() in _AUTH_SCHEMES:
             continue  # `Authorization: Bearer …`: the header's rule took the credential
         if pair is not None and names_secret(key, strict=not loose):
@@ -203,7 +208,7 @@ def _claim_pairs(spans: Spans, lower: str) -> None:
             if flag is not None:
                 _claim(spans, flag.start("bare"), flag.end("bare"))
                 continue
-        if names_secret(key, strict=False):
+        if names_secret(key, strict=False) and len(_PARTS.findall(key)) <= _MAX_RUN_KEY_PARTS:
             run = _RUN.match(text, end)
             if run is not None and _mixed(run.group("secret")):
                 _claim(spans, run.start("secret"), run.end("secret"))
