@@ -58,7 +58,11 @@ def clip_view(view: T) -> T:
 
 
 def _to_show_otherwise(text: str, limit: int | None) -> bool:
-    return len(text) > (limit or DISPLAY_CHARS) or has_invisible(text)
+    # Asked of every string of a page: plain ASCII (nearly all of them) is answered without a
+    # second call (`has_invisible` begins with the same test).
+    if len(text) > (limit or DISPLAY_CHARS):
+        return True
+    return not (text.isascii() and text.isprintable()) and has_invisible(text)
 
 
 def _shown(text: str, limit: int | None) -> str:
