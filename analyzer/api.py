@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from analyzer.eventlog.remote import RemoteOptions
     from analyzer.eventlog.source import LogSource
     from analyzer.insights import Finding, Thresholds
+    from analyzer.redact import Redactor
     from analyzer.report.options import ReportFormat, ReportOptions
-    from analyzer.report.redact import Redactor
 
 # The heavy layers (polars, pydantic models, jinja templates) are imported by the functions that
 # use them, so that `spark-explain --version` and `apps` start at once.
@@ -274,7 +274,7 @@ def _render_view(run: _ReportRun, fmt: _ViewFormat) -> str:
     view = fmt.build(run)
     if run.redactor is not None:
         # Imported only to redact: its patterns cost start-up time every report would pay.
-        from analyzer.report.redact import redact_report
+        from analyzer.redact import redact_report
 
         view = redact_report(view, run.redactor)
     return fmt.render(run, clip_view(view))
@@ -356,6 +356,7 @@ def _json_chunks(
 ) -> Iterator[bytes | memoryview]:
     """The JSON report's bytes; redacted and marked so, in one piece, when `redactor` is given
     (the redaction's summary of token kinds comes before the executions)."""
+    from analyzer.redact import mark_document
     from analyzer.render.json_render import render_json_bytes, render_json_chunks
     from analyzer.report.json_view import (
         EXECUTIONS_PLACEHOLDER,
@@ -363,7 +364,6 @@ def _json_chunks(
         build_json_parts,
         build_json_view,
     )
-    from analyzer.report.redact import mark_document
 
     if redactor is not None:
         document = mark_document(build_json_view(analysis, findings, options), redactor)
@@ -381,9 +381,9 @@ def _json_chunks(
 def make_redactor(*analyses: Analysis) -> Redactor:
     """Return the redactor of one analysis, or of the analyses one report shows together: one
     mapping of values to tokens, numbered in log order (docs/redaction.md)."""
-    from analyzer.report.redact import Redactor
+    from analyzer.redact import redactor_for
 
-    return Redactor.for_analysis(*analyses)
+    return redactor_for(*analyses)
 
 
 def _umask() -> int:
@@ -578,13 +578,13 @@ def render_diff(result: DiffResult, options: ReportOptions | None = None) -> str
 
 def _render_diff(result: DiffResult, options: ReportOptions | None) -> str:
     """`render_diff`'s work."""
+    from analyzer.redact import mark_document
     from analyzer.render.diff import render_diff_html, render_diff_markdown, render_diff_text
     from analyzer.render.json_render import render_json
     from analyzer.report.bounds import clip_view
     from analyzer.report.diff import build_diff_view, redact_diff_view
     from analyzer.report.diff_json import build_diff_document
     from analyzer.report.options import ReportOptions
-    from analyzer.report.redact import mark_document
 
     options = options if options is not None else ReportOptions()
     redactor = make_redactor(result.baseline, result.candidate) if options.redact else None

@@ -227,7 +227,8 @@ _THRESHOLD_OPTION = typer.Option(
 _REDACT_OPTION = typer.Option(
     False,
     "--redact",
-    help="Replace literals, paths, hosts and users with stable tokens (docs/redaction.md).",
+    help="Replace literals, paths, hosts and users with stable tokens, and secrets in free text "
+    "with *********(redacted) (docs/redaction.md).",
 )
 
 
@@ -505,8 +506,9 @@ def batch_command(
     redact: bool = typer.Option(
         False,
         "--redact",
-        help="Replace literals, paths, hosts and users with stable tokens in every report and "
-        "the index (docs/redaction.md).",
+        help="Replace literals, paths, hosts and users with stable tokens, and secrets in free "
+        "text with *********(redacted), in every report, the index, the tables and the history "
+        "(docs/redaction.md).",
     ),
     job_key: str | None = typer.Option(
         None,

@@ -3,8 +3,8 @@
 A change meant only to make the analyzer faster or lighter must not change a single number. For
 every log this records a digest of each part of the `Analysis` (the application model, the task,
 slot and push-shuffle frames, the per-node statistics, the reading and decoding statistics) and of
-the JSON, text, HTML and Markdown reports (clock fixed; text also with full metrics, HTML also
-redacted), or the error a log raises, strict and lenient.
+the JSON, text, HTML and Markdown reports (clock fixed; text also with full metrics; all four
+also redacted), or the error a log raises, strict and lenient.
 
 usage:
   python bench/fingerprint.py OUT.json [LOG ...]      fingerprint the logs (default: every sample
@@ -92,11 +92,12 @@ def fingerprint(path: Path, lenient: bool) -> dict[str, str]:
     for fmt in ("json", "text", "html", "markdown"):
         options = ReportOptions(fmt=fmt, now_ms=NOW_MS)  # type: ignore[arg-type]
         out[f"report_{fmt}"] = _digest(api.render_report(analysis, options, findings))
-    # The text report's full metrics and a redacted HTML page show figures the defaults do not.
+    # The text report's full metrics and the redacted reports show figures the defaults do not.
     full = ReportOptions(fmt="text", metrics="full", now_ms=NOW_MS)
     out["report_text_full"] = _digest(api.render_report(analysis, full, findings))
-    redacted = ReportOptions(fmt="html", redact=True, now_ms=NOW_MS)
-    out["report_html_redact"] = _digest(api.render_report(analysis, redacted, findings))
+    for fmt in ("json", "text", "html", "markdown"):
+        redacted = ReportOptions(fmt=fmt, redact=True, now_ms=NOW_MS)  # type: ignore[arg-type]
+        out[f"report_{fmt}_redact"] = _digest(api.render_report(analysis, redacted, findings))
     return out
 
 

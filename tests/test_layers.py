@@ -11,6 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "analyzer"
 # command line and the batch runner are both thin shells over the API, at the same rank.
 ORDER = [
     "units",
+    "walk",
     "errors",
     "eventlog",
     "model",
@@ -18,6 +19,7 @@ ORDER = [
     "aggregate",
     "insights",
     "compare",
+    "redact",
     "report",
     "render",
     "api",

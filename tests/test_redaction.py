@@ -26,8 +26,8 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.eventlog.lines import ReadStats, iter_lines
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import Finding
+from analyzer.redact import REDACTION_NOTE, Pseudonyms, Redactor
 from analyzer.report.options import ReportOptions
-from analyzer.report.redact import REDACTION_NOTE, Pseudonyms, Redactor
 
 FORMATS = ("text", "html", "json", "markdown")
 

@@ -15,7 +15,7 @@ from analyzer.aggregate.analysis import SUMMARY_QUANTILES
 from analyzer.aggregate.executor_summary import executor_summaries
 from analyzer.aggregate.stage_summary import stage_task_summaries
 from analyzer.errors import UsageError
-from analyzer.model.redaction import REDACTED
+from analyzer.model.config_secrets import REDACTED
 from analyzer.render.terminal import visible_len
 from analyzer.report import context as context_views
 from analyzer.report.context import build_context_view

@@ -20,7 +20,7 @@ from analyzer.aggregate.stage_summary import (
     StageTaskSummary,
     stage_task_summaries,
 )
-from analyzer.model.redaction import REDACTED
+from analyzer.model.config_secrets import REDACTED
 
 EXECUTOR_LOST = SAMPLES / "app-20261122042434-0000.zstd"
 """local-cluster, executor 1 killed in the reduce stage: FetchFailed, ExecutorLostFailure, stage

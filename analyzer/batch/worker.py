@@ -26,8 +26,8 @@ from analyzer.batch.jobs import (
 )
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
+from analyzer.redact import Redactor, redact_view, scrub_secrets
 from analyzer.report.batch_index import summarize
-from analyzer.report.redact import Redactor, redact_view
 
 
 def one_line(error: BaseException) -> str:
@@ -128,6 +128,10 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
             summary = redact_view(summary, redactor)
         app = analysis.application
         job_key = JobKeyRule(settings.job_key).key(app.name, dict(app.spark_properties))
+        if redactor is not None:
+            # The key groups runs across logs, so it cannot take per-log tokens; but it is
+            # shown in the index and kept in the history, so a secret in the name is not.
+            job_key = scrub_secrets(job_key)
         reports: list[tuple[str, str]] = []
         for fmt, file_name in REPORT_FILES.items():
             options = dataclasses.replace(settings.report, fmt=fmt)

@@ -348,7 +348,7 @@ class JvmInfo(msgspec.Struct, frozen=True, gc=False):
 class EnvironmentUpdate(msgspec.Struct, frozen=True, gc=False):
     """The JVM, Spark and system properties of the driver (redacted by Spark where secret).
 
-    Raw values: the replay redacts them again before they reach the model (`model.redaction`).
+    Raw values: the replay redacts them again before they reach the model (`model.config_secrets`).
     """
 
     jvm_information: PropertyMap = msgspec.field(name="JVM Information", default_factory=dict)

@@ -7,8 +7,8 @@ from functools import cached_property
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.dataclasses import dataclass
 
+from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import MetricDef, PlanGraph
-from analyzer.model.redaction import redact_pairs
 
 DRIVER_ID = "driver"
 """The executor id Spark gives the driver."""
@@ -161,7 +161,7 @@ class Execution(BaseModel):
     metric_catalog: tuple[MetricDef, ...]
     """Every metric tracked for the execution, over all plan versions, by accumulator id."""
     modified_configs: tuple[tuple[str, str], ...] = ()
-    """SQL configurations the session changed, secrets redacted (`model.redaction`)."""
+    """SQL configurations the session changed, secrets redacted (`model.config_secrets`)."""
     ended: bool = False
     """True when the log holds the execution's end event."""
 
@@ -202,7 +202,7 @@ class SparkEnvironment(BaseModel):
     """The driver's JVM and configuration, from `SparkListenerEnvironmentUpdate`.
 
     Every property value matching Spark's redaction pattern is redacted here, whatever the log
-    holds (`model.redaction`).
+    holds (`model.config_secrets`).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -3,7 +3,7 @@ outside SQL executions; shared by the text report and the HTML page.
 
 Everything here comes from the log and is bounded: long values are cut (`…`), long lists end in
 a line saying how many more the JSON report holds. Secrets were redacted in the model
-(`model.redaction`); a value Spark had already redacted stays so.
+(`model.config_secrets`); a value Spark had already redacted stays so.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.executor_summary import FALLBACK_EXECUTOR_ID
 from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import DRIVER_ID, Job, StageAttempt
-from analyzer.model.redaction import REDACTED
+from analyzer.model.config_secrets import REDACTED
 from analyzer.report.stages import QuantileRows, StageView, build_stage_views
 from analyzer.units import (
     MISSING,

@@ -22,10 +22,10 @@ from analyzer.compare.result import (
 from analyzer.compare.verdict import aqe_differences
 from analyzer.insights import Finding
 from analyzer.model.application import Application
+from analyzer.redact import REDACTION_NOTE, Redactor, redact_view
 from analyzer.report.findings import FindingView, build_finding_view, node_name_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
-from analyzer.report.redact import REDACTION_NOTE, Redactor, redact_view
 from analyzer.units import MISSING, fmt_bytes, fmt_count, fmt_duration_ms, fmt_ratio, plural
 
 DIFF_DOC = "docs/diff.md"

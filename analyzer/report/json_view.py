@@ -120,7 +120,7 @@ def _task_summary(summary: StageTaskSummary | None) -> dict[str, Any] | None:
 
 
 def _environment(analysis: Analysis) -> dict[str, Any]:
-    """The driver's JVM and configuration, secrets redacted (see `model.redaction`)."""
+    """The driver's JVM and configuration, secrets redacted (see `model.config_secrets`)."""
     app = analysis.application
     env = app.environment
     return {

@@ -1,4 +1,4 @@
-"""Redaction of secrets in configuration values, as Spark's `Utils.redact` does it.
+"""Secrets in configuration values, redacted as Spark's `Utils.redact` does it.
 
 Spark redacts properties whose key or value matches `spark.redaction.regex` before it writes them
 to the event log, but with the application's own regex and only where the application did not
