@@ -23,6 +23,7 @@ from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
+from analyzer.aggregate.streaming import StreamingFigures, streaming_figures
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
 from analyzer.aggregate.task_detail import (
     MetricHistogram,
@@ -173,6 +174,14 @@ class Analysis:
         return self._once(
             ("stage_parts", stage_id), lambda: stage_parts(self.stage_walls, stage_id)
         )
+
+    @property
+    def streaming(self) -> tuple[StreamingFigures, ...]:
+        """The figures of every Structured Streaming query run (`aggregate.streaming`); empty
+        for an application without streaming queries."""
+        if not self.application.streaming:
+            return ()
+        return self._once("streaming", lambda: streaming_figures(self.application, self.times))
 
     @property
     def time_spent(self) -> AppTimeSpent:

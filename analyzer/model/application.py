@@ -9,6 +9,7 @@ from pydantic.dataclasses import dataclass
 
 from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import MetricDef, PlanGraph
+from analyzer.model.streaming import StreamingQuery
 
 DRIVER_ID = "driver"
 """The executor id Spark gives the driver."""
@@ -241,6 +242,8 @@ class Application(BaseModel):
     jobs: tuple[Job, ...]
     stages: tuple[StageAttempt, ...]
     executions: tuple[Execution, ...]
+    streaming: tuple[StreamingQuery, ...] = ()
+    """Structured Streaming query runs, in the order they were first seen (`model.streaming`)."""
     spark_properties: tuple[tuple[str, str], ...] = ()
     """Every Spark property, sorted by key, secrets redacted (the same as
     `environment.spark_properties`)."""
@@ -281,3 +284,9 @@ class Application(BaseModel):
         """The id of the root execution `execution` is nested under, or None for a root."""
         root = execution.root_execution_id
         return root if execution.execution_id in self.sub_executions.get(root, ()) else None
+
+    @cached_property
+    def interrupted_execution_ids(self) -> frozenset[int]:
+        """SQL executions cut short when a streaming query was stopped normally: Spark marks
+        them failed (an `InterruptedException`), but nothing failed."""
+        return frozenset(e for q in self.streaming for e in q.interrupted_execution_ids)

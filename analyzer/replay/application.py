@@ -23,6 +23,7 @@ from analyzer.model.application import (
 from analyzer.model.plan import MetricDef, PlanGraph
 from analyzer.replay.plan_graph import PlanParts, build_plan_graph
 from analyzer.replay.sql_listener import FrozenMetric, SqlListener
+from analyzer.replay.streaming import StreamingTracker
 from analyzer.replay.task_columns import TaskChunk, TaskColumns, TaskRecorder, TaskSegment
 
 _CHUNK_ROWS = 4096
@@ -354,6 +355,7 @@ class ApplicationBuilder:
         self.cpus_per_profile: dict[int, Decimal | None] = {}
         """Resource profile id → cores per task it asks for (None: not given or invalid)."""
         self.default_cpus_per_task = Decimal(1)
+        self.streaming = StreamingTracker()
 
     def _live_executor(self, executor_id: str, time_ms: int) -> _Executor:
         """Return the registered executor with this id, registering it if needed (Spark's
@@ -522,6 +524,8 @@ class ApplicationBuilder:
         for stage_info in event.stage_infos:
             stage = self._stage(stage_info)
             stage.job_ids.append(event.job_id)
+        self.streaming.note_time(event.submission_ms)
+        self.streaming.job_started(execution_id, props)
         if execution_id is not None:
             self._execution(execution_id).job_ids.append(event.job_id)
             self.listener.job_start(
@@ -534,6 +538,7 @@ class ApplicationBuilder:
     def _on_job_end(self, event: ev.JobEnd) -> None:
         job = self.jobs.get(event.job_id)
         succeeded = event.result.result == "JobSucceeded"
+        self.streaming.note_time(event.completion_ms)
         if job is not None:
             job.completion_ms = event.completion_ms
             job.status = "SUCCEEDED" if succeeded else "FAILED"
@@ -548,6 +553,7 @@ class ApplicationBuilder:
         ex.description = event.description
         ex.details = event.details
         ex.start_ms = event.time_ms
+        self.streaming.note_time(event.time_ms)
         ex.modified_configs = dict(event.modified_configs or {})
         self._add_plan(ex, event.physical_plan_description, event.plan)
 
@@ -568,6 +574,7 @@ class ApplicationBuilder:
     def _on_execution_end(self, event: ev.SQLExecutionEnd) -> None:
         ex = self._execution(event.execution_id)
         ex.end_ms = event.time_ms
+        self.streaming.note_time(event.time_ms)
         ex.ended = True
         ex.error_message = event.error_message or None
         self.listener.execution_end(event.execution_id)
@@ -638,6 +645,15 @@ class ApplicationBuilder:
             if amount is not None:
                 self.default_cpus_per_task = amount
 
+    def _on_streaming_started(self, event: ev.StreamingQueryStarted) -> None:
+        self.streaming.started(event)
+
+    def _on_streaming_progress(self, event: ev.StreamingQueryProgressEvent) -> None:
+        self.streaming.progress(event)
+
+    def _on_streaming_terminated(self, event: ev.StreamingQueryTerminated) -> None:
+        self.streaming.terminated(event)
+
     def finish(self) -> BuiltApplication:
         """Close the replay (as Spark does at the end of a log) and build the frozen model.
 
@@ -693,6 +709,7 @@ class ApplicationBuilder:
             jobs=jobs,
             stages=stages,
             executions=executions,
+            streaming=self.streaming.build({e: x.description for e, x in self.executions.items()}),
             spark_properties=spark_properties,
             environment=SparkEnvironment(
                 java_version=self.jvm.java_version,
@@ -732,6 +749,9 @@ _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
     ev.LogStart: ApplicationBuilder._on_log_start,
     ev.DatabricksMetadata: ApplicationBuilder._on_log_start,
     ev.EnvironmentUpdate: ApplicationBuilder._on_environment,
+    ev.StreamingQueryStarted: ApplicationBuilder._on_streaming_started,
+    ev.StreamingQueryProgressEvent: ApplicationBuilder._on_streaming_progress,
+    ev.StreamingQueryTerminated: ApplicationBuilder._on_streaming_terminated,
 }
 """Event class → the builder method that applies it (task events are recorded in bulk, see
 `ApplicationBuilder.feed`)."""
