@@ -40,6 +40,10 @@ from analyzer.insights.sort_merge_join import detect_small_side_sort_merge_join
 from analyzer.insights.speculation import detect_speculation
 from analyzer.insights.spill import detect_spill
 from analyzer.insights.stage_retries import detect_stage_retries
+from analyzer.insights.streaming_lag import detect_falling_behind
+from analyzer.insights.streaming_phases import detect_hot_phase
+from analyzer.insights.streaming_rates import detect_input_outpaces_processing
+from analyzer.insights.streaming_state import detect_state_growth
 from analyzer.insights.task_failures import detect_task_failures
 from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.thresholds import Thresholds
@@ -53,6 +57,10 @@ Rule = Callable[[Analysis, Thresholds], list[Finding]]
 RULES: tuple[Rule, ...] = (
     detect_failed_queries,
     detect_failed_jobs,
+    detect_falling_behind,
+    detect_input_outpaces_processing,
+    detect_state_growth,
+    detect_hot_phase,
     detect_task_failures,
     detect_stage_retries,
     detect_lost_executors,
@@ -225,15 +233,135 @@ def _cap_estimates(
     return sorted(out, key=_rank_key)
 
 
+UNMERGED_RULES = frozenset({"failed-query"})
+"""Rules whose findings stay one per execution inside a streaming query (a failure's root cause
+names its own execution)."""
+
+STREAM_RULES = frozenset(
+    {
+        "streaming-falling-behind",
+        "streaming-input-outpaces-processing",
+        "streaming-state-growth",
+        "streaming-hot-phase",
+    }
+)
+"""Rules about a streaming query as a whole (never merged over its batches)."""
+
+
+def _merge_batches(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
+    """Merge the findings one rule made on several micro-batches of one streaming query run
+    into one finding: the costliest batch's, with the number of batches and the summed cost.
+
+    A micro-batch's time matters only as far as it overran the trigger (a batch within its
+    trigger waits for the next one anyway), so on a query whose trigger interval is known, the
+    cost of a finding on its batches is capped by the time they ran past the interval."""
+    figures = {f.query.run_id: f for f in analysis.streaming}
+    if not figures:
+        return list(findings)
+    run_of: dict[int, str] = {}
+    for fig in figures.values():
+        for execution_id in fig.execution_ids:
+            run_of[execution_id] = fig.query.run_id
+    buckets: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for f in findings:
+        run_id = run_of.get(f.execution_id) if f.execution_id is not None else None
+        if run_id is not None and f.rule not in STREAM_RULES | UNMERGED_RULES:
+            buckets[(f.rule, run_id)].append(f)
+    replaced: dict[int, Finding] = {}
+    dropped: set[int] = set()
+    for (_, run_id), group in buckets.items():
+        fig = figures[run_id]
+        cap = fig.late_ms if fig.trigger_interval_ms is not None else None
+        group.sort(key=_rank_key)
+        first = group[0]
+        lost = sum(f.estimated_lost_ms for f in group)
+        method = first.estimate_method
+        if len(group) > 1:
+            method += "; summed over the batches"
+        if cap is not None and lost > cap:
+            lost = cap
+            method += "; at most the time the query's batches ran past their trigger"
+        if len(group) == 1 and lost == first.estimated_lost_ms:
+            continue
+        batch_of = {e: b.batch_id for b in fig.query.batches for e in b.execution_ids}
+        batch_ids = sorted({batch_of[f.execution_id] for f in group if f.execution_id in batch_of})
+        severity = max((f.severity for f in group), key=SEVERITIES.index)
+        if lost == 0 and first.estimated_lost_ms > 0:
+            severity = "info"  # a time cost that costs the query nothing
+        title = first.title
+        if len(group) > 1:
+            title = f"{title} (in {len(group)} micro-batches of streaming query {fig.query.label})"
+        replaced[id(first)] = Finding(
+            rule=first.rule,
+            severity=severity,
+            title=title,
+            suggestion=first.suggestion,
+            estimated_lost_ms=lost,
+            estimate_method=method,
+            execution_id=first.execution_id,
+            node_id=first.node_id,
+            stage_id=first.stage_id,
+            stage_attempt_id=first.stage_attempt_id,
+            task_ids=first.task_ids,
+            evidence=(
+                ev("n_batches_with_finding", "micro-batches", len(group), "count"),
+                ev(
+                    "batch_ids",
+                    "batch ids",
+                    _id_ranges(batch_ids),
+                    "text",
+                ),
+                ev("execution_ids", "", ", ".join(str(f.execution_id) for f in group[:50]), "text"),
+                *first.evidence,
+            ),
+        )
+        dropped.update(id(f) for f in group[1:])
+    return [replaced.get(id(f), f) for f in findings if id(f) not in dropped]
+
+
+def _id_ranges(ids: Sequence[int]) -> str:
+    """Write sorted ids as ranges: `1-4, 7, 9-10`.
+
+    >>> _id_ranges([1, 2, 3, 4, 7, 9, 10])
+    '1-4, 7, 9-10'
+    """
+    parts: list[str] = []
+    start = prev = None
+    for i in ids:
+        if prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(f"{start}-{prev}" if prev != start else f"{start}")
+        start = prev = i
+    if start is not None:
+        parts.append(f"{start}-{prev}" if prev != start else f"{start}")
+    return ", ".join(parts)
+
+
 def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list[Finding]:
     """Run every rule in `RULES` and return the findings, largest estimated time lost first.
 
-    One finding is kept per place (see `SUPERSEDED`) and a rule firing on `GROUP_MIN` or more
-    stages of a query gives one finding for them. Findings with equal estimates (often 0: not a
-    time cost) are ordered by severity, then by the order of `RULES`. `thresholds` defaults to
-    `Thresholds()`.
+    One finding is kept per place (see `SUPERSEDED`), a rule firing on `GROUP_MIN` or more
+    stages of a query gives one finding for them, and a rule firing on several micro-batches of
+    one streaming query gives one finding for them (`_merge_batches`). Findings with equal
+    estimates (often 0: not a time cost) are ordered by severity, then by the order of `RULES`.
+    `thresholds` defaults to `Thresholds()`.
     """
     chosen = thresholds if thresholds is not None else Thresholds()
     found = [finding for rule in RULES for finding in rule(analysis, chosen)]
     grouped = _group(analysis, _drop_superseded(found))
-    return _cap_estimates(analysis, grouped, chosen)
+    merged = _merge_batches(analysis, grouped)
+    # A streaming query's findings, and one rule's merged over its batches, are about the whole
+    # run, not the execution they point at: their estimates are capped by the time its batches
+    # ran past their trigger, not by that execution's wall time.
+    whole = [f for f in merged if _about_a_run(f)]
+    rest = [f for f in merged if not _about_a_run(f)]
+    return sorted([*_cap_estimates(analysis, rest, chosen), *whole], key=_rank_key)
+
+
+def _about_a_run(finding: Finding) -> bool:
+    """Whether a finding is about a whole streaming query run (see `detect_all`)."""
+    return finding.rule in STREAM_RULES or any(
+        e.key == "n_batches_with_finding" for e in finding.evidence
+    )

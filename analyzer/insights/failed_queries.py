@@ -69,8 +69,9 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     ctx = context(analysis)
     findings = []
     jobs = {j.job_id: j for j in analysis.application.jobs}
+    interrupted = analysis.application.interrupted_execution_ids
     for ex in analysis.application.executions:
-        if ex.status != "FAILED":
+        if ex.status != "FAILED" or ex.execution_id in interrupted:
             continue
         ex_jobs = [jobs[j] for j in ex.job_ids if j in jobs]
         first_job = _first_failed(ex_jobs)
