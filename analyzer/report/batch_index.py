@@ -41,6 +41,7 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
     """Return the index facts of one analysis; `findings` None when they could not be computed."""
     app = analysis.application
     worst = worst_of(findings) if findings else None
+    interrupted = app.interrupted_execution_ids
     return AppSummary(
         app_id=app.app_id,
         attempt_id=app.attempt_id,
@@ -50,7 +51,9 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
         duration_ms=app.duration_ms,
         status=app_status(analysis),
         n_executions=len(app.executions),
-        n_failed_executions=sum(1 for e in app.executions if e.status == "FAILED"),
+        n_failed_executions=sum(
+            1 for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
+        ),
         n_failed_tasks=sum(s.n_failed_attempts for s in app.stages),
         worst_finding=worst.title.splitlines()[0] if worst is not None else None,
         worst_severity=worst.severity if worst is not None else None,

@@ -311,6 +311,62 @@ def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
     }
 
 
+def _streaming(analysis: Analysis) -> dict[str, Any]:
+    """Every streaming query run with its batches (docs/json-format.md#streaming)."""
+    queries = []
+    for fig in analysis.streaming:
+        q = fig.query
+        queries.append(
+            {
+                "name": q.name,
+                "id": q.query_id,
+                "run_id": q.run_id,
+                "status": q.status,
+                "exception": q.exception,
+                "error_class": q.error_class,
+                "start_ms": q.start_ms,
+                "end_ms": q.end_ms,
+                "trigger_interval_ms": fig.trigger_interval_ms,
+                "sources": list(q.sources),
+                "sink": q.sink,
+                "state_operators": list(q.state_operators),
+                "n_batches": fig.n_batches,
+                "n_late_batches": fig.n_late_batches,
+                "first_late_batch_id": fig.first_late_batch_id,
+                "late_ms": fig.late_ms,
+                "median_trigger_execution_ms": fig.median_trigger_ms,
+                "max_trigger_execution_ms": fig.max_trigger_ms,
+                "mean_input_rows_per_s": fig.mean_input_rows_per_s,
+                "mean_processed_rows_per_s": fig.mean_processed_rows_per_s,
+                "phase_totals_ms": dict(fig.phase_totals_ms),
+                "unfinished_batches": [
+                    {"batch_id": batch_id, "execution_ids": list(ids)}
+                    for batch_id, ids in q.unfinished_batches
+                ],
+                "batches": [
+                    {
+                        "batch_id": b.batch_id,
+                        "timestamp_ms": b.timestamp_ms,
+                        "execution_ids": list(b.execution_ids),
+                        "trigger_execution_ms": b.trigger_execution_ms,
+                        "durations_ms": dict(b.durations_ms),
+                        "input_rows": b.n_input_rows,
+                        "input_rows_per_s": b.input_rows_per_s,
+                        "processed_rows_per_s": b.processed_rows_per_s,
+                        "output_rows": b.n_output_rows,
+                        "state_rows_total": b.state_rows_total,
+                        "state_rows_updated": b.state_rows_updated,
+                        "state_rows_dropped_by_watermark": b.state_rows_dropped_by_watermark,
+                        "state_memory_bytes": b.state_memory_bytes,
+                        "watermark_ms": b.watermark_ms,
+                    }
+                    for b in q.batches
+                ],
+            }
+        )
+    return {"queries": queries}
+
+
 def _document(
     analysis: Analysis,
     findings: Sequence[Finding],
@@ -380,6 +436,7 @@ def _document(
             "execution_ids": sorted(options.executions) if options.executions else None,
             "top": options.top,
         },
+        "streaming": _streaming(analysis),
         "executions": EXECUTIONS_PLACEHOLDER,
         "findings": [_finding(f) for f in kept_findings(findings, selected_ids)],
     }

@@ -20,6 +20,7 @@ from analyzer.report.findings import FindingView, build_findings_view, worst_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import by_duration, select_executions
+from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.text import TopOperatorView, build_top_operators
 from analyzer.report.time_spent import (
     MIN_EXECUTION_SHARE,
@@ -72,6 +73,9 @@ class MarkdownReportView:
         metadata=_help("`completed · 2 findings, the worst a warning · 0 failed tasks`.")
     )
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
+    streaming: StreamingSectionView = field(
+        metadata=_help("Structured Streaming queries (empty for other applications).")
+    )
     findings: tuple[FindingView, ...] = field(metadata=_help("The first findings, by time lost."))
     n_findings_hidden: int = field(metadata=_help("Findings not listed."))
     hot_plans: tuple[HotPlanView, ...] = field(
@@ -183,7 +187,12 @@ def build_markdown_view(
     status.append(plural(header.n_failed_tasks, "failed task attempt"))
     if header.n_failed_stages:
         status.append(plural(header.n_failed_stages, "failed stage attempt"))
-    failed = [e for e in selection.executions if e.status == "FAILED"]
+    interrupted = analysis.application.interrupted_execution_ids
+    failed = [
+        e
+        for e in selection.executions
+        if e.status == "FAILED" and e.execution_id not in interrupted
+    ]
     if failed:
         status.append(plural(len(failed), "failed SQL execution"))
     slowest = by_duration(selection.executions)[:MAX_HOT_EXECUTIONS]
@@ -197,6 +206,7 @@ def build_markdown_view(
         header=header,
         status_str=" · ".join(status),
         time_spent=build_time_spent_view(analysis, selection, items),
+        streaming=build_streaming_view(analysis, set()),
         findings=items[:MAX_FINDINGS],
         n_findings_hidden=max(0, len(items) - MAX_FINDINGS),
         hot_plans=tuple(_hot_plan(analysis, e, items) for e in hot),

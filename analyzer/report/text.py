@@ -33,6 +33,7 @@ from analyzer.report.metrics import MetricView, shown_metrics, stage_ids_str
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
 from analyzer.report.stages import build_stage_views
+from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct
@@ -202,6 +203,9 @@ class TextReportView:
     metrics_level: str = field(metadata=_help("none, summary or full."))
     selection_str: str = field(metadata=_help("Which executions are shown and why."))
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
+    streaming: StreamingSectionView = field(
+        metadata=_help("Structured Streaming queries, printed before where the time went.")
+    )
     findings: FindingsView = field(metadata=_help("The Findings section."))
     executions: tuple[TextExecutionView, ...] = field(metadata=_help("Shown executions, by start."))
     context: ContextView = field(
@@ -551,6 +555,7 @@ def build_text_view(
         metrics_level=level,
         selection_str=selection.description_str,
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
+        streaming=build_streaming_view(analysis, set(selection.ids)),
         findings=findings_view,
         executions=tuple(executions),
         context=context,

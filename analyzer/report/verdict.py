@@ -80,6 +80,16 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
     return where.replace(label, f"{label} ({_one_line(execution.description, 60)})", 1)
 
 
+def _exception_line(text: str) -> str:
+    """The line of a query's exception that says what went wrong: the last `Caused by:`
+    when there is one, else the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    causes = [line for line in lines if line.startswith("Caused by:")]
+    if causes:
+        return causes[-1].removeprefix("Caused by:").strip()
+    return lines[0] if lines else ""
+
+
 def build_verdict(
     analysis: Analysis,
     header: ApplicationHeaderView,
@@ -90,12 +100,28 @@ def build_verdict(
     """Say how the application ended; `findings` and their `views` are the shown findings, in
     the same order, and `detailed_ids` the executions with a section in the page."""
     app = analysis.application
-    failed = [e for e in app.executions if e.status == "FAILED"]
+    # A normal stop of a streaming query interrupts the batch it was running: Spark marks
+    # those executions failed, but nothing failed.
+    interrupted = app.interrupted_execution_ids
+    failed = [
+        e for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
+    ]
     failed_jobs = [j for j in app.jobs if j.status == "FAILED" and j.execution_id is None]
+    failed_streams = [q for q in app.streaming if q.status == "failed"]
     parts = []
+    if failed_streams:
+        status = "failed"
+        parts.append(
+            f"{len(failed_streams)} of "
+            f"{plural(len(app.streaming), 'streaming query', 'streaming queries')} failed"
+            if len(app.streaming) > 1
+            else f"streaming query {failed_streams[0].label} failed"
+        )
     if failed:
         status = "failed"
         parts.append(f"{len(failed)} of {plural(len(app.executions), 'SQL execution')} failed")
+    elif failed_streams:
+        pass
     elif failed_jobs:
         status = "failed"
     elif header.status != "completed":
@@ -104,11 +130,21 @@ def build_verdict(
         status = "completed"
     if failed_jobs:
         parts.append(f"{plural(len(failed_jobs), 'job')} outside SQL failed")
+    stopped = [q for q in app.streaming if q.status == "stopped"]
+    if stopped:
+        parts.append(
+            f"{plural(len(stopped), 'streaming query', 'streaming queries')} stopped"
+            + (
+                f" ({plural(len(interrupted), 'SQL execution')} of the last batch interrupted)"
+                if interrupted
+                else ""
+            )
+        )
     if not failed:
         if app.executions:
             parts.append(
                 f"{plural(len(app.executions), 'SQL execution')}"
-                + (", all completed" if status == "completed" else "")
+                + (", all completed" if status == "completed" and not interrupted else "")
             )
         else:
             parts.append(f"no SQL executions, {plural(len(app.jobs), 'job')}")
@@ -144,6 +180,11 @@ def build_verdict(
             bits.append("task " + ", ".join(map(str, finding.task_ids)))
         where = " · ".join(bits)
         finding_id = view.dom_id
+    if failed_streams and not cause:
+        # The query failed outside any SQL execution (in the driver, e.g. in foreachBatch).
+        query = failed_streams[0]
+        cause = _one_line(_exception_line(query.exception or "") or "no exception in the log")
+        where = f"streaming query {query.label}"
     return VerdictView(
         status=status,
         status_str=status.replace("-", " ").upper(),

@@ -54,6 +54,7 @@ from analyzer.report.html.timeline import (
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import by_duration, by_start, select_executions
 from analyzer.report.stages import build_stage_views
+from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.units import fmt_duration_ms, fmt_pct
@@ -162,6 +163,9 @@ class HtmlReportView:
         metadata=_help("Report-wide caveats: the header's reading notes, what was left out.")
     )
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
+    streaming: StreamingSectionView = field(
+        metadata=_help("Structured Streaming queries with their batch charts (`_streaming`).")
+    )
     findings: FindingsView = field(metadata=_help("The Findings section."))
     finding_links: tuple[HtmlFindingView, ...] = field(
         metadata=_help("The same findings with their links into the page, in order.")
@@ -396,6 +400,7 @@ def build_html_view(
         ),
         notes=tuple(notes),
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
+        streaming=build_streaming_view(analysis, detailed_ids),
         findings=findings_view,
         finding_links=links,
         finding_groups=groups,
