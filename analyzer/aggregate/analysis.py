@@ -23,7 +23,11 @@ from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
-from analyzer.aggregate.streaming import StreamingFigures, streaming_figures
+from analyzer.aggregate.streaming import (
+    StreamingFigures,
+    batch_of_execution,
+    streaming_figures,
+)
 from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
 from analyzer.aggregate.task_detail import (
     MetricHistogram,
@@ -330,6 +334,11 @@ class Analysis:
             return self._once(key, lambda: summarize_executor(executor, self.application))
         found = self._figures.get(key)
         return found if found is not None else summarize_executor(executor, self.application)
+
+    @property
+    def streaming_batches(self) -> dict[int, tuple[str, int]]:
+        """Per execution id of a micro-batch: (its streaming query's label, the batch id)."""
+        return self._once("streaming_batches", lambda: batch_of_execution(self.streaming))
 
 
 def analyze_built(

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.attribution import ExecutionTime
+from analyzer.aggregate.time_spent import covered_ms
 from analyzer.model.application import Application, Execution
 from analyzer.model.streaming import StreamingBatch, StreamingQuery
 
@@ -42,8 +43,20 @@ TRIGGER_CANDIDATES_MS = (
 """Trigger intervals tried, longest first: the intervals people set."""
 
 ALIGN_TOLERANCE_MS = 15
-"""How far after a multiple of the interval a batch may start and count as aligned (the timer
-thread wakes a few ms late)."""
+"""A batch that started this long after the one before it ended waited for the timer; and how
+far after a multiple of an interval a batch may start to count as aligned with it, at least
+(the timer thread wakes late on a busy driver: `align_tolerance_ms`)."""
+
+
+def align_tolerance_ms(interval_ms: int) -> int:
+    """How late after a multiple of `interval_ms` a batch may start and still align with it:
+    a twentieth of the interval, between 15 and 100 ms.
+
+    >>> align_tolerance_ms(100), align_tolerance_ms(1_000), align_tolerance_ms(60_000)
+    (15, 50, 100)
+    """
+    return max(ALIGN_TOLERANCE_MS, min(100, interval_ms // 20))
+
 
 MIN_ALIGNED = 3
 """Batch starts that must align with an interval for it to be inferred."""
@@ -67,7 +80,7 @@ def infer_trigger_interval_ms(batches: tuple[StreamingBatch, ...]) -> int | None
     Only the batches that waited for the timer are looked at: those that started more than
     `ALIGN_TOLERANCE_MS` after the batch before them ended (a batch that follows a late one
     starts at once, on no multiple). The interval is the longest candidate that nearly all of
-    them align with.
+    them align with (within `align_tolerance_ms`).
 
     >>> from analyzer.model.streaming import StreamingBatch as B
     >>> def b(i, t):
@@ -91,7 +104,8 @@ def infer_trigger_interval_ms(batches: tuple[StreamingBatch, ...]) -> int | None
     if len(on_timer) < MIN_ALIGNED:
         return None
     for interval in TRIGGER_CANDIDATES_MS:
-        aligned = sum(1 for t in on_timer if t % interval <= ALIGN_TOLERANCE_MS)
+        tolerance = align_tolerance_ms(interval)
+        aligned = sum(1 for t in on_timer if t % interval <= tolerance)
         if aligned >= MIN_ALIGNED and aligned >= MIN_ALIGNED_SHARE * len(on_timer):
             return interval
     return None
@@ -186,6 +200,10 @@ class StreamingFigures:
     )
     hot_operators: tuple[HotOperator, ...] = field(
         metadata={"help": "Operators with the most self time over all batches, at most 5."}
+    )
+    sql_wall_ms: int = field(
+        default=0,
+        metadata={"help": "Wall time covered by at least one of the run's SQL executions."},
     )
 
     @property
@@ -302,7 +320,33 @@ def query_figures(
         + sum(len(ids) for _, ids in query.unfinished_batches),
         sparkline_ms=_sparkline_values(durations),
         hot_operators=_hot_operators(query, executions, times),
+        sql_wall_ms=covered_ms(
+            (e.start_ms, e.end_ms)
+            for execution_id in _all_ids(query)
+            if (e := executions.get(execution_id)) is not None
+            and e.start_ms is not None
+            and e.end_ms is not None
+        ),
     )
+
+
+def _all_ids(query: StreamingQuery) -> list[int]:
+    return [e for b in query.batches for e in b.execution_ids] + [
+        e for _, ids in query.unfinished_batches for e in ids
+    ]
+
+
+def batch_of_execution(figures: tuple[StreamingFigures, ...]) -> dict[int, tuple[str, int]]:
+    """Map each execution of a streaming query run to (the query's label, its batch id)."""
+    out: dict[int, tuple[str, int]] = {}
+    for fig in figures:
+        for batch in fig.query.batches:
+            for execution_id in batch.execution_ids:
+                out[execution_id] = (fig.query.label, batch.batch_id)
+        for batch_id, ids in fig.query.unfinished_batches:
+            for execution_id in ids:
+                out[execution_id] = (fig.query.label, batch_id)
+    return out
 
 
 def streaming_figures(

@@ -292,7 +292,7 @@ def _execution_view(
     return ExecutionTimeView(
         execution_id=execution.execution_id,
         anchor=execution_anchor(execution.execution_id),
-        description_str=_one_line(execution.description) or "(no description)",
+        description_str=_execution_description(analysis, execution),
         status=execution.status,
         wall_str=fmt_duration_ms(wall),
         share_str=_share(wall, app_wall_ms),
@@ -364,6 +364,15 @@ def _job_description(job: Job) -> str:
     return _one_line(job.description or job.name or f"job {job.job_id}")
 
 
+def _execution_description(analysis: Analysis, execution: Execution) -> str:
+    """The execution's description on one line; for a micro-batch, which batch of which query
+    (its description is Spark's `name / id / runId / batch` block)."""
+    batch = analysis.streaming_batches.get(execution.execution_id)
+    if batch is not None:
+        return f"micro-batch {batch[1]} of streaming query {batch[0]}"
+    return _one_line(execution.description) or "(no description)"
+
+
 def build_time_spent_view(
     analysis: Analysis, selection: Selection, findings: Sequence[FindingView]
 ) -> TimeSpentView:
@@ -394,6 +403,12 @@ def build_time_spent_view(
             driver += ": " + ", ".join(f"{label} {fmt_duration_ms(ms)}" for label, ms in pieces)
         parts.append(driver)
     summary = f"{fmt_duration_ms(wall)}: " + " · ".join(parts)
+    if analysis.streaming:
+        summary += "; " + " · ".join(
+            f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
+            f"({_share(fig.sql_wall_ms, wall)}) in {fig.n_batches} batches"
+            for fig in analysis.streaming
+        )
     other = [
         j
         for j in app.jobs

@@ -77,7 +77,13 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
     if execution is None or not execution.description.strip():
         return where
     label = f"SQL execution {eid}"
-    return where.replace(label, f"{label} ({_one_line(execution.description, 60)})", 1)
+    batch = analysis.streaming_batches.get(eid) if eid is not None else None
+    described = (
+        f"micro-batch {batch[1]} of streaming query {batch[0]}"
+        if batch is not None
+        else _one_line(execution.description, 60)
+    )
+    return where.replace(label, f"{label} ({described})", 1)
 
 
 def _exception_line(text: str) -> str:
