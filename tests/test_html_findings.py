@@ -44,8 +44,10 @@ def test_findings_come_first_with_links_to_existing_nodes(path: Path) -> None:
     analysis = analysis_of(path)
     findings = detect_all(analysis)
     sections = [a for t, a in parse_page(html).tags if t == "section"]
-    assert [s.get("id") for s in sections[:4]] == [
+    streaming = ["streaming"] if analysis.application.streaming else []
+    assert [s.get("id") for s in sections[: 4 + len(streaming)]] == [
         "verdict",
+        *streaming,
         "time-spent",
         "findings",
         "executions",

@@ -95,7 +95,7 @@ class StreamingQuery(BaseModel):
     @property
     def label(self) -> str:
         """The query's name, or the start of its id when it has none."""
-        return self.name or f"query {self.query_id[:8]}"
+        return self.name or self.query_id[:8]
 
     @property
     def interrupted_execution_ids(self) -> tuple[int, ...]:

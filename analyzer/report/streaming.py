@@ -71,7 +71,7 @@ class StreamingChartView:
 class StreamingQueryView:
     """One streaming query run, as every report format shows it."""
 
-    label: str = field(metadata=_help("The query's name, or `query <id prefix>`."))
+    label: str = field(metadata=_help("The query's name, or the first 8 characters of its id."))
     query_id: str = field(metadata=_help("The query's id (kept across restarts)."))
     run_id: str = field(metadata=_help("This run's id."))
     status: str = field(metadata=_help("`stopped`, `failed` or `running` (also a CSS class)."))
