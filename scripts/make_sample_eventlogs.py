@@ -109,6 +109,28 @@ class Label:
 
 
 @dataclass(frozen=True)
+class StreamLabel:
+    """What a report must say of one streaming query of a sample (manifest `expect_streaming`)."""
+
+    query: str
+    """The query's name (`queryName`)."""
+    rule: str
+    """Finding rule id the report must lead the query's findings with, or "" for none."""
+    status: str
+    """How the query ended: `stopped` or `failed`."""
+    note: str
+    message: str = ""
+    """For a failed query: a line of its exception the report must quote."""
+
+    def as_json(self) -> dict[str, str]:
+        """Return the label as the manifest stores it (without empty fields)."""
+        record = {"query": self.query, "rule": self.rule, "status": self.status, "note": self.note}
+        if self.message:
+            record["message"] = self.message
+        return record
+
+
+@dataclass(frozen=True)
 class Workload:
     """One sample application: its Spark settings, what it runs, and what its log must show."""
 
@@ -137,6 +159,8 @@ class Workload:
     """The Spark application name when it is not `sea-<name>` (the runs of a pair share one)."""
     warm: bool = False
     """Warm the JVM up (`warm_up`) in the unlogged setup session before the logged application."""
+    streams: tuple[StreamLabel, ...] = ()
+    """The streaming queries of the application and what a report must say of each."""
 
     @property
     def app_name(self) -> str:
@@ -892,6 +916,234 @@ def run_clean_multi_query(spark: Any, scratch: Path) -> None:
         spark.sql(statement).collect()
 
 
+# ------------------------------------------------------------------------------------------------
+# Structured Streaming: micro-batch queries that keep up with their trigger, fall behind it, fail,
+# or keep state. Each query reads the `rate` source (rows stamped with the time they were made),
+# runs for a bounded time and is stopped with `query.stop()` (or ends with its exception).
+# ------------------------------------------------------------------------------------------------
+
+STREAM_TRIGGER = "1 second"
+STREAM_FAILURE_MESSAGE = "sample stream failure: order 300 is malformed"
+
+
+STREAM_CONF = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    # zstd level 9 instead of 1: a streaming log repeats the same plans and properties for
+    # every batch, which compresses well.
+    "spark.io.compression.zstd.level": "9",
+}
+
+
+def run_stream_for(query: Any, seconds: float, min_batches: int = 0) -> None:
+    """Let a streaming query run for `seconds` (longer, up to twice that, until it has written
+    `min_batches` batches), then stop it normally with `query.stop()`."""
+    started = time.monotonic()
+    while True:
+        elapsed = time.monotonic() - started
+        progress = query.lastProgress
+        done = progress is not None and int(progress["batchId"]) + 1 >= min_batches
+        if elapsed >= 2 * seconds or (elapsed >= seconds and done):
+            break
+        if not query.isActive:
+            raise RuntimeError(f"query {query.name} ended early: {query.exception()}")
+        time.sleep(0.2)
+    query.stop()
+
+
+def stream_orders(spark: Any, rows_per_second: int, ramp_up_s: int = 0) -> Any:
+    """Return a stream of orders from the `rate` source: order_id, customer_id, amount, ts."""
+    from pyspark.sql import functions as F
+
+    reader = (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", rows_per_second)
+        .option("numPartitions", 2)
+    )
+    if ramp_up_s:
+        reader = reader.option("rampUpTime", f"{ramp_up_s}s")
+    return reader.load().select(
+        F.col("value").alias("order_id"),
+        hashed("value", 201, 1_000).alias("customer_id"),
+        (hashed("value", 202, 100_000) / F.lit(100.0)).alias("amount"),
+        F.col("timestamp").alias("ts"),
+    )
+
+
+STREAM_KEEPS_UP_TRIGGER = "2 seconds"
+"""A batch of the keeping-up stream takes about half a second here (two jobs: the broadcast of
+the static table and the write), so a 2 s trigger leaves it room on a busy machine."""
+
+
+def run_stream_keeps_up(spark: Any, scratch: Path) -> None:
+    """A stream of 200 orders/s joined with a static customers table (broadcast), written to a
+    noop sink every 2 seconds; each batch takes a fraction of the trigger."""
+    customers = customers_frame(spark, 1_000)
+    query = (
+        stream_orders(spark, 200)
+        .join(customers, "customer_id")
+        .writeStream.queryName("orders_enriched")
+        .format("noop")
+        .trigger(processingTime=STREAM_KEEPS_UP_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-keeps-up"))
+        .start()
+    )
+    run_stream_for(query, 20, min_batches=10)
+
+
+STREAM_LATE_TRIGGER = "2 seconds"
+"""The falling-behind stream's trigger: long enough for its first batches to keep up on a busy
+machine (a batch there costs a second or more before it reads a row)."""
+STREAM_ROWS_PER_BATCH = 2_000
+STREAM_GROWTH_S = 1.0
+"""How much longer each batch of the falling-behind stream takes to score than the one before,
+on the machine that runs it."""
+STREAM_STEP_FILE = "stream-loop-step.txt"
+
+
+def stream_risk_score(order_id: int, step: int) -> int:
+    """Return a made-up risk score with a per-row loop that walks the order's history: longer
+    for later orders (`step` more iterations per batch of orders)."""
+    score = 0
+    for i in range(1 + (order_id // STREAM_ROWS_PER_BATCH) * step):
+        score = (score * 31 + order_id + i) % 1_000_003
+    return score
+
+
+def setup_stream_falls_behind(spark: Any, scratch: Path) -> None:
+    """Measure how long this machine's Python workers take per loop iteration, and keep the
+    loop's growth per batch that makes each batch `STREAM_GROWTH_S` slower than the last.
+
+    A shared machine's speed varies several-fold from run to run; measuring it first makes the
+    batches outgrow the trigger at about the same batch on any machine."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    iterations = 200
+    loop_udf = F.udf(lambda x: stream_risk_score(x * STREAM_ROWS_PER_BATCH, 1), LongType())
+
+    def seconds(n_rows: int) -> float:
+        started = time.monotonic()
+        spark.range(0, n_rows, 1, 2).select(loop_udf(F.lit(iterations)).alias("s")).agg(
+            F.sum("s")
+        ).collect()
+        return time.monotonic() - started
+
+    seconds(2_000)
+    n_rows = 20_000
+    per_iteration_s = min(seconds(n_rows) for _ in range(2)) / (n_rows * iterations) * 2
+    # Two Python workers share a batch's rows; a batch's loop grows by `step` per row.
+    step = STREAM_GROWTH_S / (per_iteration_s * STREAM_ROWS_PER_BATCH / 2)
+    (scratch / STREAM_STEP_FILE).write_text(str(max(1, round(step))))
+
+
+def run_stream_falls_behind(spark: Any, scratch: Path) -> None:
+    """A stream of 2,000 orders per batch (`rate-micro-batch`) joined with a static customers
+    table, scored by a Python UDF whose per-row loop grows with the order id, and aggregated per
+    region in `foreachBatch`: the first batches keep up with the 2 s trigger, later ones take
+    longer and longer."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    step = int((scratch / STREAM_STEP_FILE).read_text())
+    print(f"stream loop step {step}", file=sys.stderr)
+    score_udf = F.udf(lambda order_id: stream_risk_score(order_id, step), LongType())
+
+    def write_batch(batch: Any, batch_id: int) -> None:
+        (
+            batch.groupBy("region")
+            .agg(F.count("*").alias("n_orders"), F.sum("risk").alias("risk"))
+            .collect()
+        )
+
+    orders = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", STREAM_ROWS_PER_BATCH)
+        .option("numPartitions", 2)
+        .load()
+        .select(
+            F.col("value").alias("order_id"),
+            hashed("value", 201, 1_000).alias("customer_id"),
+        )
+    )
+    query = (
+        orders.join(customers_frame(spark, 1_000), "customer_id")
+        .select("order_id", "region", score_udf("order_id").alias("risk"))
+        .writeStream.queryName("order_risk")
+        .foreachBatch(write_batch)
+        .trigger(processingTime=STREAM_LATE_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-falls-behind"))
+        .start()
+    )
+    run_stream_for(query, 30, min_batches=10)
+
+
+def run_stream_fails(spark: Any, scratch: Path) -> None:
+    """A stream of 100 orders/s whose 301st order is rejected (raise_error), so a task fails on
+    every attempt and the query ends with its exception."""
+    from pyspark.sql import functions as F
+
+    orders = stream_orders(spark, 100)
+    checked = orders.select(
+        F.when(F.col("order_id") == 300, F.raise_error(F.lit(STREAM_FAILURE_MESSAGE)))
+        .otherwise(F.col("order_id"))
+        .alias("order_id"),
+        "amount",
+    )
+    query = (
+        checked.writeStream.queryName("order_checks")
+        .format("noop")
+        .trigger(processingTime=STREAM_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-fails"))
+        .start()
+    )
+    try:
+        query.awaitTermination(60)
+    except Exception as exc:  # the failure is the point of this workload
+        print(f"expected failure: {type(exc).__name__}", file=sys.stderr)
+    if query.isActive:
+        query.stop()
+        raise RuntimeError("the failing stream did not fail")
+
+
+def run_stream_stateful(spark: Any, scratch: Path) -> None:
+    """Two counts per page and 1 s window over one stream of 500 clicks/s: one with a 1 s
+    watermark (old windows leave the state), one without (the state keeps every window)."""
+    from pyspark.sql import functions as F
+
+    clicks = stream_orders(spark, 500).select("ts", (F.col("customer_id") % 20).alias("page_id"))
+    per_window = F.window("ts", "1 second")
+    watermarked = (
+        clicks.withWatermark("ts", "1 second")
+        .groupBy(per_window, "page_id")
+        .count()
+        .writeStream.queryName("clicks_watermarked")
+        .outputMode("append")
+        .format("noop")
+        .trigger(processingTime=STREAM_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-watermarked"))
+        .start()
+    )
+    unbounded = (
+        clicks.groupBy(per_window, "page_id")
+        .count()
+        .writeStream.queryName("clicks_unbounded")
+        .outputMode("update")
+        .format("noop")
+        .trigger(processingTime=STREAM_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-unbounded"))
+        .start()
+    )
+    deadline = time.monotonic() + 50
+    while time.monotonic() < deadline and not all(
+        q.lastProgress is not None and int(q.lastProgress["batchId"]) >= 5
+        for q in (watermarked, unbounded)
+    ):
+        time.sleep(0.2)
+    watermarked.stop()
+    unbounded.stop()
+
+
 AQE_OFF = {"spark.sql.adaptive.enabled": "false"}
 NO_AUTO_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
 
@@ -1287,6 +1539,95 @@ WORKLOADS: tuple[Workload, ...] = (
                 node="Scan parquet",
                 execution="time per section",
                 note="uneven files",
+            ),
+        ),
+    ),
+    Workload(
+        name="stream-keeps-up",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="streaming query that keeps up: 200 orders/s from the rate source joined with "
+        "a static customers table, written to a noop sink on a 2 s trigger, stopped with "
+        "query.stop()",
+        run=run_stream_keeps_up,
+        conf=STREAM_CONF,
+        expects=("stream_progress", "stream_stopped", "stream_keeps_up"),
+        streams=(
+            StreamLabel(
+                query="orders_enriched",
+                rule="",
+                status="stopped",
+                note="every batch well within its 2 s trigger: no warning",
+            ),
+        ),
+    ),
+    Workload(
+        name="stream-falls-behind",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="streaming query that falls behind: 2,000 orders per batch (rate-micro-batch) "
+        "joined with a static table, scored by a Python UDF whose per-row loop grows by a "
+        "measured step per batch (each batch about 1 s slower), aggregated in foreachBatch; "
+        "batches outgrow the 2 s trigger, then query.stop()",
+        run=run_stream_falls_behind,
+        setup=setup_stream_falls_behind,
+        conf=STREAM_CONF,
+        expects=("stream_progress", "stream_stopped", "stream_falls_behind"),
+        streams=(
+            StreamLabel(
+                query="order_risk",
+                rule="streaming-falling-behind",
+                status="stopped",
+                note="batch durations grow past the 2 s trigger; input arrives faster than "
+                "the query processes it",
+            ),
+        ),
+    ),
+    Workload(
+        name="stream-fails",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="streaming query that fails: raise_error rejects one order of the rate "
+        "source, its task fails 3 times and the query terminates with the exception",
+        run=run_stream_fails,
+        conf=STREAM_CONF,
+        expects=("stream_progress", "stream_failed"),
+        streams=(
+            StreamLabel(
+                query="order_checks",
+                rule="",
+                status="failed",
+                note="the query ends with the task's exception",
+                message=STREAM_FAILURE_MESSAGE,
+            ),
+        ),
+    ),
+    Workload(
+        name="stream-stateful",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="two stateful streaming queries over one rate source: a windowed count with "
+        "a 1 s watermark (state evicted) and one without a watermark (state grows), both "
+        "stopped with query.stop()",
+        run=run_stream_stateful,
+        conf=STREAM_CONF,
+        expects=("stream_progress", "stream_stopped", "stream_state"),
+        streams=(
+            StreamLabel(
+                query="clicks_watermarked",
+                rule="",
+                status="stopped",
+                note="the watermark advances and old windows leave the state",
+            ),
+            StreamLabel(
+                query="clicks_unbounded",
+                rule="streaming-state-growth",
+                status="stopped",
+                note="no watermark: the state keeps every window and grows with every batch",
             ),
         ),
     ),
@@ -1706,7 +2047,17 @@ class LogSummary:
     """StageSubmitted events with a stage attempt above 0."""
     partition_filters: list[str] = field(default_factory=list)
     """The `PartitionFilters` of every scan of a partitioned table in the initial plans."""
+    stream_started: list[dict[str, Any]] = field(default_factory=list)
+    """Streaming QueryStartedEvents, as decoded."""
+    stream_progress: list[dict[str, Any]] = field(default_factory=list)
+    """The `progress` of every streaming QueryProgressEvent."""
+    stream_terminated: list[dict[str, Any]] = field(default_factory=list)
+    """Streaming QueryTerminatedEvents, as decoded."""
     facts: LogFacts = field(default_factory=LogFacts)
+
+    def stream_batches(self, name: str) -> list[dict[str, Any]]:
+        """Return the progress of the named query's batches, in log order."""
+        return [p for p in self.stream_progress if p.get("name") == name]
 
 
 def collect_node_names(plan: dict[str, Any], into: set[str]) -> None:
@@ -1740,7 +2091,13 @@ def summarize_log(log_path: Path) -> LogSummary:
         summary.n_events += 1
         kind = str(event.get("Event", "")).rsplit(".", 1)[-1]
         summary.facts.add(kind, event)
-        if kind == "SparkListenerLogStart":
+        if kind == "StreamingQueryListener$QueryStartedEvent":
+            summary.stream_started.append(event)
+        elif kind == "StreamingQueryListener$QueryProgressEvent":
+            summary.stream_progress.append(event.get("progress", {}))
+        elif kind == "StreamingQueryListener$QueryTerminatedEvent":
+            summary.stream_terminated.append(event)
+        elif kind == "SparkListenerLogStart":
             summary.spark_version = event.get("Spark Version", "")
         elif kind == "SparkListenerEnvironmentUpdate":
             summary.java_version = event.get("JVM Information", {}).get("Java Version", "")
@@ -1884,6 +2241,69 @@ def balanced(summary: LogSummary, _: Path) -> bool:
     return summary.n_failed_tasks == 0 and summary.memory_bytes_spilled == 0
 
 
+def trigger_ms(progress: dict[str, Any]) -> int:
+    """Return a batch's `triggerExecution` duration in ms."""
+    return int(progress.get("durationMs", {}).get("triggerExecution", 0))
+
+
+def stream_keeps_up(summary: LogSummary, _: Path) -> bool:
+    """Return True if, after the first batch (planning and JVM warm-up), every batch of every
+    query took at most 3/4 of its 2 s trigger."""
+    batches = [p for p in summary.stream_progress if int(p.get("batchId", 0)) > 0]
+    return len(batches) >= 8 and all(trigger_ms(p) <= 1_500 for p in batches)
+
+
+def stream_falls_behind(summary: LogSummary, _: Path) -> bool:
+    """Return True if the last three batches each took longer than the 2 s trigger and longer
+    than the median batch, and input came faster than it was processed in them, after at least
+    three batches that kept up (so the trigger can be told from their start times)."""
+    batches = summary.stream_progress
+    if len(batches) < 6:
+        return False
+    durations = sorted(trigger_ms(p) for p in batches)
+    last = batches[-3:]
+    kept_up = [p for p in batches[1:] if trigger_ms(p) <= 2_000]
+    return len(kept_up) >= 3 and all(
+        trigger_ms(p) > 2_000
+        and trigger_ms(p) >= durations[len(durations) // 2]
+        and float(p.get("inputRowsPerSecond") or 0) > float(p.get("processedRowsPerSecond") or 0)
+        for p in last
+    )
+
+
+def stream_stopped(summary: LogSummary, _: Path) -> bool:
+    """Return True if every started query terminated without an exception."""
+    ended = {e.get("runId"): e for e in summary.stream_terminated}
+    return bool(summary.stream_started) and all(
+        s.get("runId") in ended and not ended[s.get("runId")].get("exception")
+        for s in summary.stream_started
+    )
+
+
+def stream_failed(summary: LogSummary, _: Path) -> bool:
+    """Return True if a query terminated with the injected exception."""
+    return any(
+        STREAM_FAILURE_MESSAGE in str(e.get("exception") or "") for e in summary.stream_terminated
+    )
+
+
+def state_rows(progress: dict[str, Any]) -> int:
+    """Return the rows held in a batch's state stores, over its stateful operators."""
+    return sum(int(op.get("numRowsTotal", 0)) for op in progress.get("stateOperators", []))
+
+
+def stream_state(summary: LogSummary, _: Path) -> bool:
+    """Return True if the unwatermarked query's state ends at least 3x larger than the
+    watermarked one's, and grew over its last batches."""
+    bounded = summary.stream_batches("clicks_watermarked")
+    unbounded = summary.stream_batches("clicks_unbounded")
+    if len(bounded) < 6 or len(unbounded) < 6:
+        return False
+    return state_rows(unbounded[-1]) >= 3 * max(1, state_rows(bounded[-1])) and state_rows(
+        unbounded[-1]
+    ) > state_rows(unbounded[len(unbounded) // 2])
+
+
 CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "aqe_updates": lambda s, _: s.n_aqe_updates > 0,
     "no_aqe_updates": lambda s, _: s.n_aqe_updates == 0,
@@ -1950,6 +2370,12 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "skewed_scan": check_on("time per section", skewed_scan),
     "balanced": balanced,
     "several_executions_4": lambda s, _: s.n_sql_executions >= 4,
+    "stream_progress": lambda s, _: len(s.stream_progress) >= 3,
+    "stream_keeps_up": stream_keeps_up,
+    "stream_falls_behind": stream_falls_behind,
+    "stream_stopped": stream_stopped,
+    "stream_failed": stream_failed,
+    "stream_state": stream_state,
 }
 
 
@@ -2352,6 +2778,10 @@ def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> d
         entry["duration_ms"] = summary.facts.duration_ms
     if workload.clean:
         entry["clean"] = True
+    if workload.streams:
+        entry["expect_streaming"] = [label.as_json() for label in workload.streams]
+        entry["counts"]["streaming_batches"] = len(summary.stream_progress)
+        entry["duration_ms"] = summary.facts.duration_ms
     return entry
 
 
@@ -2523,7 +2953,40 @@ def render_readme(entries: list[dict[str, Any]], older_dirs: list[str] | None = 
             "",
         ]
     lines += render_labels(entries)
+    lines += render_streams(entries)
     return "\n".join(lines)
+
+
+def render_streams(entries: list[dict[str, Any]]) -> list[str]:
+    """Return the README section on the Structured Streaming applications."""
+    streaming = sorted(
+        (e for e in entries if e.get("expect_streaming")), key=lambda e: e["workload"]
+    )
+    if not streaming:
+        return []
+    lines = [
+        "## Structured Streaming applications",
+        "",
+        "The `stream-*` applications run micro-batch queries on the `rate` source (zstd level 9: "
+        "a streaming log repeats the same plans every batch). Their manifest entries carry "
+        "`expect_streaming`: per query its `query` name, how it ended (`status`: `stopped` by "
+        "`query.stop()`, or `failed`), the `rule` that must lead its findings (empty: no "
+        "warning), a `note`, and for a failed query the `message` its exception holds; "
+        "`counts.streaming_batches` is the number of progress events. See docs/streaming.md.",
+        "",
+        "| file | app name | query | status | leading finding | batches | app time | size |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for e in streaming:
+        for label in e["expect_streaming"]:
+            lines.append(
+                f"| `{e['file']}` | `{e['app_name']}` | `{label['query']}` | {label['status']} "
+                f"| {('`' + label['rule'] + '`') if label['rule'] else 'none'} | "
+                f"{e['counts'].get('streaming_batches', 0)} | "
+                f"{e['duration_ms'] / 1000:.1f} s | {fmt_kib(e['size_bytes'])} |"
+            )
+    lines.append("")
+    return lines
 
 
 def render_labels(entries: list[dict[str, Any]]) -> list[str]:

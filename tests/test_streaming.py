@@ -1,0 +1,283 @@
+"""Structured Streaming: query runs replayed from real logs, tied to their executions, reported.
+
+The sample script writes streaming applications (`stream-*`) and what a report must say of each
+query into `sample_eventlogs/.manifest.json` (`expect_streaming`: name, status, the rule that
+leads its findings or none, the exception of a failed one). The public Spark 3.1 log
+`local-1596020211915` is a Kafka-to-console query on the default trigger.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from eventlog_samples import SAMPLES, needs_public, public
+from markdown_it import MarkdownIt
+
+from analyzer import api
+from analyzer.aggregate.analysis import Analysis
+from analyzer.eventlog.lines import ReadStats, iter_lines
+from analyzer.eventlog.source import resolve_log
+from analyzer.insights import Finding, Thresholds
+from analyzer.insights.python_udf import detect_python_udf
+from analyzer.report.findings import build_findings_view
+from analyzer.report.header import build_header_view
+from analyzer.report.options import ReportOptions
+from analyzer.report.verdict import build_verdict
+
+PROGRESS = "StreamingQueryListener$QueryProgressEvent"
+
+
+def _manifest() -> list[dict[str, Any]]:
+    path = SAMPLES / ".manifest.json"
+    if not path.is_file():
+        return []
+    return [e for e in json.loads(path.read_text())["logs"] if e.get("expect_streaming")]
+
+
+def _entries() -> list[Any]:
+    found = [pytest.param(e, id=e["app_name"]) for e in _manifest()]
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no streaming samples"))]
+
+
+def _entry(workload: str) -> dict[str, Any]:
+    for entry in _manifest():
+        if entry["workload"] == workload:
+            return entry
+    pytest.skip(f"no sample of workload {workload}")
+
+
+@cache
+def _analyzed(file: str) -> tuple[Analysis, tuple[Finding, ...]]:
+    analysis = api.analyze(SAMPLES / file)
+    return analysis, tuple(api.find_issues(analysis))
+
+
+def _progress_events(path: str) -> list[dict[str, Any]]:
+    """The progress of every QueryProgressEvent of a log, read with plain json."""
+    found = []
+    for line in iter_lines(resolve_log(path), ReadStats()):
+        event = json.loads(line.data)
+        if str(event.get("Event", "")).endswith(PROGRESS):
+            found.append(event["progress"])
+    return found
+
+
+def _verdict(analysis: Analysis, findings: tuple[Finding, ...]) -> Any:
+    header = build_header_view(analysis, None)
+    ids = {e.execution_id for e in analysis.application.executions}
+    views = build_findings_view(analysis.application, findings, frozenset(ids), Thresholds()).items
+    return build_verdict(analysis, header, findings, views, ids)
+
+
+@pytest.mark.parametrize("entry", _entries())
+def test_each_query_is_named_and_its_batches_counted_exactly(entry: dict[str, Any]) -> None:
+    analysis, _ = _analyzed(entry["file"])
+    progress = _progress_events(str(SAMPLES / entry["file"]))
+    by_name = {q.name: q for q in analysis.application.streaming}
+    assert set(by_name) == {label["query"] for label in entry["expect_streaming"]}
+    for label in entry["expect_streaming"]:
+        query = by_name[label["query"]]
+        logged = [p for p in progress if p["name"] == label["query"]]
+        assert [b.batch_id for b in query.batches] == [p["batchId"] for p in logged]
+        assert [b.trigger_execution_ms for b in query.batches] == [
+            p["durationMs"]["triggerExecution"] for p in logged
+        ]
+        assert query.status == label["status"]
+        if label.get("message"):
+            assert label["message"] in (query.exception or "")
+        # Every finished batch ran at least one SQL execution, and none is tied twice.
+        ids = [e for b in query.batches for e in b.execution_ids]
+        assert all(b.execution_ids for b in query.batches)
+        assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("entry", _entries())
+def test_json_batches_carry_the_progress_events_figures(entry: dict[str, Any]) -> None:
+    analysis, findings = _analyzed(entry["file"])
+    text = api.render_report(analysis, ReportOptions(fmt="json"), findings)
+    document = json.loads(text)
+    progress = _progress_events(str(SAMPLES / entry["file"]))
+    for query in document["streaming"]["queries"]:
+        logged = [p for p in progress if p["runId"] == query["run_id"]]
+        assert query["n_batches"] == len(logged) == len(query["batches"])
+        for batch, p in zip(query["batches"], logged, strict=True):
+            assert batch["batch_id"] == p["batchId"]
+            assert batch["trigger_execution_ms"] == p["durationMs"]["triggerExecution"]
+            assert batch["input_rows"] == sum(s["numInputRows"] for s in p["sources"])
+        assert {"name", "id", "run_id", "status", "trigger_interval_ms"} <= set(query)
+
+
+@pytest.mark.parametrize("entry", _entries())
+def test_the_labelled_rule_leads_and_a_query_that_keeps_up_raises_no_warning(
+    entry: dict[str, Any],
+) -> None:
+    analysis, findings = _analyzed(entry["file"])
+    for label in entry["expect_streaming"]:
+        query = next(q for q in analysis.application.streaming if q.name == label["query"])
+        own = [f for f in findings if f.execution_id in _executions_of(analysis, query.run_id)]
+        if label["rule"]:
+            assert own, f"no finding on {label['query']}"
+            assert own[0].rule == label["rule"], [f.rule for f in own]
+        elif label["status"] == "stopped":
+            warnings = [f for f in own if f.severity != "info"]
+            assert not warnings, [(f.rule, f.title) for f in warnings]
+
+
+def _executions_of(analysis: Analysis, run_id: str) -> set[int]:
+    fig = next(f for f in analysis.streaming if f.query.run_id == run_id)
+    return set(fig.execution_ids)
+
+
+def test_falling_behind_leads_the_report_and_is_dated() -> None:
+    entry = _entry("stream-falls-behind")
+    analysis, findings = _analyzed(entry["file"])
+    assert findings[0].rule == "streaming-falling-behind"
+    fig = analysis.streaming[0]
+    assert fig.trigger_interval_ms == 2_000
+    first_late = findings[0].number("first_late_batch_id")
+    assert first_late == fig.first_late_batch_id
+    late = [b.batch_id for b in fig.query.batches[1:] if (b.trigger_execution_ms or 0) > 2_000]
+    assert late[0] == first_late and findings[0].number("n_late_batches") == len(late)
+    assert any(f.rule == "streaming-input-outpaces-processing" for f in findings)
+
+
+def test_keeping_up_has_its_trigger_inferred_and_no_late_batch() -> None:
+    entry = _entry("stream-keeps-up")
+    analysis, findings = _analyzed(entry["file"])
+    fig = analysis.streaming[0]
+    assert fig.trigger_interval_ms == 2_000
+    assert fig.n_late_batches == 0
+    assert not [f for f in findings if f.severity != "info"]
+
+
+def test_per_batch_findings_are_merged_with_a_count_and_the_sum_of_their_cost() -> None:
+    entry = _entry("stream-falls-behind")
+    analysis, findings = _analyzed(entry["file"])
+    fig = analysis.streaming[0]
+    ours = set(fig.execution_ids)
+    per_batch = [f for f in detect_python_udf(analysis, Thresholds()) if f.execution_id in ours]
+    merged = [f for f in findings if f.rule == "python-udf"]
+    if len(per_batch) < 2:
+        pytest.skip("the Python UDF was flagged in fewer than two batches of this run")
+    assert len(merged) == 1
+    assert merged[0].number("n_batches_with_finding") == len(per_batch)
+    summed = sum(f.estimated_lost_ms for f in per_batch)
+    # The sum of the batches' costs, at most the time the query ran past its trigger.
+    assert merged[0].estimated_lost_ms == min(summed, fig.late_ms)
+
+
+def test_a_stopped_query_is_not_a_failure_and_a_failed_one_is() -> None:
+    for workload in ("stream-keeps-up", "stream-falls-behind", "stream-stateful"):
+        analysis, findings = _analyzed(_entry(workload)["file"])
+        verdict = _verdict(analysis, findings)
+        assert verdict.status == "completed", (workload, verdict.summary_str)
+        assert "stopped" in verdict.summary_str
+        assert not [f for f in findings if f.rule == "failed-query"]
+    entry = _entry("stream-fails")
+    analysis, findings = _analyzed(entry["file"])
+    verdict = _verdict(analysis, findings)
+    assert verdict.status == "failed"
+    assert "streaming query order_checks failed" in verdict.summary_str
+    message = entry["expect_streaming"][0]["message"]
+    assert message in verdict.root_cause_str
+
+
+def test_state_without_watermark_grows_and_with_one_does_not() -> None:
+    entry = _entry("stream-stateful")
+    analysis, findings = _analyzed(entry["file"])
+    figures = {f.query.name: f for f in analysis.streaming}
+    unbounded, bounded = figures["clicks_unbounded"], figures["clicks_watermarked"]
+    assert not unbounded.has_watermark and bounded.has_watermark
+    assert (unbounded.state_rows_last or 0) > (bounded.state_rows_last or 0)
+    growth = [f for f in findings if f.rule == "streaming-state-growth"]
+    assert [f.number("n_batches") for f in growth] == [unbounded.n_batches]
+    assert "clicks_unbounded" in growth[0].title
+
+
+@needs_public
+def test_public_spark_31_kafka_query_ties_three_executions_to_each_batch() -> None:
+    analysis = api.analyze(public("local-1596020211915"))
+    (query,) = analysis.application.streaming
+    assert query.name is None and query.status == "running"
+    assert [b.batch_id for b in query.batches] == list(range(8))
+    assert [b.execution_ids for b in query.batches] == [
+        (3 * i, 3 * i + 1, 3 * i + 2) for i in range(8)
+    ]
+    first = query.batches[0]
+    assert first.trigger_execution_ms == 7109 and first.n_input_rows == 3
+    assert first.input_rows_per_s is None  # logged as "NaN"
+    assert first.state_rows_total == 1 and first.state_memory_bytes == 776
+    fig = analysis.streaming[0]
+    # The default trigger: each batch starts as the one before ends, on no interval.
+    assert fig.trigger_interval_ms is None
+    assert dict(fig.phase_totals_ms)["latestOffset"] == 3552
+
+
+@needs_public
+def test_public_kafka_query_spends_a_third_of_its_batches_finding_offsets() -> None:
+    analysis = api.analyze(public("local-1596020211915"))
+    findings = api.find_issues(analysis)
+    (hot,) = [f for f in findings if f.rule == "streaming-hot-phase"]
+    assert hot.severity == "info" and hot.estimated_lost_ms == 0
+    assert [e.value for e in hot.evidence if e.key == "phase"] == ["latestOffset"]
+    assert not [f for f in findings if f.rule == "streaming-falling-behind"]
+
+
+def test_html_chart_draws_every_batch_against_the_trigger_and_text_a_sparkline() -> None:
+    entry = _entry("stream-falls-behind")
+    analysis, findings = _analyzed(entry["file"])
+    fig = analysis.streaming[0]
+    page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
+    section = page[page.index('<section class="streaming"') :]
+    section = section[: section.index("</section>")]
+    assert section.count('<rect class="sq-bar') == fig.n_batches
+    assert section.count('<rect class="sq-bar sq-late"') == fig.n_late_batches
+    assert section.count('<line class="sq-trigger"') == 1
+    assert "http" not in section  # a self-contained drawing: no external reference
+    text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
+    line = next(x for x in text.splitlines() if x.strip().startswith("durations:"))
+    blocks = line.split("durations:")[1].split()[0]
+    assert len(blocks) == fig.n_batches and set(blocks) <= set("▁▂▃▄▅▆▇█")
+
+
+@needs_public
+def test_hostile_query_names_and_exceptions_stay_text(tmp_path: Any) -> None:
+    """A query name and exception with terminal escapes and markup, in a copy of a real log."""
+    lines = public("local-1596020211915").read_text().splitlines()
+    evil = "\x1b[31mred\x1b[0m<script>alert(1)</script>"
+    edited = []
+    for line in lines:
+        if "QueryProgressEvent" in line or "QueryStartedEvent" in line:
+            line = line.replace('"name":null', '"name":' + json.dumps(evil))
+        edited.append(line)
+    run_id = "e225d92f-2545-48f8-87a2-9c0309580f8a"
+    terminated = {
+        "Event": "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
+        "id": "8d268dc2-bc9c-4be8-97a9-b135d2943028",
+        "runId": run_id,
+        "exception": evil + "\n\tat Foo.bar(Foo.scala:1)",
+    }
+    edited.insert(len(edited) - 1, json.dumps(terminated))
+    path = tmp_path / "local-1596020211915"
+    path.write_text("\n".join(edited) + "\n")
+    analysis = api.analyze(path)
+    (query,) = analysis.application.streaming
+    assert query.name == evil and query.status == "failed"
+    findings = api.find_issues(analysis)
+    text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
+    assert "\x1b" not in text
+    page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    markdown = api.render_report(analysis, ReportOptions(fmt="markdown"), findings)
+    assert "\x1b" not in markdown
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    html = [
+        c.content
+        for t in tokens
+        for c in (t, *(t.children or ()))
+        if c.type in ("html_inline", "html_block")
+    ]
+    assert set(html) <= {"<sub>", "</sub>"}  # the report's own footnote markup only
