@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -991,14 +992,12 @@ def run_stream_keeps_up(spark: Any, scratch: Path) -> None:
     run_stream_for(query, 20, min_batches=10)
 
 
-STREAM_LATE_TRIGGER = "2 seconds"
-"""The falling-behind stream's trigger: long enough for its first batches to keep up on a busy
-machine (a batch there costs a second or more before it reads a row)."""
+STREAM_LATE_TRIGGERS_MS = (2_000, 3_000, 5_000, 10_000)
+"""The falling-behind stream's trigger: the first of these at least 2.5 times a batch's fixed
+cost on this machine (measured first; a busy machine can take seconds for a batch that scores
+next to nothing)."""
 STREAM_ROWS_PER_BATCH = 2_000
-STREAM_GROWTH_S = 1.0
-"""How much longer each batch of the falling-behind stream takes to score than the one before,
-on the machine that runs it."""
-STREAM_STEP_FILE = "stream-loop-step.txt"
+STREAM_PLAN_FILE = "stream-plan.json"
 
 
 def stream_risk_score(order_id: int, step: int) -> int:
@@ -1010,43 +1009,13 @@ def stream_risk_score(order_id: int, step: int) -> int:
     return score
 
 
-def setup_stream_falls_behind(spark: Any, scratch: Path) -> None:
-    """Measure how long this machine's Python workers take per loop iteration, and keep the
-    loop's growth per batch that makes each batch `STREAM_GROWTH_S` slower than the last.
-
-    A shared machine's speed varies several-fold from run to run; measuring it first makes the
-    batches outgrow the trigger at about the same batch on any machine."""
+def start_scoring_stream(spark: Any, scratch: Path, step: int, trigger_ms: int) -> Any:
+    """Start the falling-behind stream: 2,000 orders per batch (`rate-micro-batch`) joined with
+    a static customers table, scored by the UDF (`step` more loop iterations per batch), and
+    aggregated per region in `foreachBatch`; `trigger_ms` 0 runs batches back to back."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType
 
-    iterations = 200
-    loop_udf = F.udf(lambda x: stream_risk_score(x * STREAM_ROWS_PER_BATCH, 1), LongType())
-
-    def seconds(n_rows: int) -> float:
-        started = time.monotonic()
-        spark.range(0, n_rows, 1, 2).select(loop_udf(F.lit(iterations)).alias("s")).agg(
-            F.sum("s")
-        ).collect()
-        return time.monotonic() - started
-
-    seconds(2_000)
-    n_rows = 20_000
-    per_iteration_s = min(seconds(n_rows) for _ in range(2)) / (n_rows * iterations) * 2
-    # Two Python workers share a batch's rows; a batch's loop grows by `step` per row.
-    step = STREAM_GROWTH_S / (per_iteration_s * STREAM_ROWS_PER_BATCH / 2)
-    (scratch / STREAM_STEP_FILE).write_text(str(max(1, round(step))))
-
-
-def run_stream_falls_behind(spark: Any, scratch: Path) -> None:
-    """A stream of 2,000 orders per batch (`rate-micro-batch`) joined with a static customers
-    table, scored by a Python UDF whose per-row loop grows with the order id, and aggregated per
-    region in `foreachBatch`: the first batches keep up with the 2 s trigger, later ones take
-    longer and longer."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType
-
-    step = int((scratch / STREAM_STEP_FILE).read_text())
-    print(f"stream loop step {step}", file=sys.stderr)
     score_udf = F.udf(lambda order_id: stream_risk_score(order_id, step), LongType())
 
     def write_batch(batch: Any, batch_id: int) -> None:
@@ -1061,21 +1030,74 @@ def run_stream_falls_behind(spark: Any, scratch: Path) -> None:
         .option("rowsPerBatch", STREAM_ROWS_PER_BATCH)
         .option("numPartitions", 2)
         .load()
-        .select(
-            F.col("value").alias("order_id"),
-            hashed("value", 201, 1_000).alias("customer_id"),
-        )
+        .select(F.col("value").alias("order_id"), hashed("value", 201, 1_000).alias("customer_id"))
     )
-    query = (
+    writer = (
         orders.join(customers_frame(spark, 1_000), "customer_id")
         .select("order_id", "region", score_udf("order_id").alias("risk"))
         .writeStream.queryName("order_risk")
         .foreachBatch(write_batch)
-        .trigger(processingTime=STREAM_LATE_TRIGGER)
-        .option("checkpointLocation", str(scratch / "checkpoint-falls-behind"))
-        .start()
+        .option("checkpointLocation", str(scratch / f"checkpoint-scoring-{trigger_ms}"))
     )
-    run_stream_for(query, 30, min_batches=10)
+    if trigger_ms:
+        writer = writer.trigger(processingTime=f"{trigger_ms} milliseconds")
+    return writer.start()
+
+
+def setup_stream_falls_behind(spark: Any, scratch: Path) -> None:
+    """Measure this machine, and plan the falling-behind stream: its trigger and how much its
+    per-row loop grows per batch.
+
+    A shared machine's speed varies several-fold from run to run. The stream is run here (no
+    event log) with a one-iteration loop to measure a batch's fixed cost; the trigger is the
+    first of `STREAM_LATE_TRIGGERS_MS` at least 2.5 times that. The loop's cost per iteration is
+    measured as the difference between a long and a short loop on a static table (the fixed
+    costs of a job cancel out), and the loop is planned to grow by a third of the trigger per
+    batch (in a stream it grows by less: the measurement overstates the loop's cost), so that
+    the first batches keep up and later ones overrun it."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    probe = start_scoring_stream(spark, scratch, step=0, trigger_ms=0)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        probe.lastProgress is None or int(probe.lastProgress["batchId"]) < 4
+    ):
+        time.sleep(0.2)
+    durations = sorted(int(p["durationMs"]["triggerExecution"]) for p in probe.recentProgress[1:])
+    probe.stop()
+    base_ms = durations[len(durations) // 2] if durations else 2_000
+    trigger_ms = next(
+        (t for t in STREAM_LATE_TRIGGERS_MS if t >= 2.5 * base_ms), STREAM_LATE_TRIGGERS_MS[-1]
+    )
+
+    loop_udf = F.udf(lambda x: stream_risk_score(x * STREAM_ROWS_PER_BATCH, 1), LongType())
+    n_rows = 20_000
+
+    def seconds(iterations: int) -> float:
+        started = time.monotonic()
+        spark.range(0, n_rows, 1, 2).select(loop_udf(F.lit(iterations)).alias("s")).agg(
+            F.sum("s")
+        ).collect()
+        return time.monotonic() - started
+
+    longer = 1_000
+    slope_s = min(seconds(longer) for _ in range(2)) - min(seconds(0) for _ in range(2))
+    per_iteration_s = max(slope_s, 0.05) / (n_rows * longer) * 2
+    # Two Python workers share a batch's rows; a batch's loop grows by `step` per row.
+    step = (trigger_ms / 3_000) / (per_iteration_s * STREAM_ROWS_PER_BATCH / 2)
+    plan = {"base_ms": base_ms, "trigger_ms": trigger_ms, "step": max(1, round(step))}
+    print(f"stream plan {plan}", file=sys.stderr)
+    (scratch / STREAM_PLAN_FILE).write_text(json.dumps(plan))
+
+
+def run_stream_falls_behind(spark: Any, scratch: Path) -> None:
+    """Run the scoring stream with the planned trigger and loop growth (see
+    `setup_stream_falls_behind`): the first batches keep up with the trigger, later ones take
+    longer and longer."""
+    plan = json.loads((scratch / STREAM_PLAN_FILE).read_text())
+    query = start_scoring_stream(spark, scratch, plan["step"], plan["trigger_ms"])
+    run_stream_for(query, 30, min_batches=9)
 
 
 def run_stream_fails(spark: Any, scratch: Path) -> None:
@@ -1568,9 +1590,10 @@ WORKLOADS: tuple[Workload, ...] = (
         codec="zstd",
         rolling=False,
         exercises="streaming query that falls behind: 2,000 orders per batch (rate-micro-batch) "
-        "joined with a static table, scored by a Python UDF whose per-row loop grows by a "
-        "measured step per batch (each batch about 1 s slower), aggregated in foreachBatch; "
-        "batches outgrow the 2 s trigger, then query.stop()",
+        "joined with a static table, scored by a Python UDF whose per-row loop grows with the "
+        "order id, aggregated in foreachBatch; trigger and growth planned from this machine's "
+        "speed (measured first) so batches 1-3 keep up and later ones overrun the trigger, "
+        "then query.stop()",
         run=run_stream_falls_behind,
         setup=setup_stream_falls_behind,
         conf=STREAM_CONF,
@@ -1580,7 +1603,7 @@ WORKLOADS: tuple[Workload, ...] = (
                 query="order_risk",
                 rule="streaming-falling-behind",
                 status="stopped",
-                note="batch durations grow past the 2 s trigger; input arrives faster than "
+                note="batch durations grow past the trigger; input arrives faster than "
                 "the query processes it",
             ),
         ),
@@ -2254,21 +2277,42 @@ def stream_keeps_up(summary: LogSummary, _: Path) -> bool:
 
 
 def stream_falls_behind(summary: LogSummary, _: Path) -> bool:
-    """Return True if the last three batches each took longer than the 2 s trigger and longer
-    than the median batch, and input came faster than it was processed in them, after at least
+    """Return True if the last three batches each took longer than the trigger and longer than
+    the median batch, and input came faster than it was processed in them, after at least
     three batches that kept up (so the trigger can be told from their start times)."""
     batches = summary.stream_progress
     if len(batches) < 6:
         return False
+    # The trigger setup_stream_falls_behind chose: the longest candidate that three batch
+    # starts fall on (a batch that waited for the timer starts on a multiple of it).
+    starts_ms = [
+        round(datetime.fromisoformat(str(p.get("timestamp"))).timestamp() * 1000) for p in batches
+    ]
+    aligned = [
+        t for t in STREAM_LATE_TRIGGERS_MS if sum(1 for ms in starts_ms[1:] if ms % t <= 100) >= 3
+    ]
+    if not aligned:
+        return False
+    trigger = max(aligned)
     durations = sorted(trigger_ms(p) for p in batches)
     last = batches[-3:]
-    kept_up = [p for p in batches[1:] if trigger_ms(p) <= 2_000]
+    kept_up = [p for p in batches[1:] if trigger_ms(p) <= trigger]
     return len(kept_up) >= 3 and all(
-        trigger_ms(p) > 2_000
+        trigger_ms(p) > trigger
         and trigger_ms(p) >= durations[len(durations) // 2]
-        and float(p.get("inputRowsPerSecond") or 0) > float(p.get("processedRowsPerSecond") or 0)
+        and source_rate(p, "inputRowsPerSecond") > source_rate(p, "processedRowsPerSecond")
         for p in last
     )
+
+
+def source_rate(progress: dict[str, Any], key: str) -> float:
+    """Return a batch's rate summed over its sources (the log has no query-wide rates)."""
+    total = 0.0
+    for source in progress.get("sources", []):
+        value = source.get(key)
+        if isinstance(value, int | float):
+            total += value
+    return total
 
 
 def stream_stopped(summary: LogSummary, _: Path) -> bool:

@@ -136,10 +136,11 @@ def test_falling_behind_leads_the_report_and_is_dated() -> None:
     analysis, findings = _analyzed(entry["file"])
     assert findings[0].rule == "streaming-falling-behind"
     fig = analysis.streaming[0]
-    assert fig.trigger_interval_ms == 2_000
+    assert fig.trigger_interval_ms in (2_000, 3_000, 5_000, 10_000)
     first_late = findings[0].number("first_late_batch_id")
     assert first_late == fig.first_late_batch_id
-    late = [b.batch_id for b in fig.query.batches[1:] if (b.trigger_execution_ms or 0) > 2_000]
+    interval = fig.trigger_interval_ms
+    late = [b.batch_id for b in fig.query.batches[1:] if (b.trigger_execution_ms or 0) > interval]
     assert late[0] == first_late and findings[0].number("n_late_batches") == len(late)
     assert any(f.rule == "streaming-input-outpaces-processing" for f in findings)
 
