@@ -44,9 +44,8 @@ TRIGGER_CANDIDATES_MS = (
 """Trigger intervals tried, longest first: the intervals people set."""
 
 ALIGN_TOLERANCE_MS = 15
-"""A batch that started this long after the one before it ended waited for the timer; and how
-far after a multiple of an interval a batch may start to count as aligned with it, at least
-(the timer thread wakes late on a busy driver: `align_tolerance_ms`)."""
+"""How far after a multiple of an interval a batch may start to count as aligned with it, at
+least (the timer thread wakes late on a busy driver: `align_tolerance_ms`)."""
 
 
 def align_tolerance_ms(interval_ms: int) -> int:
@@ -62,9 +61,9 @@ def align_tolerance_ms(interval_ms: int) -> int:
 MIN_ALIGNED = 3
 """Batch starts that must align with an interval for it to be inferred."""
 
-MIN_ALIGNED_SHARE = 0.9
-"""And the share of the batches that waited for the timer that must (a longer interval that
-every third batch start happens to align with is not the trigger)."""
+MIN_ALIGNED_SHARE = 0.8
+"""And the share of the batches that should have waited for the timer that must (a longer
+interval that every third batch start happens to align with is not the trigger)."""
 
 OVERHEAD_PHASES = ("queryPlanning", "getBatch", "latestOffset", "walCommit", "commitOffsets")
 """Phases of a batch outside its tasks (`addBatch` runs the batch's SQL executions)."""
@@ -78,14 +77,15 @@ HOT_OPERATORS_KEPT = 5
 def infer_trigger_interval_ms(batches: tuple[StreamingBatch, ...]) -> int | None:
     """Return the processing-time trigger interval the batches' start times align with, or None.
 
-    Only the batches that waited for the timer are looked at: those that started more than
-    `ALIGN_TOLERANCE_MS` after the batch before them ended (a batch that follows a late one
-    starts at once, on no multiple). The interval is the longest candidate that nearly all of
-    them align with (within `align_tolerance_ms`).
+    Under an interval I, the batch after one that ended before the first multiple of I after its
+    start starts on that multiple (Spark's timer waits for it); a batch after one that ended
+    later starts at once, on no multiple, and says nothing. The interval is the longest
+    candidate that at least `MIN_ALIGNED` batches align with (within `align_tolerance_ms`) and
+    at least `MIN_ALIGNED_SHARE` of the batches that should have.
 
     >>> from analyzer.model.streaming import StreamingBatch as B
-    >>> def b(i, t):
-    ...     return B(batch_id=i, timestamp_ms=t, batch_duration_ms=None, trigger_execution_ms=400,
+    >>> def b(i, t, d=400):
+    ...     return B(batch_id=i, timestamp_ms=t, batch_duration_ms=None, trigger_execution_ms=d,
     ...       durations_ms=(), n_input_rows=0, input_rows_per_s=None, processed_rows_per_s=None,
     ...       n_output_rows=None, state_rows_total=None, state_rows_updated=None,
     ...       state_rows_dropped_by_watermark=None, state_memory_bytes=None, watermark_ms=None)
@@ -94,20 +94,22 @@ def infer_trigger_interval_ms(batches: tuple[StreamingBatch, ...]) -> int | None
     >>> infer_trigger_interval_ms(tuple(b(i, 1_000_017 + 402 * i) for i in range(9))) is None
     True
     """
-    on_timer = [
-        cur.timestamp_ms
+    pairs = [
+        (prev.timestamp_ms, prev.timestamp_ms + (prev.trigger_execution_ms or 0), cur.timestamp_ms)
         for prev, cur in itertools.pairwise(batches)
-        if prev.timestamp_ms is not None
-        and cur.timestamp_ms is not None
-        and cur.timestamp_ms - (prev.timestamp_ms + (prev.trigger_execution_ms or 0))
-        > ALIGN_TOLERANCE_MS
+        if prev.timestamp_ms is not None and cur.timestamp_ms is not None
     ]
-    if len(on_timer) < MIN_ALIGNED:
-        return None
     for interval in TRIGGER_CANDIDATES_MS:
         tolerance = align_tolerance_ms(interval)
-        aligned = sum(1 for t in on_timer if t % interval <= tolerance)
-        if aligned >= MIN_ALIGNED and aligned >= MIN_ALIGNED_SHARE * len(on_timer):
+        # Spark's timer: the next batch is due at the first multiple of the interval after the
+        # last one started; only a batch whose predecessor ended before then waited for it.
+        expected = [
+            start
+            for prev_start, prev_end, start in pairs
+            if prev_end <= (prev_start // interval + 1) * interval
+        ]
+        aligned = sum(1 for start in expected if start % interval <= tolerance)
+        if aligned >= MIN_ALIGNED and aligned >= MIN_ALIGNED_SHARE * len(expected):
             return interval
     return None
 
