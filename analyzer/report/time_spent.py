@@ -15,7 +15,7 @@ from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection, by_duration
-from analyzer.units import fmt_duration_ms, fmt_pct
+from analyzer.units import fmt_duration_ms, fmt_pct, plural
 
 MAX_EXECUTIONS = 3
 """How many of the slowest executions the section follows …"""
@@ -406,7 +406,7 @@ def build_time_spent_view(
     if analysis.streaming:
         summary += "; " + " · ".join(
             f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
-            f"({_share(fig.sql_wall_ms, wall)}) in {fig.n_batches} batches"
+            f"({_share(fig.sql_wall_ms, wall)}) in {plural(fig.n_batches, 'batch', 'batches')}"
             for fig in analysis.streaming
         )
     other = [
