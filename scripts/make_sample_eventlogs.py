@@ -2283,7 +2283,7 @@ def stream_keeps_up(summary: LogSummary, _: Path) -> bool:
 
 def stream_falls_behind(summary: LogSummary, _: Path) -> bool:
     """Return True if the last three batches each took longer than the trigger and longer than
-    the median batch, and input came faster than it was processed in them, after at least
+    the median batch, and input came faster than it was processed over them, after at least
     three batches that kept up (so the trigger can be told from their start times)."""
     batches = summary.stream_progress
     if len(batches) < 6:
@@ -2302,11 +2302,15 @@ def stream_falls_behind(summary: LogSummary, _: Path) -> bool:
     durations = sorted(trigger_ms(p) for p in batches)
     last = batches[-3:]
     kept_up = [p for p in batches[1:] if trigger_ms(p) <= trigger]
-    return len(kept_up) >= 3 and all(
-        trigger_ms(p) > trigger
-        and trigger_ms(p) >= durations[len(durations) // 2]
-        and source_rate(p, "inputRowsPerSecond") > source_rate(p, "processedRowsPerSecond")
-        for p in last
+    arriving = sum(source_rate(p, "inputRowsPerSecond") for p in last)
+    processed = sum(source_rate(p, "processedRowsPerSecond") for p in last)
+    return (
+        len(kept_up) >= 3
+        and all(
+            trigger_ms(p) > trigger and trigger_ms(p) >= durations[len(durations) // 2]
+            for p in last
+        )
+        and arriving > processed
     )
 
 
