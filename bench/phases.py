@@ -5,14 +5,24 @@ the imports, reading and replaying the log (with the reading workers, as the com
 aggregating, the findings and rendering; for each, wall and CPU seconds of this process (the
 workers' CPU is not in it) and the RSS after it with the peak so far.
 
+With `--sizes`, also the memory the parts of the analysis hold once the findings are found:
+the deep size of the plan versions, the other execution fields, the stages, jobs and executors,
+the per-node statistics, the self times and the rest of the derived figures (each Python object
+counted once, in the first part that reaches it), and polars' estimate of the task, slot and
+push-shuffle frames.
+
 usage:
-  python bench/phases.py LOG [--format json|html|text|markdown] [--workers N]
+  python bench/phases.py LOG [--format json|html|text|markdown] [--workers N] [--sizes]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import sys
 import time
+from collections.abc import Iterable
+from typing import Any
 
 _START = time.perf_counter()
 
@@ -47,12 +57,60 @@ class _Phases:
         self.wall, self.cpu = wall, cpu
 
 
+def _deep_mb(roots: Iterable[Any], seen: set[int]) -> float:
+    """The bytes of every object reachable from `roots` not yet in `seen` (classes, modules and
+    functions left out), in MB; marks them seen."""
+    skip = (type, type(sys), type(_rss_mb), type(len))
+    total = 0
+    stack = [r for r in roots if id(r) not in seen]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        stack.extend(r for r in gc.get_referents(obj) if id(r) not in seen)
+    return total / 1e6
+
+
+def _print_sizes(analysis: Any) -> None:
+    """Print what each part of the analysis holds, and per SQL execution."""
+    app = analysis.application
+    n_ex = max(len(app.executions), 1)
+    n_versions = sum(len(e.plans) for e in app.executions)
+    seen: set[int] = set()
+    # Shared singletons (small ints, interned names, None) are not the parts' own.
+    seen.update(id(o) for o in (None, True, False, ""))
+    parts = [
+        (f"plan versions ({n_versions:,})", [e.plans for e in app.executions]),
+        ("metric catalogs", [e.metric_catalog for e in app.executions]),
+        ("other execution fields", list(app.executions)),
+        ("stages, jobs, executors", [app.stages, app.jobs, app.executors]),
+        ("rest of the application", [app]),
+        ("node statistics", [analysis.node_stats]),
+        ("self times", [analysis._figures.get("times")]),
+        ("other figures", [analysis._figures]),
+    ]
+    print(f"sizes      ({len(app.executions):,} executions)")
+    for name, roots in parts:
+        mb = _deep_mb([r for r in roots if r is not None], seen)
+        print(f"  {name:<28} {mb:8.1f} MB  {mb * 1e3 / n_ex:7.1f} KB per execution")
+    for name in ("tasks", "slots", "push_shuffle_tasks"):
+        frame = getattr(analysis, name)
+        mb = frame.estimated_size() / 1e6
+        print(
+            f"  {name + ' frame':<28} {mb:8.1f} MB  {mb * 1e3 / n_ex:7.1f} KB per execution"
+            f"  ({frame.height:,} rows, {frame.width} columns)"
+        )
+
+
 def main() -> None:
     """Run the phases of one report and print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("log")
     parser.add_argument("--format", default="json", choices=("json", "html", "text", "markdown"))
     parser.add_argument("--workers", type=int, default=None, help="reading workers (0: none)")
+    parser.add_argument("--sizes", action="store_true", help="what each part of the analysis holds")
     args = parser.parse_args()
     phases = _Phases()
 
@@ -73,6 +131,9 @@ def main() -> None:
     phases.done("aggregate")
     findings = api.find_issues(analysis)
     phases.done("findings")
+    if args.sizes:
+        _print_sizes(analysis)
+        phases.done("sizes")
     with api._collector_paused():
         out = api._render(analysis, ReportOptions(fmt=args.format), findings, None)
         size = len(out) if isinstance(out, str) else sum(len(chunk) for chunk in out)
