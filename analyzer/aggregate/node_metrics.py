@@ -74,6 +74,48 @@ class NodeStats:
     stage_ids: tuple[int, ...]
 
 
+class _Shared:
+    """Hands out one object for every equal value it is given.
+
+    Statistics repeat (the same counts, sums and Spark strings in every run of a repeated query
+    or micro-batch, the same task holding the maximum of several metrics), and a log of
+    thousands of executions holds tens of thousands of them: equal values are then held once
+    instead of once per metric. One pool per type, since 1 == 1.0 == True.
+    """
+
+    def __init__(self) -> None:
+        self._ints: dict[int, int] = {}
+        self._strs: dict[str, str] = {}
+        self._tuples: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._floats: dict[float, float] = {}
+        self._places: dict[tuple[object, ...], MaxLocation] = {}
+
+    def numbers(self, values: tuple[int, ...]) -> tuple[int, ...]:
+        """The values, each the one object of its value."""
+        pool = self._ints
+        return tuple([pool.setdefault(v, v) for v in values])
+
+    def text(self, value: str) -> str:
+        """The one object of this string."""
+        return self._strs.setdefault(value, value)
+
+    def ids(self, values: tuple[int, ...]) -> tuple[int, ...]:
+        """The one object of this tuple of ints."""
+        return self._tuples.setdefault(values, values)
+
+    def ratio(self, value: float) -> float:
+        """The one object of this float (a zero as is: 0.0 == -0.0, and they print apart)."""
+        return self._floats.setdefault(value, value) if value else value
+
+    def place(self, *fields: object) -> MaxLocation:
+        """The one `MaxLocation` of these fields, its strings shared too."""
+        place = self._places.get(fields)
+        if place is None:
+            shared = [self.text(f) if isinstance(f, str) else f for f in fields]
+            place = self._places[fields] = MaxLocation(*shared)  # type: ignore[arg-type]
+        return place
+
+
 def counted_by_spark() -> pl.Expr:
     """Whether Spark's string counts a row's `value`, by its `metric_type` (`valid_for_spark`).
 
@@ -165,8 +207,9 @@ def aggregate_node_metrics(
     # (count, total, min, median, max, p25, p75, p95) per (execution, accumulator); a metric
     # whose values Spark leaves all out has nulls here, which count as 0.
     stat_columns = ("count", "total", "min_value", "median", "max_value", "p25", "p75", "p95")
+    shared = _Shared()
     stats: dict[tuple[int, int], tuple[int, ...]] = {
-        (r[0], r[1]): r[2:]
+        (r[0], r[1]): shared.numbers(r[2:])
         for r in _metric_frame(slots, types)
         .select("execution_id", "accumulator_id", *(pl.col(c).fill_null(0) for c in stat_columns))
         .iter_rows()
@@ -192,7 +235,7 @@ def aggregate_node_metrics(
     out: dict[int, dict[int, NodeStats]] = {}
     for execution in app.executions:
         out[execution.execution_id] = _execution_nodes(
-            execution, built, stats, max_rows, places, stage_accumulators
+            execution, built, stats, max_rows, places, stage_accumulators, shared
         )
     return out
 
@@ -204,8 +247,10 @@ def _execution_nodes(
     max_rows: dict[tuple[int, int], dict[str, object]],
     places: dict[int, tuple[object, object, object]],
     stage_accumulators: dict[int, list[set[int]]],
+    shared: _Shared,
 ) -> dict[int, NodeStats]:
-    """`stage_accumulators`: stage id → the SQL accumulator ids of each of its attempts."""
+    """`stage_accumulators`: stage id → the SQL accumulator ids of each of its attempts;
+    `shared` hands out the one object of each value the statistics repeat."""
     frozen = built.frozen.get(execution.execution_id, {})
     acc_stages: dict[int, set[int]] = {}
     for stage_id in set(execution.stage_ids):
@@ -226,14 +271,16 @@ def _execution_nodes(
                 continue
             count, total, mn, med, mx, p25, p75, p95 = row
             spark_max = fm.max_at
-            spark_ui = spark_string_from_stats(
-                m.metric_type,
-                count,
-                total,
-                mn,
-                med,
-                mx,
-                spark_max[1:] if spark_max is not None else None,
+            spark_ui = shared.text(
+                spark_string_from_stats(
+                    m.metric_type,
+                    count,
+                    total,
+                    mn,
+                    med,
+                    mx,
+                    spark_max[1:] if spark_max is not None else None,
+                )
             )
             metrics.append(
                 MetricStats(
@@ -249,15 +296,17 @@ def _execution_nodes(
                     p95=p95,
                     max_value=mx,
                     count=count,
-                    skew_ratio=(mx / med) if med > 0 else None,
-                    skew_pct=(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
-                    max_at=_max_location(fm.max_at, max_rows.get(key), mx, places),
-                    stage_ids=tuple(sorted(acc_stages.get(m.accumulator_id, set()))),
-                    driver_values=tuple(fm.driver_values),
+                    skew_ratio=shared.ratio(mx / med) if med > 0 else None,
+                    skew_pct=shared.ratio(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
+                    max_at=_max_location(fm.max_at, max_rows.get(key), mx, places, shared),
+                    stage_ids=shared.ids(tuple(sorted(acc_stages.get(m.accumulator_id, ())))),
+                    driver_values=shared.ids(tuple(fm.driver_values)),
                 )
             )
         nodes[node.node_id] = NodeStats(
-            node_id=node.node_id, metrics=tuple(metrics), stage_ids=tuple(sorted(node_stages))
+            node_id=node.node_id,
+            metrics=tuple(metrics),
+            stage_ids=shared.ids(tuple(sorted(node_stages))),
         )
     # Operators without metrics of their own run in their codegen cluster's stages.
     for node in graph.nodes:
@@ -274,12 +323,13 @@ def _max_location(
     first_max: dict[str, object] | None,
     max_value: int,
     places: dict[int, tuple[object, object, object]],
+    shared: _Shared,
 ) -> MaxLocation | None:
     if first_max is None:
         return None
     if int(first_max["task_id"]) < 0:  # type: ignore[call-overload]
         if first_max["stage_id"] is None:
-            return MaxLocation(None, None, None, None, "driver", None)
+            return shared.place(None, None, None, None, "driver", None)
         return None
     task_id = first_max["task_id"]
     stage_id = first_max["stage_id"]
@@ -289,11 +339,4 @@ def _max_location(
         # Where several tasks share the maximum, point at the one Spark's UI names.
         _, stage_id, attempt, task_id = spark_max
         place = places[spark_max[3]]
-    return MaxLocation(
-        stage_id=stage_id,  # type: ignore[arg-type]
-        stage_attempt_id=attempt,  # type: ignore[arg-type]
-        task_id=task_id,  # type: ignore[arg-type]
-        partition_id=place[0],  # type: ignore[arg-type]
-        executor_id=place[1],  # type: ignore[arg-type]
-        host=place[2],  # type: ignore[arg-type]
-    )
+    return shared.place(stage_id, attempt, task_id, *place)
