@@ -139,6 +139,20 @@ class PlanVersion(BaseModel):
     physical_plan_description: str
     graph: PlanGraph
 
+    @classmethod
+    def typed(cls, index: int, physical_plan_description: str, graph: PlanGraph) -> PlanVersion:
+        """Build from values already of the fields' types, without validating them again, with
+        the one set of field names all plan versions share (see `PlanGraph.typed`)."""
+        return cls.model_construct(
+            _PLAN_VERSION_FIELDS,
+            index=index,
+            physical_plan_description=physical_plan_description,
+            graph=graph,
+        )
+
+
+_PLAN_VERSION_FIELDS = set(PlanVersion.model_fields)
+
 
 class Execution(BaseModel):
     """A SQL execution with its plans, jobs and stages."""

@@ -126,6 +126,17 @@ class PlanGraph(BaseModel):
     edges: tuple[PlanEdge, ...]
     """Edges in Spark's build order."""
 
+    @classmethod
+    def typed(cls, nodes: tuple[PlanNode, ...], edges: tuple[PlanEdge, ...]) -> PlanGraph:
+        """Build from values already of the fields' types, without validating them again.
+
+        Validation would copy both tuples (equal edge lists are one tuple, see
+        `replay.plan_graph.PlanParts`), and every graph would hold its own set of the names of
+        the fields it was given: a log of thousands of executions holds a graph per plan
+        version.
+        """
+        return cls.model_construct(_PLAN_GRAPH_FIELDS, nodes=nodes, edges=edges)
+
     @cached_property
     def _by_id(self) -> dict[int, PlanNode]:
         return {n.node_id: n for n in self.nodes}
@@ -199,3 +210,7 @@ class PlanGraph(BaseModel):
             cg = f" [codegen {node.codegen_id}]" if node.codegen_id is not None else ""
             lines.append(f"{'  ' * depth}{node.node_id} {node.name}{cg}{mark}")
         return "\n".join(lines)
+
+
+_PLAN_GRAPH_FIELDS = set(PlanGraph.model_fields)
+"""The fields every `PlanGraph.typed` sets: one set for all (frozen models never change it)."""

@@ -40,6 +40,14 @@ _CPU_SCALE = Decimal("1e-9")
 _CPU_MAX = Decimal(2**31 - 1)
 _INT_MAX = 2**31 - 1
 
+# Jobs and stage attempts are built from values already of their fields' types, without
+# validating them again, and with one set of field names for all of them (frozen models never
+# change it): each would otherwise hold its own set, 0.7 KB, and a log of thousands of
+# executions holds tens of thousands of them.
+_JOB_FIELDS = set(Job.model_fields)
+_STAGE_FIELDS = set(StageAttempt.model_fields)
+_EMPTY_GRAPH = PlanGraph.typed(nodes=(), edges=())
+
 
 def _cpu_amount(text: str) -> Decimal | None:
     """Parse a cores-per-task amount as Spark's `CpuAmount.parseUntrusted` does, or None."""
@@ -118,7 +126,7 @@ class _Exec:
         else:
             status = "RUNNING"
         plans = tuple(self.plans) or (
-            PlanVersion(index=0, physical_plan_description="", graph=PlanGraph(nodes=(), edges=())),
+            PlanVersion.typed(index=0, physical_plan_description="", graph=_EMPTY_GRAPH),
         )
         return Execution(
             execution_id=self.execution_id,
@@ -157,7 +165,8 @@ class _Job:
 
     def to_model(self) -> Job:
         """The frozen job."""
-        return Job(
+        return Job.model_construct(
+            _JOB_FIELDS,
             job_id=self.job_id,
             execution_id=self.execution_id,
             submission_ms=self.submission_ms,
@@ -279,7 +288,8 @@ class _Stage:
 
     def to_model(self, n_unfinished_tasks: int) -> StageAttempt:
         """The frozen stage attempt; `n_unfinished_tasks` started and never ended."""
-        return StageAttempt(
+        return StageAttempt.model_construct(
+            _STAGE_FIELDS,
             stage_id=self.stage_id,
             attempt_id=self.attempt_id,
             name=self.name,
@@ -376,7 +386,10 @@ class ApplicationBuilder:
         if stage is None:
             stage = _Stage(info.stage_id, info.attempt_id)
             self.stages[key] = stage
-        stage.name = info.name or stage.name
+        # Names, call sites and tags repeat in every run of a query or micro-batch: each held
+        # once (`PlanParts.text`).
+        text = self.plan_parts.text
+        stage.name = text(info.name or stage.name)
         stage.n_tasks = info.n_tasks
         stage.parent_ids = tuple(info.parent_ids)
         stage.resource_profile_id = info.resource_profile_id
@@ -387,16 +400,13 @@ class ApplicationBuilder:
         if info.failure_reason is not None:
             stage.failure_reason = info.failure_reason
         if not stage.scope_names:
-            stage.scope_names = _scope_names(info)
+            stage.scope_names = tuple(map(text, _scope_names(info)))
         return stage
 
     def _add_plan(self, ex: _Exec, description: str, plan: ev.SparkPlanInfo | None) -> PlanGraph:
-        if plan is None:
-            graph = PlanGraph(nodes=(), edges=())
-        else:
-            graph = build_plan_graph(plan, self.plan_parts)
+        graph = _EMPTY_GRAPH if plan is None else build_plan_graph(plan, self.plan_parts)
         ex.plans.append(
-            PlanVersion(
+            PlanVersion.typed(
                 index=len(ex.plans),
                 physical_plan_description=self.plan_parts.text(description),
                 graph=graph,
@@ -511,15 +521,18 @@ class ApplicationBuilder:
         execution_id = parse_java_long(exec_raw) if exec_raw is not None else None
         last_stage = max(event.stage_infos, key=lambda s: s.stage_id, default=None)
         tags = props.get(JOB_TAGS_KEY)
+        description = props.get(JOB_DESCRIPTION_KEY)
+        job_group = props.get(JOB_GROUP_KEY)
+        text = self.plan_parts.text
         self.jobs[event.job_id] = _Job(
             job_id=event.job_id,
             execution_id=execution_id,
             submission_ms=event.submission_ms,
             stage_ids=tuple(event.stage_ids),
-            name=last_stage.name if last_stage is not None else "",
-            description=props.get(JOB_DESCRIPTION_KEY),
-            job_group=props.get(JOB_GROUP_KEY),
-            job_tags=tuple(sorted({t for t in tags.split(",") if t})) if tags else (),
+            name=text(last_stage.name) if last_stage is not None else "",
+            description=text(description) if description is not None else None,
+            job_group=text(job_group) if job_group is not None else None,
+            job_tags=tuple(sorted({text(t) for t in tags.split(",") if t})) if tags else (),
         )
         for stage_info in event.stage_infos:
             stage = self._stage(stage_info)
@@ -550,8 +563,8 @@ class ApplicationBuilder:
         ex.root_execution_id = (
             event.root_execution_id if event.root_execution_id is not None else event.execution_id
         )
-        ex.description = event.description
-        ex.details = event.details
+        ex.description = self.plan_parts.text(event.description)
+        ex.details = self.plan_parts.text(event.details)
         ex.start_ms = event.time_ms
         self.streaming.note_time(event.time_ms)
         ex.modified_configs = dict(event.modified_configs or {})

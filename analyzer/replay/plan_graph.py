@@ -188,7 +188,7 @@ class _Builder:
             )
             for node_id, (info, cluster) in enumerate(zip(self.infos, self.clusters, strict=True))
         )
-        return PlanGraph(nodes=nodes, edges=parts.edges(tuple(self.edges)))
+        return PlanGraph.typed(nodes=nodes, edges=parts.edges(tuple(self.edges)))
 
 
 class PlanParts:
