@@ -38,6 +38,7 @@ from functools import lru_cache
 import polars as pl
 
 from analyzer.aggregate.node_metrics import NodeStats
+from analyzer.aggregate.shared import SharedValues
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import MetricDef, PlanGraph, PlanNode
 
@@ -202,7 +203,7 @@ class StageTime:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExecutionTime:
     """Every node's self time in one SQL execution, and what the stages' budgets were."""
 
@@ -481,7 +482,9 @@ class _ExecutionAttribution:
             return self._side_rows(children[0])
         return sum(self._rows_out(node, s, memo) for s in self.stages)
 
-    def run(self) -> ExecutionTime:
+    def run(self, shared: SharedValues) -> ExecutionTime:
+        """Attribute the execution's task time; `shared` hands out the one object of each
+        repeated value (most times are 0, and every run of a repeated query has the same)."""
         graph = self.graph
         sums = self.sums
         measured: dict[int, float] = defaultdict(float)
@@ -535,10 +538,10 @@ class _ExecutionAttribution:
             stage_times[stage] = StageTime(
                 stage_id=stage,
                 run_ms=int(budget),
-                outside_ms=outside,
-                measured_ms=claimed * scale,
-                estimated_ms=rest if in_stage else 0.0,
-                unattributed_ms=unattributed,
+                outside_ms=shared.real(outside),
+                measured_ms=shared.real(claimed * scale),
+                estimated_ms=shared.real(rest) if in_stage else 0.0,
+                unattributed_ms=shared.real(unattributed),
             )
         nodes: dict[int, NodeTime] = {}
         for node in graph.nodes:
@@ -547,10 +550,10 @@ class _ExecutionAttribution:
             self_ms = measured[node.node_id] + estimated[node.node_id] if ran else None
             nodes[node.node_id] = NodeTime(
                 node_id=node.node_id,
-                self_time_ms=self_ms,
-                measured_ms=measured[node.node_id],
-                driver_time_ms=driver[node.node_id],
-                stage_ids=stages,
+                self_time_ms=shared.real(self_ms) if self_ms is not None else None,
+                measured_ms=shared.real(measured[node.node_id]),
+                driver_time_ms=shared.real(driver[node.node_id]),
+                stage_ids=shared.one(stages),
                 by_stage=tuple(sorted(per_stage[node.node_id].items())) if ran else (),
             )
         run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
@@ -602,6 +605,7 @@ def attribute_time(
         if m.name == CODEGEN_DURATION
     }
     outside = _outside_ms(slots, tasks, codegen_accs, cpus)
+    shared = SharedValues()
     out: dict[int, ExecutionTime] = {}
     for execution in app.executions:
         by_acc_stage = dict(per_execution.get(execution.execution_id, {}))
@@ -613,5 +617,5 @@ def attribute_time(
         sums = _Sums(
             by_acc_stage=by_acc_stage, run_ms=run_ok, all_run_ms=run_all, outside_ms=outside
         )
-        out[execution.execution_id] = _ExecutionAttribution(execution, sums).run()
+        out[execution.execution_id] = _ExecutionAttribution(execution, sums).run(shared)
     return out

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.aggregate.shared import SharedValues
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
 from analyzer.model.application import Execution
 from analyzer.replay.application import BuiltApplication
@@ -72,48 +73,6 @@ class NodeStats:
     node_id: int
     metrics: tuple[MetricStats, ...]
     stage_ids: tuple[int, ...]
-
-
-class _Shared:
-    """Hands out one object for every equal value it is given.
-
-    Statistics repeat (the same counts, sums and Spark strings in every run of a repeated query
-    or micro-batch, the same task holding the maximum of several metrics), and a log of
-    thousands of executions holds tens of thousands of them: equal values are then held once
-    instead of once per metric. One pool per type, since 1 == 1.0 == True.
-    """
-
-    def __init__(self) -> None:
-        self._ints: dict[int, int] = {}
-        self._strs: dict[str, str] = {}
-        self._tuples: dict[tuple[int, ...], tuple[int, ...]] = {}
-        self._floats: dict[float, float] = {}
-        self._places: dict[tuple[object, ...], MaxLocation] = {}
-
-    def numbers(self, values: tuple[int, ...]) -> tuple[int, ...]:
-        """The values, each the one object of its value."""
-        pool = self._ints
-        return tuple([pool.setdefault(v, v) for v in values])
-
-    def text(self, value: str) -> str:
-        """The one object of this string."""
-        return self._strs.setdefault(value, value)
-
-    def ids(self, values: tuple[int, ...]) -> tuple[int, ...]:
-        """The one object of this tuple of ints."""
-        return self._tuples.setdefault(values, values)
-
-    def ratio(self, value: float) -> float:
-        """The one object of this float (a zero as is: 0.0 == -0.0, and they print apart)."""
-        return self._floats.setdefault(value, value) if value else value
-
-    def place(self, *fields: object) -> MaxLocation:
-        """The one `MaxLocation` of these fields, its strings shared too."""
-        place = self._places.get(fields)
-        if place is None:
-            shared = [self.text(f) if isinstance(f, str) else f for f in fields]
-            place = self._places[fields] = MaxLocation(*shared)  # type: ignore[arg-type]
-        return place
 
 
 def counted_by_spark() -> pl.Expr:
@@ -207,7 +166,7 @@ def aggregate_node_metrics(
     # (count, total, min, median, max, p25, p75, p95) per (execution, accumulator); a metric
     # whose values Spark leaves all out has nulls here, which count as 0.
     stat_columns = ("count", "total", "min_value", "median", "max_value", "p25", "p75", "p95")
-    shared = _Shared()
+    shared = SharedValues()
     stats: dict[tuple[int, int], tuple[int, ...]] = {
         (r[0], r[1]): shared.numbers(r[2:])
         for r in _metric_frame(slots, types)
@@ -247,7 +206,7 @@ def _execution_nodes(
     max_rows: dict[tuple[int, int], dict[str, object]],
     places: dict[int, tuple[object, object, object]],
     stage_accumulators: dict[int, list[set[int]]],
-    shared: _Shared,
+    shared: SharedValues,
 ) -> dict[int, NodeStats]:
     """`stage_accumulators`: stage id → the SQL accumulator ids of each of its attempts;
     `shared` hands out the one object of each value the statistics repeat."""
@@ -271,7 +230,7 @@ def _execution_nodes(
                 continue
             count, total, mn, med, mx, p25, p75, p95 = row
             spark_max = fm.max_at
-            spark_ui = shared.text(
+            spark_ui = shared.one(
                 spark_string_from_stats(
                     m.metric_type,
                     count,
@@ -296,17 +255,17 @@ def _execution_nodes(
                     p95=p95,
                     max_value=mx,
                     count=count,
-                    skew_ratio=shared.ratio(mx / med) if med > 0 else None,
-                    skew_pct=shared.ratio(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
+                    skew_ratio=shared.real(mx / med) if med > 0 else None,
+                    skew_pct=shared.real(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
                     max_at=_max_location(fm.max_at, max_rows.get(key), mx, places, shared),
-                    stage_ids=shared.ids(tuple(sorted(acc_stages.get(m.accumulator_id, ())))),
-                    driver_values=shared.ids(tuple(fm.driver_values)),
+                    stage_ids=shared.one(tuple(sorted(acc_stages.get(m.accumulator_id, ())))),
+                    driver_values=shared.one(tuple(fm.driver_values)),
                 )
             )
         nodes[node.node_id] = NodeStats(
             node_id=node.node_id,
             metrics=tuple(metrics),
-            stage_ids=shared.ids(tuple(sorted(node_stages))),
+            stage_ids=shared.one(tuple(sorted(node_stages))),
         )
     # Operators without metrics of their own run in their codegen cluster's stages.
     for node in graph.nodes:
@@ -323,13 +282,13 @@ def _max_location(
     first_max: dict[str, object] | None,
     max_value: int,
     places: dict[int, tuple[object, object, object]],
-    shared: _Shared,
+    shared: SharedValues,
 ) -> MaxLocation | None:
     if first_max is None:
         return None
     if int(first_max["task_id"]) < 0:  # type: ignore[call-overload]
         if first_max["stage_id"] is None:
-            return shared.place(None, None, None, None, "driver", None)
+            return shared.one(MaxLocation(None, None, None, None, "driver", None))
         return None
     task_id = first_max["task_id"]
     stage_id = first_max["stage_id"]
@@ -339,4 +298,13 @@ def _max_location(
         # Where several tasks share the maximum, point at the one Spark's UI names.
         _, stage_id, attempt, task_id = spark_max
         place = places[spark_max[3]]
-    return shared.place(stage_id, attempt, task_id, *place)
+    return shared.one(
+        MaxLocation(
+            stage_id=stage_id,  # type: ignore[arg-type]
+            stage_attempt_id=attempt,  # type: ignore[arg-type]
+            task_id=task_id,  # type: ignore[arg-type]
+            partition_id=place[0],  # type: ignore[arg-type]
+            executor_id=shared.one(place[1]),  # type: ignore[arg-type]
+            host=shared.one(place[2]),  # type: ignore[arg-type]
+        )
+    )
