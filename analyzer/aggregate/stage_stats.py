@@ -15,9 +15,13 @@ FAILED_TASK_IDS_KEPT = 10
 """How many failed attempt ids a record keeps (the counts are complete)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StageTaskStats:
-    """Task figures of one stage attempt; durations are launch-to-finish times in ms."""
+    """Task figures of one stage attempt; durations are launch-to-finish times in ms.
+
+    Slotted: a log of thousands of executions has tens of thousands of stage attempts, and an
+    instance's dict of 39 fields would be 1.6 KB more than its slots.
+    """
 
     stage_id: int
     stage_attempt_id: int

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from analyzer.aggregate.shared import SharedValues
 from analyzer.replay.task_columns import PUSH_COLUMNS
 
 if TYPE_CHECKING:  # analysis.py reaches these figures through its accessors
@@ -215,7 +216,7 @@ Quantiles = tuple[int | None, ...]
 """One value per requested quantile, lowest quantile first; None where Spark has NaN."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StageTaskSummary:
     """The task-metric quantiles of one stage attempt, as Spark's History Server gives them.
 
@@ -340,10 +341,15 @@ def stage_task_summaries(
             pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk
         )
     out: dict[tuple[int, int], StageTaskSummary] = {}
+    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once.
+    shared = SharedValues()
     for row in frame.iter_rows(named=True):
         key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
         # A rank past a metric's values gives None, where Spark's iterator gives NaN.
-        by_field = {m.field: tuple(row[m.field] or (None,) * len(qs)) for m in SUMMARY_METRICS}
+        by_field = {
+            m.field: shared.one(shared.numbers(tuple(row[m.field] or (None,) * len(qs))))
+            for m in SUMMARY_METRICS
+        }
         out[key] = StageTaskSummary(
             stage_id=key[0],
             stage_attempt_id=key[1],
