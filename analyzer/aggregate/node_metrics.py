@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
+from itertools import repeat
 
 import polars as pl
 
@@ -114,13 +116,17 @@ def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
     return present.join(stats, on=["execution_id", "accumulator_id"], how="left")
 
 
-def _first_max_rows(
-    slots: pl.DataFrame, tasks: pl.DataFrame
-) -> dict[tuple[int, int], dict[str, object]]:
+_FirstMax = tuple[int | None, int | None, int, int | None, str | None, str | None]
+"""(stage id, stage attempt, task id, partition, executor id, host) of the first slot holding a
+metric's maximum; task id -1 and no stage for a driver value."""
+
+
+def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int, int], _FirstMax]:
     """For each (execution, accumulator): the first slot holding the maximum, with its task.
 
     The winning slot is found on the slots alone; only those few rows are joined with the tasks,
-    so no task column is ever gathered for every slot.
+    so no task column is ever gathered for every slot. A tuple per row, not a dict: a log of
+    thousands of executions has hundreds of thousands of them.
     """
     keys = ["execution_id", "accumulator_id"]
     winners = (
@@ -143,8 +149,10 @@ def _first_max_rows(
         how="left",
         maintain_order="left",
     )
+    columns = ("stage_id", "stage_attempt_id", "task_id", "partition_id", "executor_id", "host")
     return {
-        (int(r["execution_id"]), int(r["accumulator_id"])): r for r in best.iter_rows(named=True)
+        (r[0], r[1]): r[2:]
+        for r in best.select("execution_id", "accumulator_id", *columns).iter_rows()
     }
 
 
@@ -153,16 +161,24 @@ def aggregate_node_metrics(
 ) -> dict[int, dict[int, NodeStats]]:
     """Return, per execution id and node id, the statistics of every metric that has values."""
     app = built.application
-    type_rows = [
-        (e.execution_id, m.accumulator_id, m.metric_type)
-        for e in app.executions
-        for m in e.metric_catalog
-    ]
+    # Columns, not a tuple per row: every metric of every execution (millions for a log of tens
+    # of thousands of executions).
+    execution_ids: array[int] = array("q")
+    accumulator_ids: array[int] = array("q")
+    metric_types: list[str] = []
+    for e in app.executions:
+        catalog = e.metric_catalog
+        execution_ids.extend(repeat(e.execution_id, len(catalog)))
+        accumulator_ids.extend(m.accumulator_id for m in catalog)
+        metric_types.extend(m.metric_type for m in catalog)
     types = pl.DataFrame(
-        type_rows,
-        schema={"execution_id": pl.Int64, "accumulator_id": pl.Int64, "metric_type": pl.String},
-        orient="row",
+        [
+            pl.Series("execution_id", execution_ids, dtype=pl.Int64),
+            pl.Series("accumulator_id", accumulator_ids, dtype=pl.Int64),
+            pl.Series("metric_type", metric_types, dtype=pl.String),
+        ]
     )
+    del execution_ids, accumulator_ids, metric_types
     # (count, total, min, median, max, p25, p75, p95) per (execution, accumulator); a metric
     # whose values Spark leaves all out has nulls here, which count as 0.
     stat_columns = ("count", "total", "min_value", "median", "max_value", "p25", "p75", "p95")
@@ -203,7 +219,7 @@ def _execution_nodes(
     execution: Execution,
     built: BuiltApplication,
     stats: dict[tuple[int, int], tuple[int, ...]],
-    max_rows: dict[tuple[int, int], dict[str, object]],
+    max_rows: dict[tuple[int, int], _FirstMax],
     places: dict[int, tuple[object, object, object]],
     stage_accumulators: dict[int, list[set[int]]],
     shared: SharedValues,
@@ -279,30 +295,28 @@ def _execution_nodes(
 
 def _max_location(
     spark_max: tuple[int, int, int, int] | None,
-    first_max: dict[str, object] | None,
+    first_max: _FirstMax | None,
     max_value: int,
     places: dict[int, tuple[object, object, object]],
     shared: SharedValues,
 ) -> MaxLocation | None:
     if first_max is None:
         return None
-    if int(first_max["task_id"]) < 0:  # type: ignore[call-overload]
-        if first_max["stage_id"] is None:
+    stage_id, attempt, task_id, partition_id, executor_id, host = first_max
+    if task_id < 0:
+        if stage_id is None:
             return shared.one(MaxLocation(None, None, None, None, "driver", None))
         return None
-    task_id = first_max["task_id"]
-    stage_id = first_max["stage_id"]
-    attempt = first_max["stage_attempt_id"]
-    place = (first_max["partition_id"], first_max["executor_id"], first_max["host"])
+    place: tuple[object, object, object] = (partition_id, executor_id, host)
     if spark_max is not None and spark_max[0] == max_value and spark_max[3] in places:
         # Where several tasks share the maximum, point at the one Spark's UI names.
         _, stage_id, attempt, task_id = spark_max
         place = places[spark_max[3]]
     return shared.one(
         MaxLocation(
-            stage_id=stage_id,  # type: ignore[arg-type]
-            stage_attempt_id=attempt,  # type: ignore[arg-type]
-            task_id=task_id,  # type: ignore[arg-type]
+            stage_id=stage_id,
+            stage_attempt_id=attempt,
+            task_id=task_id,
             partition_id=place[0],  # type: ignore[arg-type]
             executor_id=shared.one(place[1]),  # type: ignore[arg-type]
             host=shared.one(place[2]),  # type: ignore[arg-type]
