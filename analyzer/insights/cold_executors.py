@@ -32,39 +32,37 @@ def detect_cold_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         execution_id = ctx.stage_execution(wall.stage_id)
         if started_fresh(analysis, wall) or ctx.in_failed_execution(wall.stage_id):
             continue  # executors dynamic allocation had just started: part of executor-wait
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
         dynamic = ctx.capacity.dynamic_allocation
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=(
-                    f"Stage {wall.stage_id}: tasks spent {fmt_duration_ms(lost_ms)} of its "
-                    f"{fmt_duration_ms(wall.wall_ms)} deserializing (cold executors)"
-                ),
-                suggestion=(
-                    "Tasks waited on start-up, not work: new executors loading classes and "
-                    "fetching jars and files, or a very large task closure. Ship fewer or "
-                    "smaller dependencies (--jars, --py-files, spark.files), keep closures and "
-                    "broadcast variables small"
-                    + (
-                        ", and keep warm executors (spark.dynamicAllocation.minExecutors, a "
-                        "longer executorIdleTimeout)."
-                        if dynamic
-                        else "."
-                    )
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=key[0],
-                stage_attempt_id=key[1],
-                evidence=(
-                    ev("deserialize_ms", "deserializing (wall)", lost_ms, "ms"),
-                    ev("stage_wall_ms", "stage wall time", wall.wall_ms, "ms"),
-                    ev("run_ms", "running (wall)", wall.run_ms, "ms"),
-                ),
-            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=(
+                f"Stage {wall.stage_id}: tasks spent {fmt_duration_ms(lost_ms)} of its "
+                f"{fmt_duration_ms(wall.wall_ms)} deserializing (cold executors)"
+            ),
+            suggestion=(
+                "Tasks waited on start-up, not work: new executors loading classes and "
+                "fetching jars and files, or a very large task closure. Ship fewer or "
+                "smaller dependencies (--jars, --py-files, spark.files), keep closures and "
+                "broadcast variables small"
+                + (
+                    ", and keep warm executors (spark.dynamicAllocation.minExecutors, a "
+                    "longer executorIdleTimeout)."
+                    if dynamic
+                    else "."
+                )
+            ),
+            execution_id=execution_id,
+            stage_id=key[0],
+            stage_attempt_id=key[1],
+            evidence=(
+                ev("deserialize_ms", "deserializing (wall)", lost_ms, "ms"),
+                ev("stage_wall_ms", "stage wall time", wall.wall_ms, "ms"),
+                ev("run_ms", "running (wall)", wall.run_ms, "ms"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

@@ -36,34 +36,32 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
         wall = ctx.walls.get(key)
         cap = wall.run_ms + wall.tail_ms if wall is not None else gc_ms + spill_ms
         lost_ms = min(gc_ms + spill_ms, cap)
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=(
-                    f"Stage {s.stage_id}: memory pressure: {fmt_pct(share)} of task time in GC "
-                    f"and {fmt_bytes(spilled)} spilled"
-                ),
-                suggestion=(
-                    "Give each task more memory: smaller partitions (raise "
-                    "spark.sql.shuffle.partitions), fewer concurrent tasks per executor (lower "
-                    "spark.executor.cores) or more executor memory (spark.executor.memory, "
-                    "spark.memory.fraction); avoid caching deserialized objects."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                evidence=(
-                    ev("gc_ms", "GC time (tasks)", s.gc_sum_ms, "ms"),
-                    ev("gc_share", "GC share of task time", share, "share"),
-                    ev("gc_wall_ms", "GC (wall)", gc_ms, "ms"),
-                    ev("bytes_spilled", "spilled", spilled, "bytes"),
-                    ev("spill_wall_ms", "spill I/O (wall, estimated)", spill_ms, "ms"),
-                ),
-            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=(
+                f"Stage {s.stage_id}: memory pressure: {fmt_pct(share)} of task time in GC "
+                f"and {fmt_bytes(spilled)} spilled"
+            ),
+            suggestion=(
+                "Give each task more memory: smaller partitions (raise "
+                "spark.sql.shuffle.partitions), fewer concurrent tasks per executor (lower "
+                "spark.executor.cores) or more executor memory (spark.executor.memory, "
+                "spark.memory.fraction); avoid caching deserialized objects."
+            ),
+            execution_id=execution_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            evidence=(
+                ev("gc_ms", "GC time (tasks)", s.gc_sum_ms, "ms"),
+                ev("gc_share", "GC share of task time", share, "share"),
+                ev("gc_wall_ms", "GC (wall)", gc_ms, "ms"),
+                ev("bytes_spilled", "spilled", spilled, "bytes"),
+                ev("spill_wall_ms", "spill I/O (wall, estimated)", spill_ms, "ms"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings

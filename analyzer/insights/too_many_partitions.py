@@ -64,43 +64,41 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
         working = wall.run_ms + wall.deserialize_ms + wall.result_ms + wall.tail_ms
         fixed_share = 1 - s.shuffle_read_median_bytes / thresholds.small_partition_bytes
         lost_ms = int(working * (1 - new_waves / waves) * fixed_share)
-        if not ctx.significant(lost_ms, execution_id, thresholds):
-            continue
-        findings.append(
-            Finding(
-                rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
-                title=(
-                    f"Stage {s.stage_id}: {fmt_count(s.n_successful)} shuffle partitions for "
-                    f"{fmt_bytes(s.read_sum_bytes)} ({fmt_bytes(s.shuffle_read_median_bytes)} "
-                    f"per task, {fmt_duration_ms(s.median_duration_ms)} each); "
-                    f"{fmt_count(target)} would do"
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=(
+                f"Stage {s.stage_id}: {fmt_count(s.n_successful)} shuffle partitions for "
+                f"{fmt_bytes(s.read_sum_bytes)} ({fmt_bytes(s.shuffle_read_median_bytes)} "
+                f"per task, {fmt_duration_ms(s.median_duration_ms)} each); "
+                f"{fmt_count(target)} would do"
+            ),
+            suggestion=(
+                f"Set spark.sql.shuffle.partitions={target} for this query (one partition "
+                f"per {fmt_bytes(advisory)} read, at least one per task slot), or let AQE "
+                "coalesce them (spark.sql.adaptive.enabled=true with "
+                "spark.sql.adaptive.coalescePartitions.enabled=true). Each task pays a "
+                "fixed cost (a Python UDF's worker batch more than most) whatever its data."
+            ),
+            execution_id=execution_id,
+            stage_id=s.stage_id,
+            stage_attempt_id=s.stage_attempt_id,
+            evidence=(
+                ev("n_tasks", "tasks", s.n_successful, "count"),
+                ev("slots", "task slots", wall.slots, "count"),
+                ev("bytes_read", "bytes read", s.read_sum_bytes, "bytes"),
+                ev(
+                    "median_read_bytes",
+                    "median task read",
+                    s.shuffle_read_median_bytes,
+                    "bytes",
                 ),
-                suggestion=(
-                    f"Set spark.sql.shuffle.partitions={target} for this query (one partition "
-                    f"per {fmt_bytes(advisory)} read, at least one per task slot), or let AQE "
-                    "coalesce them (spark.sql.adaptive.enabled=true with "
-                    "spark.sql.adaptive.coalescePartitions.enabled=true). Each task pays a "
-                    "fixed cost (a Python UDF's worker batch more than most) whatever its data."
-                ),
-                estimated_lost_ms=lost_ms,
-                estimate_method=METHOD,
-                execution_id=execution_id,
-                stage_id=s.stage_id,
-                stage_attempt_id=s.stage_attempt_id,
-                evidence=(
-                    ev("n_tasks", "tasks", s.n_successful, "count"),
-                    ev("slots", "task slots", wall.slots, "count"),
-                    ev("bytes_read", "bytes read", s.read_sum_bytes, "bytes"),
-                    ev(
-                        "median_read_bytes",
-                        "median task read",
-                        s.shuffle_read_median_bytes,
-                        "bytes",
-                    ),
-                    ev("median_duration_ms", "median task", s.median_duration_ms, "ms"),
-                    ev("partitions_to_set", "spark.sql.shuffle.partitions to set", target, "count"),
-                ),
-            )
+                ev("median_duration_ms", "median task", s.median_duration_ms, "ms"),
+                ev("partitions_to_set", "spark.sql.shuffle.partitions to set", target, "count"),
+            ),
         )
+        if finding is not None:
+            findings.append(finding)
     return findings
