@@ -10,13 +10,15 @@ the CPU work are time the GPU plan was meant to save. The plugin's
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import NO_WORK_OPERATORS
 from analyzer.insights._common import context, node_self_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution
-from analyzer.model.plan import PlanGraph
+from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.units import fmt_count
 
 RULE = "gpu-fallback"
@@ -32,8 +34,9 @@ SOURCE_OPERATORS = ("SerializeFromObject",)
 on the CPU (an RDD or a local collection), not an operator the plugin could have taken."""
 
 
-def _gpu_below(graph: PlanGraph, node_id: int) -> bool:
-    frontier = [c.node_id for c in graph.children_of(node_id)]
+def _gpu_reachable(node_id: int, step: Callable[[int], list[PlanNode]], graph: PlanGraph) -> bool:
+    """Whether a `Gpu…` operator is reachable from a node by `step` (children or parents)."""
+    frontier = [n.node_id for n in step(node_id)]
     seen: set[int] = set()
     while frontier:
         current = frontier.pop()
@@ -42,22 +45,16 @@ def _gpu_below(graph: PlanGraph, node_id: int) -> bool:
         seen.add(current)
         if graph.node(current).name.startswith("Gpu"):
             return True
-        frontier.extend(c.node_id for c in graph.children_of(current))
+        frontier.extend(n.node_id for n in step(current))
     return False
+
+
+def _gpu_below(graph: PlanGraph, node_id: int) -> bool:
+    return _gpu_reachable(node_id, graph.children_of, graph)
 
 
 def _gpu_above(graph: PlanGraph, node_id: int) -> bool:
-    frontier = [p.node_id for p in graph.parents_of(node_id)]
-    seen: set[int] = set()
-    while frontier:
-        current = frontier.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        if graph.node(current).name.startswith("Gpu"):
-            return True
-        frontier.extend(p.node_id for p in graph.parents_of(current))
-    return False
+    return _gpu_reachable(node_id, graph.parents_of, graph)
 
 
 def fallbacks(execution: Execution) -> tuple[list[int], list[int], list[int]]:
