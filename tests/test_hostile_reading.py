@@ -31,7 +31,7 @@ from analyzer.errors import (
     Strictness,
     TruncatedPartError,
 )
-from analyzer.eventlog import codecs
+from analyzer.eventlog import decoding
 from analyzer.eventlog.codecs import MAX_CHUNK_BYTES, DecodeReport, iter_decompressed
 from analyzer.eventlog.discover import discover_applications
 from analyzer.eventlog.lines import Line, ReadStats, iter_lines
@@ -126,15 +126,15 @@ def test_decompression_bomb_sparse_and_dense_lines_split_alike(
     import tempfile
 
     text = LOG_START + b"\n".join(segments) + b"\n"
-    old = codecs.READ_CHUNK_BYTES
-    codecs.READ_CHUNK_BYTES = chunk_bytes
+    old = decoding.READ_CHUNK_BYTES
+    decoding.READ_CHUNK_BYTES = chunk_bytes
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "app-1"
             path.write_bytes(text)
             got, _ = read_all(path)
     finally:
-        codecs.READ_CHUNK_BYTES = old
+        decoding.READ_CHUNK_BYTES = old
     expected = [(i + 1, d) for i, d in enumerate(text.split(b"\n")) if d.strip()]
     assert [(ln.line_no, ln.data) for ln in got] == expected
 

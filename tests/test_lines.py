@@ -12,7 +12,7 @@ import zstandard
 from eventlog_samples import BAD, public, sample_file, zstd_reference
 
 from analyzer.errors import EmptyLogError, NotAnEventLogError
-from analyzer.eventlog import codecs
+from analyzer.eventlog import decoding
 from analyzer.eventlog.lines import Line, ReadStats, iter_lines
 from analyzer.eventlog.source import resolve_log
 
@@ -226,7 +226,7 @@ def _is_json(data: bytes) -> bool:
 @pytest.mark.parametrize("chunk_bytes", [1, 97, 4096])
 def test_lines_spanning_many_read_chunks(monkeypatch: pytest.MonkeyPatch, chunk_bytes: int) -> None:
     """Lines longer than a read chunk are joined once, whatever the chunk size."""
-    monkeypatch.setattr(codecs, "READ_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(decoding, "READ_CHUNK_BYTES", chunk_bytes)
     path = public("python_udf_eventlog")
     lines, stats = read_all(path)
     assert [ln.data for ln in lines] == expected_lines(path.read_bytes())
@@ -239,6 +239,6 @@ def test_framed_codecs_with_small_read_chunks(monkeypatch: pytest.MonkeyPatch, e
     path = sample_file(ext)
     source_path = path.parent if path.name.startswith("events_") else path
     expected, _ = read_all(source_path)
-    monkeypatch.setattr(codecs, "READ_CHUNK_BYTES", 1000)
+    monkeypatch.setattr(decoding, "READ_CHUNK_BYTES", 1000)
     lines, _ = read_all(source_path)
     assert [ln.data for ln in lines] == [ln.data for ln in expected]

@@ -20,15 +20,8 @@ from analyzer.eventlog.discover import (
     describe_entry,
 )
 from analyzer.eventlog.remote import RemoteOptions
-from analyzer.eventlog.source import (
-    Entry,
-    Storage,
-    is_databricks_dir,
-    is_rolling_dir,
-    is_url,
-    resolve_log,
-    storage_for,
-)
+from analyzer.eventlog.source import is_databricks_dir, is_rolling_dir, resolve_log
+from analyzer.eventlog.storage import Entry, Storage, is_url, storage_for
 
 
 def _describe(entry: Entry, children: list[Entry] | None, storage: Storage) -> AppInfo | None:

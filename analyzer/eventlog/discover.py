@@ -51,17 +51,15 @@ from analyzer.eventlog.lines import ReadStats, iter_lines
 from analyzer.eventlog.remote import RemoteOptions
 from analyzer.eventlog.source import (
     Codec,
-    Entry,
     Layout,
     LogPart,
     LogSource,
-    Storage,
     is_databricks_dir,
     is_rolling_dir,
     open_part,
     resolve_entry,
-    storage_for,
 )
+from analyzer.eventlog.storage import Entry, Storage, storage_for
 
 HEAD_MAX_LINES = 200
 HEAD_MAX_BYTES = 32 << 20

@@ -22,7 +22,8 @@ from analyzer.eventlog.codecs import (
     iter_decompressed,
 )
 from analyzer.eventlog.lines import MAX_LINE_BYTES
-from analyzer.eventlog.source import LogSource, is_url, open_part
+from analyzer.eventlog.source import LogSource, open_part
+from analyzer.eventlog.storage import is_url
 
 PIECE_BYTES = 8 << 20
 """About how many decompressed bytes one piece holds: small enough to spread the work and to

@@ -7,6 +7,9 @@ look at an endpoint that accepts connections and never answers took about 7 minu
 request of the drivers we know gets a connect and a read timeout (`RemoteOptions.timeout_s`) and
 at most `REMOTE_ATTEMPTS` tries, so a dead endpoint fails in bounded time. Options the user
 gives (command line, config file) go to the driver as they are, and win over these.
+
+`remote_error` words a driver's exception as the one line the user sees: what was being done,
+and whether the storage denied access, did not answer in time or could not be reached.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analyzer.errors import UsageError
+from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError, UsageError
 
 DEFAULT_REMOTE_TIMEOUT_S = 60.0
 """How long a remote request may wait for a connection, and then for each answer, in seconds."""
@@ -227,4 +230,83 @@ def make_remote_options(
         profile=profile,
         anonymous=anonymous,
         options_json=options_json,
+    )
+
+
+_MAX_MESSAGE_CHARS = 300
+
+
+def one_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name if it has none), at most
+    `_MAX_MESSAGE_CHARS` long: a driver's message may be a page of XML."""
+    text = str(error).strip().splitlines()
+    line = text[0].strip() if text and text[0].strip() else type(error).__name__
+    if len(line) > _MAX_MESSAGE_CHARS:
+        line = line[: _MAX_MESSAGE_CHARS - 1] + "…"
+    return line
+
+
+def _kind_of(error: BaseException) -> str:
+    """`timeout`, `connection`, `denied` or `other`, from the error and what it was raised from
+    (drivers wrap aiohttp's and botocore's own types)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(seen) < 8:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    for e in seen:
+        name = type(e).__name__
+        if isinstance(e, TimeoutError) or "Timeout" in name:
+            return "timeout"
+    for e in seen:
+        if isinstance(e, PermissionError) or type(e).__name__ == "NoCredentialsError":
+            return "denied"
+    for e in seen:
+        name = type(e).__name__
+        if isinstance(e, ConnectionError) or "Connect" in name or "Disconnect" in name:
+            return "connection"
+    return "other"
+
+
+def remote_error(
+    action: str,
+    path: str,
+    error: BaseException,
+    remote: RemoteOptions,
+    *,
+    offset: int | None = None,
+) -> AnalyzerError:
+    """Turn a driver's exception into the one-line error the user sees."""
+    if isinstance(error, AnalyzerError):
+        return error
+    if isinstance(error, FileNotFoundError):
+        if offset is not None:
+            return LogNotFoundError("file disappeared while reading", path=path, offset=offset)
+        return LogNotFoundError("no such file or directory", path=path)
+    detail = one_line(error)
+    kind = _kind_of(error)
+    if kind == "timeout":
+        return RemoteStorageError(
+            f"{action}: no answer within {remote.timeout_s:g} s ({detail})",
+            path=path,
+            offset=offset,
+            hint="check the endpoint, or allow more time with --remote-timeout",
+        )
+    if kind == "denied":
+        return RemoteStorageError(
+            f"{action}: access denied ({detail})",
+            path=path,
+            offset=offset,
+            hint="check the credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+            "--profile, or the storage's own login (docs/user-guide.md)",
+        )
+    if kind == "connection":
+        return RemoteStorageError(
+            f"{action}: cannot connect ({detail})",
+            path=path,
+            offset=offset,
+            hint="check the endpoint and that the storage is up; the next run may pass",
+        )
+    return RemoteStorageError(
+        f"{action}: {type(error).__name__}: {detail}", path=path, offset=offset
     )
