@@ -1,5 +1,8 @@
 """Writing a batch run's outputs, only ever from the driver that holds the output directory's lock.
 
+`locked` takes the lock; `check_output_dir` refuses, before anything is written, an output
+directory whose writes could change a log.
+
 Every file is written atomically (a `.*.tmp` file renamed over the target). A write that fails
 (disk full, read-only, a path that is not a directory) raises `CannotWriteError`, one line naming
 the file, and leaves no temporary file behind.
@@ -8,6 +11,7 @@ the file, and leaves no temporary file behind.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -16,9 +20,11 @@ from pathlib import Path
 
 from analyzer import api
 from analyzer.batch.jobs import REPORT_FILES, Job, JobResult
-from analyzer.batch.layout import APPS_DIR, STAGING_PREFIX, OutputLayout
+from analyzer.batch.layout import APPS_DIR, OWN_NAMES, STAGING_PREFIX, OutputLayout
 from analyzer.batch.manifest import Manifest
-from analyzer.errors import CannotWriteError
+from analyzer.errors import AnalyzerError, BatchBusyError, CannotWriteError, OutputIsInputError
+from analyzer.eventlog.source import resolve_log
+from analyzer.eventlog.storage import is_url, storage_for
 
 _OS_ERROR_RE = re.compile(r"\(os error (\d+)\)")
 _OUTPUT_HINT = "check free space and permissions of the output directory"
@@ -150,3 +156,95 @@ def remove_legacy_report_dirs(layout: OutputLayout, names: tuple[str, ...]) -> l
             shutil.rmtree(path, ignore_errors=True)
             removed.append(name)
     return removed
+
+
+@contextlib.contextmanager
+def locked(layout: OutputLayout) -> Iterator[None]:
+    """Hold an exclusive lock on the output directory: two runs must not interleave writes."""
+    with writing(layout.lock_path):
+        handle = open(layout.lock_path, "a+b")  # noqa: SIM115  # closed below
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise BatchBusyError(
+                "another batch run is writing this output directory",
+                path=str(layout.root),
+                hint="wait for it to finish, or choose another output directory",
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _path_below(path: str, directory_id: tuple[int, int]) -> str | None:
+    """The first component of `path` (resolved) below the directory of identity `directory_id`
+    when `path` lies strictly inside it, else None."""
+    current = os.path.realpath(path)
+    while True:
+        up = os.path.dirname(current)
+        if up == current:
+            return None
+        try:
+            st = os.stat(up)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == directory_id:
+            return os.path.basename(current)
+        current = up
+
+
+def check_output_dir(log_dir: str, output: str) -> None:
+    """Raise `OutputIsInputError` when batch's outputs could replace or change a log: the output
+    directory inside a log of the log directory (a rolling or Databricks directory, say), or the
+    log directory inside one of the directories batch rewrites (`apps/`, `tables/`, ...).
+
+    Paths are compared resolved and by device and inode. The output directory may be the log
+    directory itself: batch's own entries are then left out of the listing (docs/batch.md).
+    """
+    if is_url(log_dir) and not log_dir.startswith("file://"):
+        return
+    _, native = storage_for(log_dir)
+    try:
+        log_st = os.stat(native)
+    except OSError:
+        return  # the listing says what is wrong with it
+    try:
+        out_st = os.stat(output)
+    except OSError:
+        out_st = None
+    if out_st is not None and (out_st.st_dev, out_st.st_ino) == (log_st.st_dev, log_st.st_ino):
+        return
+    top = _path_below(output, (log_st.st_dev, log_st.st_ino))
+    if top is not None:
+        try:
+            resolve_log(os.path.join(native, top))
+        except AnalyzerError:
+            pass  # not a log: an output directory among the logs changes none of them
+        else:
+            raise OutputIsInputError(
+                f"the output directory is inside the event log {top} of the log directory: "
+                "writing there would change the log",
+                path=output,
+                hint="give -o a directory outside the logs",
+            )
+    if out_st is not None:
+        mine = _path_below(native, (out_st.st_dev, out_st.st_ino))
+        if mine is not None and (mine in OWN_NAMES or mine.startswith(STAGING_PREFIX)):
+            raise OutputIsInputError(
+                f"the log directory is inside {mine}/ of the output directory, which batch "
+                "rewrites: its logs could be replaced or removed",
+                path=output,
+                hint="give -o a directory that does not hold the log directory",
+            )
+
+
+def same_directory(log_dir: str, out_dir: Path) -> bool:
+    """Whether `out_dir` is the log directory itself (then batch's own entries are not logs)."""
+    if is_url(log_dir):
+        return False
+    try:
+        return os.path.samefile(log_dir, out_dir)
+    except OSError:
+        return False

@@ -12,16 +12,11 @@ manifest and the JSON reports every run. Leftovers of a killed run are removed a
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import math
 import os
-import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
@@ -36,45 +31,33 @@ from analyzer.batch.history import (
     job_states,
     new_records,
 )
-from analyzer.batch.jobkey import JobKeyRule, normalize_app_name
+from analyzer.batch.jobkey import normalize_app_name
 from analyzer.batch.jobs import REPORT_FILES, DiffJob, Job, JobResult, JobSettings
 from analyzer.batch.layout import (
     APPS_DIR,
     DIFF_FILE,
     INDEX_NAME,
     OWN_NAMES,
-    STAGING_PREFIX,
     OutputLayout,
     is_app_key,
 )
-from analyzer.batch.limits import (
-    DEFAULT_MAX_MEMORY_MB,
-    DEFAULT_REGRESSION_MIN_CHANGE_S,
-    DEFAULT_REGRESSION_THRESHOLD,
-    DEFAULT_TIMEOUT_S,
-    available_cores,
-)
+from analyzer.batch.limits import available_cores
 from analyzer.batch.listing import fingerprint_logs, list_logs
 from analyzer.batch.manifest import Manifest, ManifestEntry, load_manifest
+from analyzer.batch.options import BatchOptions, parse_since
 from analyzer.batch.outputs import (
     OutputWriter,
+    check_output_dir,
+    locked,
     prepare_output_dir,
     remove_leftovers,
     remove_legacy_report_dirs,
-    writing,
+    same_directory,
 )
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
-from analyzer.errors import (
-    AnalyzerError,
-    BatchBusyError,
-    CannotWriteError,
-    OutputIsInputError,
-    Strictness,
-    UsageError,
-)
-from analyzer.eventlog.remote import RemoteOptions
-from analyzer.eventlog.source import is_url, resolve_log, storage_for
+from analyzer.errors import CannotWriteError
+from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
     IndexEntry,
@@ -84,111 +67,9 @@ from analyzer.report.batch_index import (
     build_index_view,
 )
 from analyzer.report.bounds import clip_view
-from analyzer.report.options import ReportOptions
 
-MIN_MEMORY_MB = 256
-"""Below this a worker cannot even import the analyzer."""
-MAX_SINCE_MS = 100 * 365 * 86_400_000
-"""`--since` beyond a century is refused as a typo."""
 MANIFEST_SAVE_INTERVAL_S = 1.0
 """The manifest is rewritten at most this often while results come in (and once at the end)."""
-
-_SINCE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_SINCE_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_since(text: str) -> int:
-    """Return a `--since` age (`90m`, `24h`, `7d`, `2w`, `30s`) in milliseconds.
-
-    >>> parse_since("24h")
-    86400000
-    """
-    m = _SINCE_RE.match(text)
-    if m is None:
-        raise UsageError(f"cannot read --since {text!r}; use a number and s, m, h, d or w: 24h, 7d")
-    age_ms = float(m.group(1)) * _SINCE_UNIT_S[m.group(2)] * 1000
-    if not math.isfinite(age_ms) or age_ms > MAX_SINCE_MS:
-        raise UsageError(f"--since {m.group(1)[:20]}… is too long; at most 100 years")
-    return int(age_ms)
-
-
-@dataclass(frozen=True)
-class BatchOptions:
-    """Every option of a batch run, validated when built (a bad value is a `UsageError`)."""
-
-    since: str | None = None
-    """Only logs modified within this age (`parse_since`)."""
-    match: str | None = None
-    """Only applications whose id or name matches this regular expression."""
-    include_incomplete: bool = False
-    engine: str = "local"
-    jobs: int | None = None
-    """Worker processes of the local engine (None: the CPU count)."""
-    master: str | None = None
-    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
-    """Data size one worker may use, MiB (0: no limit)."""
-    timeout_s: int = DEFAULT_TIMEOUT_S
-    """Wall time one log may take, seconds (0: no limit)."""
-    strictness: Strictness = Strictness.STRICT
-    report: ReportOptions = field(default_factory=ReportOptions)
-    """Options of every report (thresholds); the format is set per report."""
-    job_key: str | None = None
-    """How applications are grouped into jobs (`jobkey.JobKeyRule`); None: normalized names."""
-    regression_threshold: float = DEFAULT_REGRESSION_THRESHOLD
-    """A run regressed at this many times the median duration of its job's last runs..."""
-    regression_min_change_s: float = DEFAULT_REGRESSION_MIN_CHANGE_S
-    """...and at least this many seconds above it."""
-    remote: RemoteOptions = field(default_factory=RemoteOptions)
-    """How a remote log directory's storage is reached (timeout, endpoint, storage options)."""
-
-    def __post_init__(self) -> None:
-        if self.engine not in ENGINES:
-            raise UsageError(f"unknown --engine {self.engine!r}; use {' or '.join(ENGINES)}")
-        if self.jobs is not None and self.jobs < 1:
-            raise UsageError("--jobs must be at least 1")
-        if self.max_memory_mb != 0 and self.max_memory_mb < MIN_MEMORY_MB:
-            raise UsageError(f"--max-memory-mb must be 0 (no limit) or at least {MIN_MEMORY_MB}")
-        if self.timeout_s < 0:
-            raise UsageError("--timeout-s must be 0 (no limit) or more")
-        if self.since is not None:
-            parse_since(self.since)
-        if self.match is not None:
-            try:
-                re.compile(self.match)
-            except (re.error, OverflowError, RecursionError) as error:
-                raise UsageError(f"--match is not a valid regular expression: {error}") from None
-        JobKeyRule(self.job_key)
-        if not (math.isfinite(self.regression_threshold) and self.regression_threshold >= 1.0):
-            raise UsageError("--regression-threshold must be at least 1 (1.5: 50 % slower)")
-        if not (
-            math.isfinite(self.regression_min_change_s)
-            and 0 <= self.regression_min_change_s <= MAX_SINCE_MS / 1000
-        ):
-            raise UsageError("--regression-min-change-s must be 0 or more seconds")
-
-    @property
-    def regression_rule(self) -> RegressionRule:
-        """When a run counts as regressed."""
-        return RegressionRule(
-            ratio=self.regression_threshold,
-            min_change_ms=round(self.regression_min_change_s * 1000),
-        )
-
-    @cached_property
-    def max_age_ms(self) -> int | None:
-        """`since` in milliseconds."""
-        return parse_since(self.since) if self.since is not None else None
-
-    def job_settings(self) -> JobSettings:
-        """Return the settings every job of the run gets."""
-        return JobSettings(
-            strictness=self.strictness,
-            report=replace(self.report, color=False),
-            max_memory_mb=self.max_memory_mb,
-            timeout_s=self.timeout_s,
-            job_key=self.job_key,
-            remote=self.remote,
-        )
 
 
 @dataclass
@@ -238,97 +119,6 @@ class BatchSummary:
         )
 
 
-@contextlib.contextmanager
-def _locked(layout: OutputLayout) -> Iterator[None]:
-    """Hold an exclusive lock on the output directory: two runs must not interleave writes."""
-    with writing(layout.lock_path):
-        handle = open(layout.lock_path, "a+b")  # noqa: SIM115  # closed below
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise BatchBusyError(
-                "another batch run is writing this output directory",
-                path=str(layout.root),
-                hint="wait for it to finish, or choose another output directory",
-            ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _path_below(path: str, directory_id: tuple[int, int]) -> str | None:
-    """The first component of `path` (resolved) below the directory of identity `directory_id`
-    when `path` lies strictly inside it, else None."""
-    current = os.path.realpath(path)
-    while True:
-        up = os.path.dirname(current)
-        if up == current:
-            return None
-        try:
-            st = os.stat(up)
-        except OSError:
-            st = None
-        if st is not None and (st.st_dev, st.st_ino) == directory_id:
-            return os.path.basename(current)
-        current = up
-
-
-def check_output_dir(log_dir: str, output: str) -> None:
-    """Raise `OutputIsInputError` when batch's outputs could replace or change a log: the output
-    directory inside a log of the log directory (a rolling or Databricks directory, say), or the
-    log directory inside one of the directories batch rewrites (`apps/`, `tables/`, ...).
-
-    Paths are compared resolved and by device and inode. The output directory may be the log
-    directory itself: batch's own entries are then left out of the listing (docs/batch.md).
-    """
-    if is_url(log_dir) and not log_dir.startswith("file://"):
-        return
-    _, native = storage_for(log_dir)
-    try:
-        log_st = os.stat(native)
-    except OSError:
-        return  # the listing says what is wrong with it
-    try:
-        out_st = os.stat(output)
-    except OSError:
-        out_st = None
-    if out_st is not None and (out_st.st_dev, out_st.st_ino) == (log_st.st_dev, log_st.st_ino):
-        return
-    top = _path_below(output, (log_st.st_dev, log_st.st_ino))
-    if top is not None:
-        try:
-            resolve_log(os.path.join(native, top))
-        except AnalyzerError:
-            pass  # not a log: an output directory among the logs changes none of them
-        else:
-            raise OutputIsInputError(
-                f"the output directory is inside the event log {top} of the log directory: "
-                "writing there would change the log",
-                path=output,
-                hint="give -o a directory outside the logs",
-            )
-    if out_st is not None:
-        mine = _path_below(native, (out_st.st_dev, out_st.st_ino))
-        if mine is not None and (mine in OWN_NAMES or mine.startswith(STAGING_PREFIX)):
-            raise OutputIsInputError(
-                f"the log directory is inside {mine}/ of the output directory, which batch "
-                "rewrites: its logs could be replaced or removed",
-                path=output,
-                hint="give -o a directory that does not hold the log directory",
-            )
-
-
-def _same_directory(log_dir: str, out_dir: Path) -> bool:
-    if is_url(log_dir):
-        return False
-    try:
-        return os.path.samefile(log_dir, out_dir)
-    except OSError:
-        return False
-
-
 def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) -> BatchSummary:
     """Analyze every chosen application of `log_dir` into `output`; see docs/batch.md.
 
@@ -350,7 +140,7 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
             f"running {cores} workers"
         )
         options = replace(options, jobs=cores)
-    with _locked(layout):
+    with locked(layout):
         remove_leftovers(layout)
         HistoryStore(layout.tables_dir).remove_uncommitted()
         loaded = load_manifest(layout.manifest_path)
@@ -379,7 +169,7 @@ def _plan(
     summary: BatchSummary,
 ) -> BatchPlan:
     """List the log directory, fingerprint the selected logs, and plan (counts go to `summary`)."""
-    own_names = OWN_NAMES if _same_directory(log_dir, layout.root) else ()
+    own_names = OWN_NAMES if same_directory(log_dir, layout.root) else ()
     listed = list_logs(log_dir, own_names, options.remote)
     criteria = Criteria(
         now_ms=int(time.time() * 1000),
@@ -708,3 +498,6 @@ def _index_entry(entry: ManifestEntry) -> IndexEntry:
         report_files=files if entry.ok else (),
         format_errors=tuple(sorted(entry.format_errors.items())),
     )
+
+
+__all__ = ["BatchOptions", "BatchSummary", "check_output_dir", "parse_since", "run_batch"]
