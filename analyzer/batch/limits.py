@@ -1,7 +1,7 @@
-"""Limits of one batch worker: die with the driver, bounded memory, bounded time per log.
+"""Limits of one batch worker: bounded memory, bounded time per log.
 
-A worker must never outlive the run that started it (it would go on analyzing, unlocked), and one
-log must not take a worker's memory or time without bound.
+One log must not take a worker's memory or time without bound. (That a worker dies with the
+driver is `eventlog/processes.py`'s, shared with the reading workers.)
 """
 
 from __future__ import annotations
@@ -10,9 +10,7 @@ import contextlib
 import os
 import resource
 import signal
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from types import FrameType
 
@@ -24,34 +22,6 @@ DEFAULT_REGRESSION_THRESHOLD = 1.5
 """A run regressed when it took at least this many times the median of the runs before it..."""
 DEFAULT_REGRESSION_MIN_CHANGE_S = 30
 """...and at least this many seconds more, so that a short job's noise is not a regression."""
-
-_PR_SET_PDEATHSIG = 1
-PARENT_POLL_S = 1.0
-"""How often a worker checks that its parent is alive where the kernel cannot tell it."""
-
-
-def _watch_parent(parent_pid: int) -> None:
-    while True:
-        time.sleep(PARENT_POLL_S)
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Make this process die as soon as `parent_pid`, its parent, dies.
-
-    On Linux the kernel sends SIGKILL on the parent's death (`PR_SET_PDEATHSIG`); everywhere a
-    thread also checks the parent now and then. If the parent is already gone, exit now.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes  # here: the CLI imports this module for its defaults, at every start
-
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:  # it died before the request above took effect
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
 
 
 def set_memory_limit(max_memory_mb: int) -> None:

@@ -3,7 +3,9 @@
 Each worker is a child process (`analyzer.batch.worker_process`) fed jobs through a pipe. It dies
 with this process, limits its own memory, and writes nothing: results, with the reports' text,
 come back through a pipe and the driver writes them. The driver enforces the time limit by killing
-a worker whose job runs too long; a worker that dies takes only its own job with it.
+a worker whose job runs too long; a worker that dies takes only its own job with it. A worker
+lives and ends as the reading workers do (`eventlog/processes.py`: it dies with the driver, and
+the driver kills and reaps it).
 """
 
 from __future__ import annotations
@@ -28,12 +30,15 @@ from analyzer.batch.fleet import Row, fleet_frame, sort_columns
 from analyzer.batch.jobs import AnyJob, FailureKind, JobResult, JobSettings
 from analyzer.batch.limits import available_cores
 from analyzer.batch.outputs import cannot_write
+from analyzer.eventlog.processes import end_process
 
 TASKS_PER_WORKER = 8
 """A worker process is replaced after this many applications, so a big log's memory is returned."""
 STARTUP_GRACE_S = 120
 """With a time limit, a worker must also have started the job within this long (an import that
 hangs on a dead network mount, say)."""
+STOP_GRACE_S = 10.0
+"""How long a worker told to stop, or dying, may take to exit by itself before it is killed."""
 STDERR_TAIL_BYTES = 4096
 """What is kept of a dead worker's standard error to tell why it died."""
 _MEMORY_SIGNS = ("memory allocation of", "MemoryError", "Cannot allocate memory", "std::bad_alloc")
@@ -86,22 +91,24 @@ class _Worker:
             return False
         return True
 
+    def end(self, grace_s: float = 0.0) -> int:
+        """End the process (`processes.end_process`: killed after `grace_s` seconds) and return
+        its exit status, which `proc` then holds too."""
+        if self.proc.returncode is None:
+            returncode = end_process(self.proc.pid, grace_s)
+            self.proc.returncode = returncode if returncode is not None else 0
+        return self.proc.returncode
+
     def kill(self) -> None:
         """Kill the process and release its pipes."""
-        with contextlib.suppress(OSError):
-            self.proc.kill()
-        self.proc.wait()
+        self.end()
         self.close()
 
     def stop(self) -> None:
         """Ask an idle worker to exit, and reap it."""
         with contextlib.suppress(OSError):
             self.jobs.send(None)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.end(STOP_GRACE_S)
         self.close()
 
     def close(self) -> None:
@@ -111,7 +118,7 @@ class _Worker:
 
     def death(self, settings: JobSettings) -> tuple[FailureKind, str]:
         """Reap a worker that closed its pipe mid-job and tell why it died."""
-        returncode = self.proc.wait()
+        returncode = self.end(STOP_GRACE_S)
         self.stderr.seek(0, os.SEEK_END)
         self.stderr.seek(max(0, self.stderr.tell() - STDERR_TAIL_BYTES))
         tail = self.stderr.read().decode("utf-8", "replace")
@@ -200,7 +207,7 @@ class LocalEngine:
                     continue
                 worker.n_done += 1
                 if result.failure == "limit":  # the worker exits after a memory failure
-                    worker.proc.wait()
+                    worker.end(STOP_GRACE_S)
                     worker.close()
                 ended.append((worker, result))
             elif worker.deadline is not None and now >= worker.deadline:

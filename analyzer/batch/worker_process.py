@@ -18,7 +18,8 @@ STARTED = "started"
 def main(argv: list[str]) -> None:
     """Serve jobs from the parent until told to stop."""
     job_fd, result_fd, parent_pid, max_memory_mb = (int(a) for a in argv)
-    from analyzer.batch.limits import die_with_parent, set_memory_limit
+    from analyzer.batch.limits import set_memory_limit
+    from analyzer.eventlog.processes import die_with_parent
 
     die_with_parent(parent_pid)
     set_memory_limit(max_memory_mb)

@@ -8,23 +8,23 @@ own pipe; the caller gets them in item order as soon as each is ready. Item numb
 out only a few ahead of the item the caller is at, so that results waiting for a slow caller do
 not pile up in memory.
 
-Linux only (fork, and `PR_SET_PDEATHSIG` so that a worker never outlives its parent);
-`can_fork()` says whether it applies.
+Linux only (fork); `can_fork()` says whether it applies. A worker never outlives its parent, and
+is killed and reaped once its results are no longer wanted (`processes.py`, shared with batch's
+workers).
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import pickle
 import selectors
-import signal
 import struct
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
+
+from analyzer.eventlog.processes import die_with_parent, end_process
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -35,7 +35,6 @@ _HEADER = struct.Struct("<IQ")
 _AHEAD = 2
 """Items handed out per worker beyond the one the caller waits for."""
 _READ_BYTES = 1 << 20
-_PR_SET_PDEATHSIG = 1
 _FAILED = "failed"
 
 
@@ -52,17 +51,6 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Ask the kernel to kill this process when its parent dies (Linux `prctl`)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
@@ -74,7 +62,7 @@ def _worker_main(
     fn: Callable[[Any], Any], items: Sequence[Any], tokens_fd: int, out_fd: int, parent: int
 ) -> None:
     """Child side: take item numbers until the pipe is empty, send each result back."""
-    _die_with_parent(parent)
+    die_with_parent(parent)
     while True:
         # Every token is written in one 4-byte write and read in one 4-byte read, so a read
         # returns a whole token, or nothing once the parent closed the pipe.
@@ -138,11 +126,8 @@ def run_in_workers(
             os.close(tokens_read)
         tokens.close()
         for fd, pid in children.items():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
             os.close(fd)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+            end_process(pid)
 
 
 class _Tokens:
