@@ -61,10 +61,11 @@ app = typer.Typer(
 )
 
 
-def _fail(error: AnalyzerError) -> typer.Exit:
-    """Print an input error as one line (neutralized: it may quote the log) and exit 1."""
+def _fail(error: AnalyzerError, exit_code: int = EXIT_INPUT_ERROR) -> typer.Exit:
+    """Print an error as one line (neutralized: it may quote the log) and exit with `exit_code`
+    (1: an input error)."""
     typer.echo(f"error: {neutralize(str(error))}", err=True)
-    return typer.Exit(EXIT_INPUT_ERROR)
+    return typer.Exit(exit_code)
 
 
 def _strictness(lenient: bool) -> Strictness:
@@ -239,8 +240,7 @@ def _errors_as_lines(out_of_memory: str, path: str | None = None) -> Iterator[No
     try:
         yield
     except UsageError as error:
-        typer.echo(f"error: {neutralize(str(error))}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise _fail(error, EXIT_USAGE) from None
     except AnalyzerError as error:
         raise _fail(error) from None
     except MemoryError:
@@ -267,6 +267,17 @@ def _output_options(
         width=width if width is not None else _terminal_width(to_terminal),
         **more,
     )
+
+
+def _logs_to_read(
+    log_dir: str | None, names: list[str], output: str | None, remote: RemoteOptions
+) -> list[str]:
+    """The logs a command names (found in `log_dir` with `--dir`), refused if `output` would
+    overwrite one of them."""
+    paths = [api.find_log(log_dir, name, remote) if log_dir is not None else name for name in names]
+    if output is not None:
+        api.check_output_against_logs(output, paths)
+    return paths
 
 
 def _analyze(path: str, lenient: bool, remote: RemoteOptions) -> Analysis:
@@ -346,9 +357,7 @@ def report_command(
         remote = _remote_options(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
-        path = api.find_log(log_dir, log, remote) if log_dir is not None else log
-        if output is not None:
-            api.check_output_against_logs(output, [path])
+        (path,) = _logs_to_read(log_dir, [log], output, remote)
         analysis = _analyze(path, lenient, remote)
         if output is None:
             sys.stdout.write(api.render_report(analysis, options))
@@ -412,12 +421,7 @@ def diff_command(
         remote = _remote_options(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
-        paths = [
-            api.find_log(log_dir, name, remote) if log_dir is not None else name
-            for name in (baseline, candidate)
-        ]
-        if output is not None:
-            api.check_output_against_logs(output, paths)
+        paths = _logs_to_read(log_dir, [baseline, candidate], output, remote)
         analyses = [_analyze(path, lenient, remote) for path in paths]
         result = api.diff(analyses[0], analyses[1], thresholds)
         if output is None:
@@ -566,11 +570,9 @@ def batch_command(
         )
         summary = run_batch(log_dir, output, options)
     except UsageError as error:
-        typer.echo(f"error: {neutralize(str(error))}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise _fail(error, EXIT_USAGE) from None
     except BatchBusyError as error:
-        typer.echo(f"error: {neutralize(str(error))}", err=True)
-        raise typer.Exit(EXIT_BUSY) from None
+        raise _fail(error, EXIT_BUSY) from None
     except AnalyzerError as error:
         raise _fail(error) from None
     for line in summary.warnings:

@@ -12,16 +12,15 @@ from collections.abc import Collection, Iterable
 from analyzer.batch.manifest import Fingerprint, fingerprint_log
 from analyzer.batch.plan import Candidate, ListedLog
 from analyzer.batch.worker import one_line
-from analyzer.errors import LogNotFoundError
 from analyzer.eventlog.discover import (
     AppInfo,
-    _is_candidate_name,  # the listing rule of `discover_applications`, shared
     app_dir_name,
     describe_entry,
+    log_dir_entries,
 )
 from analyzer.eventlog.remote import RemoteOptions
 from analyzer.eventlog.source import is_databricks_dir, is_rolling_dir, resolve_log
-from analyzer.eventlog.storage import Entry, Storage, is_url, storage_for
+from analyzer.eventlog.storage import Entry, Storage, is_url
 
 
 def _describe(entry: Entry, children: list[Entry] | None, storage: Storage) -> AppInfo | None:
@@ -42,19 +41,10 @@ def list_logs(
     are left out. Raises `LogNotFoundError` if `log_dir` is not a readable directory, and
     `RemoteStorageError` if its storage cannot be reached.
     """
-    storage, native = storage_for(log_dir, remote)
-    root = storage.stat(native)
-    if root is None:
-        raise storage.not_found(native, log_dir, "directory")
-    if not root.is_dir:
-        raise LogNotFoundError(
-            "not a directory",
-            path=log_dir,
-            hint="`batch` reads a log directory; give it the directory that holds this file",
-        )
+    storage, entries = log_dir_entries(log_dir, remote, "`batch` reads")
     listed: list[ListedLog] = []
-    for entry in storage.list(native):
-        if entry.name in skip or not _is_candidate_name(entry.name):
+    for entry in entries:
+        if entry.name in skip:
             continue
         try:
             children = storage.list(entry.path) if entry.is_dir else None

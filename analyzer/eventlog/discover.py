@@ -335,12 +335,14 @@ def describe_entry(
     return AppInfo(path=entry.path, layout=layout, size_bytes=size_bytes, error=message)
 
 
-def discover_applications(log_dir: str, remote: RemoteOptions | None = None) -> list[AppInfo]:
-    """Return one `AppInfo` per event log in `log_dir`, sorted by start time then path.
+def log_dir_entries(
+    log_dir: str, remote: RemoteOptions | None, command: str
+) -> tuple[Storage, list[Entry]]:
+    """Return the storage of log directory `log_dir` and its entries that may be logs (not
+    hidden, not a known other file), in name order.
 
-    Raises `LogNotFoundError` if `log_dir` is missing or not a directory; problems with single
-    logs are reported in their `AppInfo.error` instead. `remote` says how a URL's storage is
-    reached.
+    Raises `LogNotFoundError` if `log_dir` is missing or not a directory; `command` says what
+    reads it, for the hint (`"`apps` lists"`).
     """
     storage, native = storage_for(log_dir, remote)
     root = storage.stat(native)
@@ -350,12 +352,21 @@ def discover_applications(log_dir: str, remote: RemoteOptions | None = None) -> 
         raise LogNotFoundError(
             "not a directory",
             path=log_dir,
-            hint="`apps` lists a log directory; give it the directory that holds this file",
+            hint=f"{command} a log directory; give it the directory that holds this file",
         )
+    return storage, [e for e in storage.list(native) if _is_candidate_name(e.name)]
+
+
+def discover_applications(log_dir: str, remote: RemoteOptions | None = None) -> list[AppInfo]:
+    """Return one `AppInfo` per event log in `log_dir`, sorted by start time then path.
+
+    Raises `LogNotFoundError` if `log_dir` is missing or not a directory; problems with single
+    logs are reported in their `AppInfo.error` instead. `remote` says how a URL's storage is
+    reached.
+    """
+    storage, entries = log_dir_entries(log_dir, remote, "`apps` lists")
     infos: list[AppInfo] = []
-    for entry in storage.list(native):
-        if not _is_candidate_name(entry.name):
-            continue
+    for entry in entries:
         if entry.error is not None:
             unreadable = LogNotFoundError(entry.error, path=entry.path)
             infos.append(AppInfo(path=entry.path, error=_one_line(unreadable)))

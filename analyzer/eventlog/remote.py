@@ -268,6 +268,17 @@ def _kind_of(error: BaseException) -> str:
     return "other"
 
 
+_KIND_WORDS = {"denied": "access denied", "connection": "cannot connect"}
+"""What went wrong, by the kind `_kind_of` finds (a timeout's words name the time allowed)."""
+_KIND_HINTS = {
+    "timeout": "check the endpoint, or allow more time with --remote-timeout",
+    "denied": "check the credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+    "--profile, or the storage's own login (docs/user-guide.md)",
+    "connection": "check the endpoint and that the storage is up; the next run may pass",
+}
+"""What to do, by kind."""
+
+
 def remote_error(
     action: str,
     path: str,
@@ -285,27 +296,10 @@ def remote_error(
         return LogNotFoundError("no such file or directory", path=path)
     detail = one_line(error)
     kind = _kind_of(error)
-    if kind == "timeout":
+    if kind in _KIND_HINTS:
+        words = _KIND_WORDS.get(kind) or f"no answer within {remote.timeout_s:g} s"
         return RemoteStorageError(
-            f"{action}: no answer within {remote.timeout_s:g} s ({detail})",
-            path=path,
-            offset=offset,
-            hint="check the endpoint, or allow more time with --remote-timeout",
-        )
-    if kind == "denied":
-        return RemoteStorageError(
-            f"{action}: access denied ({detail})",
-            path=path,
-            offset=offset,
-            hint="check the credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-            "--profile, or the storage's own login (docs/user-guide.md)",
-        )
-    if kind == "connection":
-        return RemoteStorageError(
-            f"{action}: cannot connect ({detail})",
-            path=path,
-            offset=offset,
-            hint="check the endpoint and that the storage is up; the next run may pass",
+            f"{action}: {words} ({detail})", path=path, offset=offset, hint=_KIND_HINTS[kind]
         )
     return RemoteStorageError(
         f"{action}: {type(error).__name__}: {detail}", path=path, offset=offset
