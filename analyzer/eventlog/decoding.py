@@ -98,6 +98,9 @@ class ByteWindow:
         self.base_offset = 0
         """File offset of `data[0]`."""
         self.at_eof = False
+        self.report = report
+        self.block_start = 0
+        """File offset of the block (or chunk) being parsed."""
 
     @property
     def offset(self) -> int:
@@ -136,6 +139,24 @@ class ByteWindow:
     def skip(self, n_bytes: int) -> None:
         """Move past the next `n_bytes` (already ensured)."""
         self.pos += n_bytes
+
+    def next_block(self, header_bytes: int) -> bool:
+        """Start the next block at the current offset and make its first `header_bytes`
+        available; False at the end of the file, where a partial header is noted as a cut."""
+        self.block_start = self.offset
+        if self.ensure(header_bytes):
+            return True
+        if not self.remaining_is_empty():
+            self.report.truncated_at_offset = self.block_start
+        return False
+
+    def ensure_block(self, n_bytes: int) -> bool:
+        """Make `n_bytes` of the current block available from `pos`; False, with the block noted
+        as cut, where the file ends first."""
+        if self.ensure(n_bytes):
+            return True
+        self.report.truncated_at_offset = self.block_start
+        return False
 
     def remaining_is_empty(self) -> bool:
         """True if no byte is left in the file after `pos`."""

@@ -47,11 +47,9 @@ def decode_lz4(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
     """
     buf = ByteWindow(stream, report)
     while True:
-        start = buf.offset
-        if not buf.ensure(_LZ4_HEADER.size):
-            if not buf.remaining_is_empty():
-                report.truncated_at_offset = start
+        if not buf.next_block(_LZ4_HEADER.size):
             return
+        start = buf.block_start
         magic, token, compressed_len, decompressed_len, _checksum = _LZ4_HEADER.unpack_from(
             buf.data, buf.pos
         )
@@ -66,8 +64,7 @@ def decode_lz4(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
             or (method == _LZ4_METHOD_RAW and compressed_len != decompressed_len)
         ):
             raise corrupt(report, start, "invalid LZ4Block header")
-        if not buf.ensure(_LZ4_HEADER.size + compressed_len):
-            report.truncated_at_offset = start
+        if not buf.ensure_block(_LZ4_HEADER.size + compressed_len):
             return
         buf.skip(_LZ4_HEADER.size)
         payload = buf.take(compressed_len)
@@ -104,16 +101,13 @@ def decode_snappy(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
     buf = ByteWindow(stream, report)
     seen_header = False
     while True:
-        start = buf.offset
-        if not buf.ensure(4):
-            if not buf.remaining_is_empty():
-                report.truncated_at_offset = start
+        if not buf.next_block(4):
             return
+        start = buf.block_start
         if buf.data[buf.pos] == SNAPPY_MAGIC[0]:
             # A header (0x82 is negative as an int32, so never a chunk length): at the start, or
             # again where streams were concatenated.
-            if not buf.ensure(_SNAPPY_HEADER_BYTES):
-                report.truncated_at_offset = start
+            if not buf.ensure_block(_SNAPPY_HEADER_BYTES):
                 return
             if buf.data[buf.pos : buf.pos + len(SNAPPY_MAGIC)] != SNAPPY_MAGIC:
                 raise corrupt(report, start, "expected a snappy-java header")
@@ -125,8 +119,7 @@ def decode_snappy(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
         (compressed_len,) = struct.unpack_from(">i", buf.data, buf.pos)
         if not 0 <= compressed_len <= _SNAPPY_MAX_COMPRESSED_BYTES:
             raise corrupt(report, start, f"invalid snappy chunk length {compressed_len}")
-        if not buf.ensure(4 + compressed_len):
-            report.truncated_at_offset = start
+        if not buf.ensure_block(4 + compressed_len):
             return
         buf.skip(4)
         payload = buf.take(compressed_len)
@@ -206,29 +199,24 @@ def decode_lzf(stream: Readable, report: DecodeReport) -> Iterator[bytes]:
 
     buf = ByteWindow(stream, report)
     while True:
-        start = buf.offset
-        if not buf.ensure(5):
-            if not buf.remaining_is_empty():
-                report.truncated_at_offset = start
+        if not buf.next_block(5):
             return
+        start = buf.block_start
         data, pos = buf.data, buf.pos
         if data[pos : pos + 2] != LZF_MAGIC:
             raise corrupt(report, start, "expected an LZF 'ZV' chunk header")
         chunk_type = data[pos + 2]
         if chunk_type == _LZF_TYPE_STORED:
             (length,) = struct.unpack_from(">H", data, pos + 3)
-            if not buf.ensure(5 + length):
-                report.truncated_at_offset = start
+            if not buf.ensure_block(5 + length):
                 return
             buf.skip(5)
             out = buf.take(length)
         elif chunk_type == _LZF_TYPE_COMPRESSED:
-            if not buf.ensure(7):
-                report.truncated_at_offset = start
+            if not buf.ensure_block(7):
                 return
             compressed_len, decompressed_len = struct.unpack_from(">HH", buf.data, buf.pos + 3)
-            if not buf.ensure(7 + compressed_len):
-                report.truncated_at_offset = start
+            if not buf.ensure_block(7 + compressed_len):
                 return
             buf.skip(7)
             payload = buf.take(compressed_len)
