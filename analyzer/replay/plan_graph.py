@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.eventlog.events import SparkPlanInfo, SqlPlanMetric
+from analyzer.eventlog.app_events import SparkPlanInfo, SqlPlanMetric
 from analyzer.model.plan import MetricDef, PlanEdge, PlanGraph, PlanNode
 
 _CODEGEN_ID = re.compile(r"WholeStageCodegen \((\d+)\)")

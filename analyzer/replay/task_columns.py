@@ -16,7 +16,7 @@ from array import array
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from analyzer.eventlog.events import (
+from analyzer.eventlog.task_events import (
     LONG_MAX,
     LONG_MIN,
     InputMetrics,
