@@ -5,24 +5,30 @@ usage:
   python bench/bench_report.py --large    also the 3.5 GB class (about 8 GB of disk, minutes)
   python bench/bench_report.py --shapes q72 --sizes small,350mb --codecs plain,zstd
   python bench/bench_report.py --sizes 350mb --codecs plain --repeat 3 --no-shs
+  python bench/bench_report.py --shapes stream --sizes 350mb
 
-Three shapes of log, built on demand into bench/logs/ (gitignored), copies made with
+Four shapes of log, built on demand into bench/logs/ (gitignored), copies made with
 /work/shared/tools/scale_eventlog.py:
 - `q72`: the public NDS q72 log (big plans, 13.5k tasks; `small` is it as it is, 48 MB), `350mb`
   7 copies, `3500mb` 72;
 - `multi_sql`: the `sea-multi-sql` sample (9 short SQL executions, 0.9 MB), 400 and 4,000 copies:
   thousands of short executions;
 - `giant_stage`: one stage of 100k tasks, written by a real PySpark application
-  (bench/make_giant_stage_log.py, minutes); `3500mb` is 10 copies of it.
-Each plain log has a zstd twin. For every log it measures, in separate processes so that each
-peak RSS is its own:
+  (bench/make_giant_stage_log.py, minutes); `3500mb` is 10 copies of it;
+- `stream`: the `sea-stream-keeps-up` sample (one streaming query, 10 micro-batches of two
+  executions each, 0.8 MB), its batches repeated 1,000 times as one run of the query
+  (bench/scale_stream_log.py): 10,000 micro-batches, 20,000 executions, 790 MB (`350mb`).
+Each plain log has a zstd twin. For every log it measures, in separate processes:
 
 - the floors: decompressing and splitting lines alone (`iter_lines`), and `orjson.loads` per line;
-- `spark-explain report LOG -o out.json` and `-o out.html` (wall time and peak RSS, from
-  `/usr/bin/time -v` when present, else `getrusage(RUSAGE_CHILDREN)`), and the report's size;
+- `spark-explain report LOG -o out.json` and `-o out.html`: wall and CPU time (the reading
+  workers' included, from `wait4`), the peak PSS of the process tree (the forked workers
+  included, a shared page counted once; sampled every 50 ms by bench/peak_pss.py) and the largest
+  process's peak RSS, and the report's size;
 - Spark's History Server from the pyspark wheel (tests/oracle/history_server.py): wall time from
   launching it until `/api/v1/applications/<id>/sql` answers (its listing scan and the replay of
-  the whole log included), and the JVM's peak RSS (VmHWM).
+  the whole log included), the peak PSS of its process tree over that time (the launcher script
+  and the JVM, sampled the same way) and the JVM's peak RSS (VmHWM).
 
 Ours and the History Server run alternately, `--repeat` times each (default 2), and the best of
 each is kept: the machine is shared, and a burst of other work then hits both sides alike. The
@@ -36,13 +42,13 @@ import argparse
 import importlib.util
 import json
 import os
-import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -58,10 +64,14 @@ SHAPE_COPIES = {
     "q72": SIZES,
     "multi_sql": {"small": 1, "350mb": 400, "3500mb": 4000},
     "giant_stage": {"small": 1, "350mb": 1, "3500mb": 10},
+    "stream": {"small": 1, "350mb": 1000},
 }
 """Shape → size name → copies of its seed log."""
 SHAPES = tuple(SHAPE_COPIES)
 MULTI_SQL_SAMPLE = REPO / "sample_eventlogs" / "local-1795320703822.lz4"
+STREAM_SAMPLE = REPO / "sample_eventlogs" / "local-1795622139339.zstd"
+"""`sea-stream-keeps-up`: one streaming query run of 10 micro-batches."""
+STREAM_TOOL = BENCH_DIR / "scale_stream_log.py"
 GIANT_STAGE_TASKS = {"small": 2000, "350mb": 100_000, "3500mb": 100_000}
 LARGE = "3500mb"
 CODECS = ("plain", "zstd")
@@ -71,6 +81,7 @@ CLI = [str(Path(sys.executable).parent / "spark-explain")]
 
 sys.path[:0] = [str(BENCH_DIR), str(REPO / "tests")]
 
+from peak_pss import TreeSampler, children_by_parent  # noqa: E402 (bench/ is on the path now)
 
 # ------------------------------------------------------------------------------ building logs
 
@@ -91,20 +102,25 @@ def _seed_plain() -> Path:
     return seed
 
 
-def _seed_multi_sql() -> Path:
-    """Decompress the `sea-multi-sql` sample once into bench/logs/."""
+def _seed_sample(sample: Path, name: str) -> Path:
+    """Decompress a sample log once into bench/logs/."""
     from analyzer.eventlog.lines import ReadStats, iter_lines
     from analyzer.eventlog.source import resolve_log
 
     LOGS_DIR.mkdir(parents=True, exist_ok=True)
-    seed = LOGS_DIR / "multi_sql_seed"
+    seed = LOGS_DIR / name
     if not seed.exists():
         tmp = seed.with_name(seed.name + ".tmp")
         with tmp.open("wb") as dst:
-            for line in iter_lines(resolve_log(str(MULTI_SQL_SAMPLE)), ReadStats()):
+            for line in iter_lines(resolve_log(str(sample)), ReadStats()):
                 dst.write(line.data + b"\n")
         tmp.replace(seed)
     return seed
+
+
+def _seed_multi_sql() -> Path:
+    """Decompress the `sea-multi-sql` sample once into bench/logs/."""
+    return _seed_sample(MULTI_SQL_SAMPLE, "multi_sql_seed")
 
 
 def _seed_giant_stage(size: str) -> Path:
@@ -130,6 +146,9 @@ def build_log(size: str, codec: str, shape: str = "q72") -> Path:
     elif shape == "multi_sql":
         seed = _seed_multi_sql()
         stem = "multi_sql"
+    elif shape == "stream":
+        seed = _seed_sample(STREAM_SAMPLE, "stream_seed")
+        stem = "stream"
     else:
         seed = _seed_giant_stage(size)
         stem = seed.name
@@ -137,7 +156,8 @@ def build_log(size: str, codec: str, shape: str = "q72") -> Path:
     if not plain.exists():
         print(f"building {plain.name} ({copies} copies)...", flush=True)
         tmp = plain.with_name(plain.name + ".tmp")
-        cmd = [sys.executable, str(SCALE_TOOL), str(seed), str(tmp), "--copies", str(copies)]
+        tool = STREAM_TOOL if shape == "stream" else SCALE_TOOL
+        cmd = [sys.executable, str(tool), str(seed), str(tmp), "--copies", str(copies)]
         subprocess.run(cmd, check=True)
         tmp.replace(plain)
     if codec == "plain":
@@ -181,8 +201,13 @@ class Run:
 
     seconds: float
     peak_rss_mb: float
+    """The largest peak RSS of one process (ours: of the tree's processes; the History
+    Server: its JVM's VmHWM)."""
     cpu_seconds: float = float("nan")
     """User + system CPU time: steadier than wall time on a loaded machine."""
+    peak_pss_mb: float = float("nan")
+    """Peak PSS of the whole process tree (workers and launchers included, shared pages
+    counted once), sampled every 50 ms."""
 
 
 @dataclass
@@ -209,64 +234,29 @@ class Result:
     replays: list[float] = field(default_factory=list)
 
 
-_TIME_RE = {
-    "wall": re.compile(rb"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)"),
-    "rss": re.compile(rb"Maximum resident set size \(kbytes\): (\d+)"),
-    "user": re.compile(rb"User time \(seconds\): (\S+)"),
-    "sys": re.compile(rb"System time \(seconds\): (\S+)"),
-}
-
-
-def _wall_seconds(text: str) -> float:
-    parts = [float(p) for p in text.split(":")]
-    seconds = 0.0
-    for p in parts:
-        seconds = seconds * 60 + p
-    return seconds
-
-
 def timed(cmd: list[str]) -> Run:
-    """Run `cmd` in a child process; return its wall time and peak RSS."""
-    if Path("/usr/bin/time").exists():
-        with tempfile.NamedTemporaryFile(suffix=".time") as report:
-            began = time.perf_counter()
-            done = subprocess.run(
-                ["/usr/bin/time", "-v", "-o", report.name, *cmd], capture_output=True, cwd=REPO
-            )
-            elapsed = time.perf_counter() - began
-            text = Path(report.name).read_bytes()
-        if done.returncode != 0:
-            raise CommandFailed(f"{' '.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
-        rss = _TIME_RE["rss"].search(text)
-        wall = _TIME_RE["wall"].search(text)
-        cpu = sum(
-            float(m.group(1))
-            for m in (_TIME_RE["user"].search(text), _TIME_RE["sys"].search(text))
-            if m
-        )
-        return Run(
-            seconds=round(_wall_seconds(wall.group(1).decode()) if wall else elapsed, 2),
-            peak_rss_mb=round(int(rss.group(1)) / 1024, 1) if rss else float("nan"),
-            cpu_seconds=round(cpu, 2),
-        )
-    # RUSAGE_CHILDREN keeps the largest peak of all children so far: run each in a fresh
-    # intermediate process so that the number is this command's own.
-    probe = (
-        "import resource,subprocess,sys,time;t=time.perf_counter();"
-        "r=subprocess.run(sys.argv[1:]).returncode;e=time.perf_counter()-t;"
-        "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
-        "print(e,u.ru_utime+u.ru_stime,u.ru_maxrss);sys.exit(r)"
+    """Run `cmd` in a child process; return its wall and CPU time (its own and that of the
+    processes it waited for: the reading workers), the peak PSS of its process tree and its
+    largest process's peak RSS."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, *cmd], capture_output=True, text=True, cwd=REPO
-    )
-    if done.returncode != 0:
-        raise CommandFailed(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
-    elapsed, cpu, rss_kib = done.stdout.split()[-3:]
+    sampler = TreeSampler(lambda: proc.pid)
+    sampler.start()
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - began
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    pss_mb = sampler.stop()
+    if proc.returncode != 0:
+        raise CommandFailed(f"{' '.join(cmd)} failed:\n{stderr.decode()[-2000:]}")
     return Run(
-        seconds=round(float(elapsed), 2),
-        peak_rss_mb=round(int(rss_kib) / 1024, 1),
-        cpu_seconds=round(float(cpu), 2),
+        seconds=round(elapsed, 2),
+        peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
+        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 2),
+        peak_pss_mb=pss_mb,
     )
 
 
@@ -277,6 +267,7 @@ def best(runs: list[Run]) -> Run:
         fastest.seconds,
         min(r.peak_rss_mb for r in runs),
         min(r.cpu_seconds for r in runs),
+        min(r.peak_pss_mb for r in runs),
     )
 
 
@@ -334,14 +325,32 @@ def measure_floors(log: Path, result: Result, repeat: int) -> None:
 
 
 def _vm_hwm_mb(pid: int) -> float:
-    """Peak RSS (VmHWM) of a live process, from /proc, else from ps (current RSS only)."""
-    status = Path(f"/proc/{pid}/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    out = subprocess.run(["ps", "-o", "rss=", "-p", str(pid)], capture_output=True, text=True)
-    return round(int(out.stdout.strip() or 0) / 1024, 1)
+    """Peak RSS (VmHWM) of a live process, from /proc (0 if it is gone)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def _server_pid(server: object) -> int | None:
+    """The pid of the History Server's launched process, None before it is launched."""
+    proc = getattr(server, "_proc", None)
+    return proc.pid if proc is not None else None
+
+
+def _jvm_hwm_mb(root: int) -> float:
+    """The largest VmHWM in the process tree of `root` (the launcher execs the JVM)."""
+    children = children_by_parent()
+    todo, peak = [root], 0.0
+    while todo:
+        pid = todo.pop()
+        peak = max(peak, _vm_hwm_mb(pid))
+        todo.extend(children.get(pid, ()))
+    return peak
 
 
 def measure_shs(log: Path, result: Result, repeat: int, heap: str) -> None:
@@ -358,17 +367,26 @@ def measure_shs(log: Path, result: Result, repeat: int, heap: str) -> None:
             log_dir = Path(tmp) / "logs"
             log_dir.mkdir()
             (log_dir / log.name).symlink_to(log.resolve())
-            began = time.perf_counter()
-            with HistoryServer(
+            server = HistoryServer(
                 [log_dir], Path(tmp) / "work", startup_timeout_s=3600, daemon_memory=heap
-            ) as shs:
-                app_id = shs.app_ids()[0]
-                asked = time.perf_counter()
-                shs.sql(app_id)
-                done = time.perf_counter()
-                proc = getattr(shs, "_proc", None)
-                rss = _vm_hwm_mb(proc.pid) if proc is not None else float("nan")
-        runs.append(Run(round(done - began, 2), rss))
+            )
+
+            root = partial(_server_pid, server)
+            sampler = TreeSampler(root)
+            sampler.start()
+            began = time.perf_counter()
+            try:
+                with server as shs:
+                    app_id = shs.app_ids()[0]
+                    asked = time.perf_counter()
+                    shs.sql(app_id)
+                    done = time.perf_counter()
+                    pid = root()
+                    rss = _jvm_hwm_mb(pid) if pid is not None else float("nan")
+                    pss = sampler.stop()
+            finally:
+                sampler.stop()
+        runs.append(Run(round(done - began, 2), rss, peak_pss_mb=pss))
         replays.append(round(done - asked, 2))
     result.shs = best(runs)
     result.shs_replay_seconds = min(replays)
@@ -388,41 +406,40 @@ def _load_range(loads: list[float]) -> str:
 def print_table(results: list[Result]) -> None:
     """Print one row per log, then the ratios to the History Server."""
     head = (
-        f"{'log':18} {'codec':5} {'JSON MB':>8} {'tasks':>8} │ {'lines s':>7} {'orjson s':>8} │"
-        f" {'json s':>7} {'CPU s':>6} {'MB/s':>6} {'RSS MB':>7}"
-        f" {'html s':>7} {'RSS MB':>7} {'html MB':>7} │"
-        f" {'SHS s':>7} {'replay':>7} {'RSS MB':>7} │ {'time ×':>6} {'RSS ×':>6}"
-        f" {'speed-up':>8} {'load':>9}"
+        f"{'log':20} {'codec':5} {'JSON MB':>8} {'tasks':>8} │ {'lines s':>7} {'orjson s':>8} │"
+        f" {'json s':>7} {'CPU s':>6} {'PSS MB':>7} {'RSS MB':>7}"
+        f" {'html s':>7} {'PSS MB':>7} {'html MB':>7} │"
+        f" {'SHS s':>7} {'replay':>7} {'PSS MB':>7} {'RSS MB':>7} │"
+        f" {'speed-up':>8} {'vs launch':>9} {'PSS ×':>6} {'load':>9}"
     )
     print(head)
     print("─" * len(head))
     for r in results:
         js, html = r.ours.get("json"), r.ours.get("html")
         shs = r.shs
-        speed = (r.json_mb / js.seconds) if js and js.seconds else None
         print(
-            f"{r.log:18} {r.codec:5} {r.json_mb:8.0f} {r.n_tasks:8,} │"
+            f"{r.log:20} {r.codec:5} {r.json_mb:8.0f} {r.n_tasks:8,} │"
             f" {r.floor_lines.seconds if r.floor_lines else '-':>7}"
             f" {r.floor_orjson.seconds if r.floor_orjson else '-':>8} │"
             f" {js.seconds if js else '-':>7} {js.cpu_seconds if js else '-':>6}"
-            f" {f'{speed:.0f}' if speed else '-':>6}"
-            f" {js.peak_rss_mb if js else '-':>7}"
-            f" {html.seconds if html else '-':>7} {html.peak_rss_mb if html else '-':>7}"
+            f" {js.peak_pss_mb if js else '-':>7} {js.peak_rss_mb if js else '-':>7}"
+            f" {html.seconds if html else '-':>7} {html.peak_pss_mb if html else '-':>7}"
             f" {r.report_mb.get('html', '-'):>7} │"
             f" {shs.seconds if shs else '-':>7} {r.shs_replay_seconds or '-':>7}"
-            f" {shs.peak_rss_mb if shs else '-':>7} │"
-            f" {_ratio(js.seconds if js else None, shs.seconds if shs else None):>6}"
-            f" {_ratio(js.peak_rss_mb if js else None, shs.peak_rss_mb if shs else None):>6}"
+            f" {shs.peak_pss_mb if shs else '-':>7} {shs.peak_rss_mb if shs else '-':>7} │"
             f" {_ratio(r.shs_replay_seconds, js.seconds if js else None):>8}"
+            f" {_ratio(shs.seconds if shs else None, js.seconds if js else None):>9}"
+            f" {_ratio(js.peak_pss_mb if js else None, shs.peak_pss_mb if shs else None):>6}"
             f" {_load_range(r.load_average):>9}"
         )
         for note in r.notes:
             print(f"    note: {note}")
     print(
         "SHS s: launch until the SQL endpoint answers; replay: its first SQL request alone.\n"
-        "time × and RSS × are ours (JSON report) / the History Server's; lower is better.\n"
-        "speed-up: the History Server's replay / ours end to end (JSON report); higher is better.\n"
-        "load: lowest and highest 1-minute load average before the rounds of runs (2 cores)."
+        "PSS: peak PSS of the process tree (workers, launcher included); RSS: largest process.\n"
+        "speed-up: the History Server's replay / ours end to end (JSON report); vs launch: its\n"
+        "launch-to-answer / ours; PSS ×: ours (JSON report) / the History Server's, lower is\n"
+        "better. load: lowest and highest 1-minute load average before the rounds (2 cores)."
     )
     by_codec: dict[tuple[str, str], list[Result]] = {}
     for r in results:
@@ -435,7 +452,7 @@ def print_table(results: list[Result]) -> None:
         growth = ", ".join(
             f"{r.log}: ×{r.json_mb / base.json_mb:.1f} bytes → ×"
             f"{r.ours['json'].seconds / base.ours['json'].seconds:.1f} time, ×"
-            f"{r.ours['json'].peak_rss_mb / base.ours['json'].peak_rss_mb:.1f} RSS"
+            f"{r.ours['json'].peak_pss_mb / base.ours['json'].peak_pss_mb:.1f} PSS"
             for r in rows[1:]
         )
         print(f"growth over {base.log} ({codec}): {growth}")
@@ -476,6 +493,9 @@ def main() -> None:
     results = []
     for shape in shapes:
         for size in sizes:
+            if size not in SHAPE_COPIES[shape]:
+                print(f"no {size} log of shape {shape}", flush=True)
+                continue
             for codec in codecs:
                 log = build_log(size, codec, shape)
                 plain = build_log(size, "plain", shape)

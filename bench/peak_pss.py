@@ -17,11 +17,13 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
-def _children() -> dict[int, list[int]]:
+def children_by_parent() -> dict[int, list[int]]:
     """Every process's children, by parent pid."""
     out: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
@@ -51,7 +53,7 @@ def _pss_kb(pid: int) -> int:
 
 def tree_pss_kb(root: int) -> tuple[int, int]:
     """The PSS of `root` and all its descendants in KB, and how many processes that is."""
-    children = _children()
+    children = children_by_parent()
     todo, total, n = [root], 0, 0
     while todo:
         pid = todo.pop()
@@ -59,6 +61,38 @@ def tree_pss_kb(root: int) -> tuple[int, int]:
         n += 1
         todo.extend(children.get(pid, ()))
     return total, n
+
+
+class TreeSampler(threading.Thread):
+    """Sample the PSS of a process tree in the background until stopped; keep the peak.
+
+    `root` returns the pid of the tree's root, or None while it has not started yet (a server
+    launched inside a `with` block): the sampler waits for it.
+    """
+
+    def __init__(self, root: Callable[[], int | None], interval_s: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self._root = root
+        self._interval_s = interval_s
+        self._stop_event = threading.Event()
+        self.peak_kb = 0
+        self.processes_at_peak = 0
+
+    def run(self) -> None:
+        """Sample until `stop`."""
+        while not self._stop_event.is_set():
+            pid = self._root()
+            if pid is not None:
+                kb, n = tree_pss_kb(pid)
+                if kb > self.peak_kb:
+                    self.peak_kb, self.processes_at_peak = kb, n
+            self._stop_event.wait(self._interval_s)
+
+    def stop(self) -> float:
+        """Stop sampling; return the peak in MB."""
+        self._stop_event.set()
+        self.join()
+        return round(self.peak_kb / 1024, 1)
 
 
 def main() -> None:
