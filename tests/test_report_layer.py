@@ -19,6 +19,7 @@ from eventlog_samples import REPO
 from reports import NOW_MS, analysis_of, report_logs
 
 import analyzer.insights as insights
+import analyzer.insights.rules as rules
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
 from analyzer.report.options import FORMATS, ReportOptions
@@ -29,13 +30,13 @@ LOGS = report_logs()
 def _count_rule_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Make every run of the rules count itself (the first rule runs once per `detect_all`)."""
     runs = [0]
-    first, *rest = insights.RULES
+    first, *rest = rules.RULES
 
     def counted(analysis: Analysis, thresholds: insights.Thresholds) -> list[insights.Finding]:
         runs[0] += 1
         return first(analysis, thresholds)
 
-    monkeypatch.setattr(insights, "RULES", (counted, *rest))
+    monkeypatch.setattr(rules, "RULES", (counted, *rest))
     return runs
 
 
@@ -53,13 +54,13 @@ def test_the_collector_pauses_for_the_analysis_and_comes_back(
 ) -> None:
     """The cyclic collector is off while rules and renderers run, and as it was afterwards."""
     seen: list[bool] = []
-    first, *rest = insights.RULES
+    first, *rest = rules.RULES
 
     def watched(analysis: Analysis, thresholds: insights.Thresholds) -> list[insights.Finding]:
         seen.append(gc.isenabled())
         return first(analysis, thresholds)
 
-    monkeypatch.setattr(insights, "RULES", (watched, *rest))
+    monkeypatch.setattr(rules, "RULES", (watched, *rest))
     was_on = gc.isenabled()
     try:
         if not collector_on:
