@@ -4,21 +4,27 @@ The micro-batches of the sample's one streaming query run (every event between i
 `QueryStartedEvent` and its `QueryTerminatedEvent`) are repeated COPIES times, as one longer run
 of the same query: each copy with fresh execution, job, stage, task, RDD and accumulator ids
 (`../shared/tools/scale_eventlog.py` shifts those), timestamps moved on by the span of the
-copied batches, and batch ids continued (the progress events' `batchId` and `timestamp`, the
-`batch = N` line of each execution's and job's description, the jobs' `streaming.sql.batchId`).
-The application's start, its environment and executors come once, before; the query's end and
-the application's end once, after. Spark's History Server replays the result.
+copied batches rounded up to whole trigger intervals (so that the copies' batches start on the
+trigger's timer as the sample's do), and batch ids continued (the progress events' `batchId`
+and `timestamp`, the `batch = N` line of each execution's and job's description, the jobs'
+`streaming.sql.batchId`). The application's start, its environment and executors come once,
+before; the query's end and the application's end once, after. Spark's History Server replays
+the result.
 
-usage: python bench/scale_stream_log.py INPUT OUTPUT --copies K
+usage: python bench/scale_stream_log.py INPUT OUTPUT --copies K [--trigger-ms MS]
   INPUT   an uncompressed event log of one streaming query run (e.g. `zstd -dc` of the
           `sea-stream-keeps-up` sample)
+  --trigger-ms  the query's trigger interval (default: the most common gap between its
+          batches' start times, to 100 ms)
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime as dt
 import importlib.util
+import itertools
 import json
 import re
 from pathlib import Path
@@ -51,6 +57,19 @@ def _shift_iso(text: str, delta_ms: int) -> str:
     """Move an ISO 8601 UTC time (`2026-11-25T15:55:43.758Z`) on by `delta_ms`."""
     when = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ") + dt.timedelta(milliseconds=delta_ms)
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def _iso_ms(text: str) -> int:
+    """An ISO 8601 UTC time as epoch milliseconds."""
+    when = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def _common_gap_ms(starts: list[int]) -> int:
+    """The most common gap between consecutive batch starts, to 100 ms."""
+    gaps = [round((b - a) / 100) * 100 for a, b in itertools.pairwise(starts)]
+    counted = collections.Counter(g for g in gaps if g > 0)
+    return counted.most_common(1)[0][0] if counted else 1000
 
 
 def _next_batch(text: str, n_batches: int, k: int) -> str:
@@ -88,6 +107,7 @@ def main() -> None:
     parser.add_argument("input", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--copies", type=int, required=True)
+    parser.add_argument("--trigger-ms", type=int, default=None)
     args = parser.parse_args()
     tool = _scale_tool()
     events = [json.loads(line) for line in args.input.open("rb") if line.strip()]
@@ -101,8 +121,10 @@ def main() -> None:
     tool.scan(body, maxima)
     times = [e.get("time") or e.get("Submission Time") or e.get("Completion Time") for e in body]
     stamps = [t for t in times if isinstance(t, int)]
-    # One trigger interval's worth of gap after the copied batches: their span over their count.
-    span_ms = (max(stamps) - min(stamps)) * (n_batches + 1) // max(n_batches, 1) + 1
+    starts = [_iso_ms(e["progress"]["timestamp"]) for e in body if _short(e) == PROGRESS]
+    trigger_ms = args.trigger_ms or _common_gap_ms(starts)
+    # The copied batches' span and one interval more, rounded up to whole intervals.
+    span_ms = -(-(max(stamps) - min(stamps) + trigger_ms) // trigger_ms) * trigger_ms
     with args.output.open("wb") as out:
 
         def write(event: dict[str, Any]) -> None:
