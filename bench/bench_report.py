@@ -28,7 +28,8 @@ Each plain log has a zstd twin. For every log it measures, in separate processes
 - Spark's History Server from the pyspark wheel (tests/oracle/history_server.py): wall time from
   launching it until `/api/v1/applications/<id>/sql` answers (its listing scan and the replay of
   the whole log included), the peak PSS of its process tree over that time (the launcher script
-  and the JVM, sampled the same way) and the JVM's peak RSS (VmHWM).
+  and the JVM, sampled the same way), its tree's CPU time by then (from /proc: steadier than the
+  wall time on a loaded machine) and the JVM's peak RSS (VmHWM).
 
 Ours and the History Server run alternately, `--repeat` times each (default 2), and the best of
 each is kept: the machine is shared, and a burst of other work then hits both sides alike. The
@@ -342,6 +343,25 @@ def _server_pid(server: object) -> int | None:
     return proc.pid if proc is not None else None
 
 
+def _tree_cpu_seconds(root: int) -> float:
+    """User + system CPU time of a live process tree so far (children it waited for included),
+    from /proc/PID/stat."""
+    children = children_by_parent()
+    ticks = os.sysconf("SC_CLK_TCK")
+    todo, total = [root], 0
+    while todo:
+        pid = todo.pop()
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        # utime, stime, cutime, cstime: fields 14 to 17 of stat(5), 12 to 15 after the name.
+        total += sum(int(v) for v in fields[11:15])
+        todo.extend(children.get(pid, ()))
+    return total / ticks
+
+
 def _jvm_hwm_mb(root: int) -> float:
     """The largest VmHWM in the process tree of `root` (the launcher execs the JVM)."""
     children = children_by_parent()
@@ -383,10 +403,11 @@ def measure_shs(log: Path, result: Result, repeat: int, heap: str) -> None:
                     done = time.perf_counter()
                     pid = root()
                     rss = _jvm_hwm_mb(pid) if pid is not None else float("nan")
+                    cpu = _tree_cpu_seconds(pid) if pid is not None else float("nan")
                     pss = sampler.stop()
             finally:
                 sampler.stop()
-        runs.append(Run(round(done - began, 2), rss, peak_pss_mb=pss))
+        runs.append(Run(round(done - began, 2), rss, round(cpu, 2), pss))
         replays.append(round(done - asked, 2))
     result.shs = best(runs)
     result.shs_replay_seconds = min(replays)
@@ -409,7 +430,7 @@ def print_table(results: list[Result]) -> None:
         f"{'log':20} {'codec':5} {'JSON MB':>8} {'tasks':>8} │ {'lines s':>7} {'orjson s':>8} │"
         f" {'json s':>7} {'CPU s':>6} {'PSS MB':>7} {'RSS MB':>7}"
         f" {'html s':>7} {'PSS MB':>7} {'html MB':>7} │"
-        f" {'SHS s':>7} {'replay':>7} {'PSS MB':>7} {'RSS MB':>7} │"
+        f" {'SHS s':>7} {'CPU s':>6} {'replay':>7} {'PSS MB':>7} {'RSS MB':>7} │"
         f" {'speed-up':>8} {'vs launch':>9} {'PSS ×':>6} {'load':>9}"
     )
     print(head)
@@ -425,7 +446,8 @@ def print_table(results: list[Result]) -> None:
             f" {js.peak_pss_mb if js else '-':>7} {js.peak_rss_mb if js else '-':>7}"
             f" {html.seconds if html else '-':>7} {html.peak_pss_mb if html else '-':>7}"
             f" {r.report_mb.get('html', '-'):>7} │"
-            f" {shs.seconds if shs else '-':>7} {r.shs_replay_seconds or '-':>7}"
+            f" {shs.seconds if shs else '-':>7} {shs.cpu_seconds if shs else '-':>6}"
+            f" {r.shs_replay_seconds or '-':>7}"
             f" {shs.peak_pss_mb if shs else '-':>7} {shs.peak_rss_mb if shs else '-':>7} │"
             f" {_ratio(r.shs_replay_seconds, js.seconds if js else None):>8}"
             f" {_ratio(shs.seconds if shs else None, js.seconds if js else None):>9}"
@@ -435,7 +457,8 @@ def print_table(results: list[Result]) -> None:
         for note in r.notes:
             print(f"    note: {note}")
     print(
-        "SHS s: launch until the SQL endpoint answers; replay: its first SQL request alone.\n"
+        "SHS s: launch until the SQL endpoint answers (CPU s: its process tree's CPU time by\n"
+        "then); replay: its first SQL request alone.\n"
         "PSS: peak PSS of the process tree (workers, launcher included); RSS: largest process.\n"
         "speed-up: the History Server's replay / ours end to end (JSON report); vs launch: its\n"
         "launch-to-answer / ours; PSS ×: ours (JSON report) / the History Server's, lower is\n"
