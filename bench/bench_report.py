@@ -17,7 +17,7 @@ Four shapes of log, built on demand into bench/logs/ (gitignored), copies made w
   (bench/make_giant_stage_log.py, minutes); `3500mb` is 10 copies of it;
 - `stream`: the `sea-stream-keeps-up` sample (one streaming query, 10 micro-batches of two
   executions each, 0.8 MB), its batches repeated 1,000 times as one run of the query
-  (bench/scale_stream_log.py): 10,000 micro-batches, 20,000 executions, 790 MB (`350mb`).
+  (bench/scale_stream_log.py): 10,000 micro-batches, 20,000 executions, 686 MB (`350mb`).
 Each plain log has a zstd twin. For every log it measures, in separate processes:
 
 - the floors: decompressing and splitting lines alone (`iter_lines`), and `orjson.loads` per line;
