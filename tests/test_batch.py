@@ -16,6 +16,25 @@ from pathlib import Path
 import polars as pl
 import pytest
 import zstandard
+from eventlog_builder import (
+    START_MS,
+    accumulable,
+    application_end,
+    application_start,
+    event_line,
+    job_start,
+    log_bytes,
+    log_start,
+    plan_node,
+    sql_execution_end,
+    sql_execution_start,
+    sql_metric,
+    stage_info,
+    stage_submitted,
+    task_end,
+    tiny_application,
+    write_log,
+)
 from eventlog_samples import PUBLIC, SAMPLES
 from typer.testing import CliRunner
 
@@ -86,18 +105,7 @@ def _assert_consistent(out: Path) -> None:
 
 def _tiny_log(path: Path, app_id: str, name: str = "tiny") -> None:
     """A hand-written log of one application without jobs (hostile ids, not real workloads)."""
-    events = [
-        {"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"},
-        {
-            "Event": "SparkListenerApplicationStart",
-            "App Name": name,
-            "App ID": app_id,
-            "Timestamp": 1700000000001,
-            "User": "u",
-        },
-        {"Event": "SparkListenerApplicationEnd", "Timestamp": 1700000009001},
-    ]
-    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+    write_log(path, tiny_application(app_id, name))
 
 
 def test_cli_batch_writes_reports_index_and_tables(
@@ -362,12 +370,7 @@ def test_old_layout_is_rebuilt_under_apps(logs: Path, tmp_path: Path) -> None:
 
 
 def _event_head(app_id: str) -> bytes:
-    return (
-        b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.1"}\n'
-        b'{"Event":"SparkListenerApplicationStart","App Name":"bomb","App ID":"'
-        + app_id.encode()
-        + b'","Timestamp":1700000000001,"User":"u"}\n'
-    )
+    return log_bytes([log_start(), application_start(app_id, "bomb")])
 
 
 def _write_zstd(path: Path, parts: list[bytes], repeat: bytes = b"", n_repeat: int = 0) -> None:
@@ -393,41 +396,24 @@ def _peak_rss_kb(pid: int) -> int:
 def _heavy_log(app_id: str, n_tasks: int, n_metrics: int) -> bytes:
     """A small log whose one stage declares `n_tasks` tasks and updates `n_metrics` SQL metrics:
     the replay keeps a value per declared task and metric, as Spark's SQL tab does."""
-    metrics = ",".join(
-        f'{{"name":"m{i}","accumulatorId":{i + 1},"metricType":"sum"}}' for i in range(n_metrics)
+    metrics = [sql_metric(f"m{i}", i + 1) for i in range(n_metrics)]
+    stage = stage_info(0, n_tasks)
+    updates = [accumulable(i + 1, f"m{i}", 5, 5) for i in range(n_metrics)]
+    t0 = START_MS
+    return log_bytes(
+        [
+            log_start(),
+            application_start(app_id, "bomb"),
+            sql_execution_start(0, plan_node("Scan", metrics=metrics), t0 + 1),
+            job_start(0, t0 + 2, [stage], {"spark.sql.execution.id": "0"}),
+            stage_submitted(stage),
+            task_end(
+                0, task_id=0, index=5, launch_ms=t0 + 3, finish_ms=t0 + 4, accumulables=updates
+            ),
+            sql_execution_end(0, t0 + 9),
+            application_end(),
+        ]
     )
-    plan = (
-        f'{{"nodeName":"Scan","simpleString":"Scan","children":[],"metadata":{{}},'
-        f'"metrics":[{metrics}]}}'
-    )
-    stage = (
-        f'{{"Stage ID":0,"Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":{n_tasks},'
-        '"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}'
-    )
-    updates = ",".join(
-        f'{{"ID":{i + 1},"Name":"m{i}","Update":"5","Value":"5","Internal":true,'
-        '"Count Failed Values":true,"Metadata":"sql"}'
-        for i in range(n_metrics)
-    )
-    lines = [
-        '{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",'
-        '"executionId":0,"description":"q","details":"","physicalPlanDescription":"",'
-        f'"sparkPlanInfo":{plan},"time":1700000000002}}',
-        '{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":1700000000003,'
-        f'"Stage Infos":[{stage}],"Stage IDs":[0],'
-        '"Properties":{"spark.sql.execution.id":"0"}}',
-        f'{{"Event":"SparkListenerStageSubmitted","Stage Info":{stage}}}',
-        '{"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,'
-        '"Task Type":"ResultTask","Task End Reason":{"Reason":"Success"},"Task Info":'
-        '{"Task ID":0,"Index":5,"Attempt":0,"Launch Time":1700000000004,"Executor ID":"driver",'
-        '"Host":"h","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,'
-        '"Finish Time":1700000000005,"Failed":false,"Killed":false,'
-        f'"Accumulables":[{updates}]}}}}',
-        '{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",'
-        '"executionId":0,"time":1700000000010}',
-        '{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}',
-    ]
-    return _event_head(app_id) + "\n".join(lines).encode() + b"\n"
 
 
 @pytest.mark.slow
@@ -436,7 +422,7 @@ def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_
     # 1 GiB of `x` without a newline: not even a log (refused by the listing).
     _write_zstd(logs / "bomb.zstd", [b""], mib, 1024)
     # The same after the head of a real log: an event line of 1 GiB, refused by the line limit.
-    end = b'\n{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}\n'
+    end = b"\n" + event_line(application_end())
     _write_zstd(logs / "bomb-app.zstd", [_event_head("bomb-app") + b'{"Event":"', end], mib, 1024)
     # A well-formed log whose stage of 10 million tasks updates 12 SQL metrics: a worker needs
     # gigabytes for it, and meets the memory limit.
@@ -473,8 +459,8 @@ def test_log_over_the_time_limit_fails_alone(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     _tiny_log(logs / "quick", "local-quick")
-    line = b'{"Event":"SparkListenerExecutorMetricsUpdate","Executor ID":"driver"}\n'
-    end = b'{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}\n'
+    line = event_line({"Event": "SparkListenerExecutorMetricsUpdate", "Executor ID": "driver"})
+    end = event_line(application_end())
     # Three million events: many seconds of reading, little memory. The limit leaves the tiny
     # log room to start a worker and finish on a busy machine.
     _write_zstd(logs / "slow.zstd", [_event_head("local-slow"), end], line * 10_000, 300)

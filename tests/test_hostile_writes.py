@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from eventlog_builder import application_start, event_line
 from eventlog_samples import SAMPLES
 from typer.testing import CliRunner
 
@@ -99,11 +100,14 @@ def test_no_file_is_written_from_log_content(tmp_path: Path) -> None:
     lines = LOG.read_bytes().split(b"\n")
     for i, line in enumerate(lines):
         if line.startswith(b'{"Event":"SparkListenerApplicationStart"'):
-            lines[i] = (
-                b'{"Event":"SparkListenerApplicationStart","App Name":"../../escaped-name",'
-                b'"App ID":"../../escaped-id","Timestamp":1,"User":"/tmp/escaped-user",'
-                b'"App Attempt ID":"../escaped-attempt"}'
+            start = application_start(
+                "../../escaped-id",
+                "../../escaped-name",
+                timestamp_ms=1,
+                user="/tmp/escaped-user",
+                **{"App Attempt ID": "../escaped-attempt"},
             )
+            lines[i] = event_line(start).rstrip(b"\n")
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
     (log_dir / "app-1").write_bytes(b"\n".join(lines))
