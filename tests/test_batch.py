@@ -162,7 +162,9 @@ def test_findings_are_computed_once_per_application(
     assert len(calls) == len(infos)
 
 
-def test_second_run_skips_everything_and_touched_log_is_redone(logs: Path, tmp_path: Path) -> None:
+def test_second_run_skips_everything_and_touched_log_is_redone(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     options = BatchOptions(jobs=2)
     first = run_batch(str(logs), str(out), options)
@@ -183,7 +185,7 @@ def test_second_run_skips_everything_and_touched_log_is_redone(logs: Path, tmp_p
     assert changed == {_manifest(out).entries[victim.name].app_key}
 
     # Other thresholds change the reports: every log is analyzed again.
-    tuned = CliRunner().invoke(
+    tuned = runner.invoke(
         app, ["batch", str(logs), "-o", str(out), "--threshold", "skew_min_tasks=2"]
     )
     assert tuned.exit_code == 0, tuned.output
@@ -215,7 +217,9 @@ def test_grown_in_progress_log_is_analyzed_again(logs: Path, tmp_path: Path) -> 
     assert doc["log"]["size_bytes"] == running.stat().st_size
 
 
-def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(logs: Path, tmp_path: Path) -> None:
+def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     zstd = sorted(logs.glob("*.zstd"))
     if not zstd:
         pytest.skip("no zstd sample log to corrupt")
@@ -226,7 +230,7 @@ def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(logs: Path, tmp_pat
     (logs / "empty-log").write_bytes(b"")
     (logs / "notes.txt").write_text("shopping list: milk, eggs\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out)])
+    result = runner.invoke(app, ["batch", str(logs), "-o", str(out)])
     assert result.exit_code == 1, result.output
     summary = result.output.strip().splitlines()[-1]
     assert "3 failed" in summary, result.output
@@ -241,7 +245,7 @@ def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(logs: Path, tmp_pat
     assert again.n_failed == 3 and again.n_analyzed == 0
 
 
-def test_match_since_and_usage_errors(logs: Path, tmp_path: Path) -> None:
+def test_match_since_and_usage_errors(runner: CliRunner, logs: Path, tmp_path: Path) -> None:
     infos = [i for i in discover_applications(str(logs)) if i.error is None]
     target = infos[0]
     out = tmp_path / "out"
@@ -265,7 +269,7 @@ def test_match_since_and_usage_errors(logs: Path, tmp_path: Path) -> None:
         with pytest.raises(UsageError):
             BatchOptions(**bad)  # type: ignore[arg-type]
     for args in (["--since", "soon"], ["--threshold", "nope=1"], ["--max-memory-mb", "12"]):
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out), *args])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(out), *args])
         assert result.exit_code == 2, (args, result.output)
         assert "[usage]" in result.output and "Traceback" not in result.output
 
@@ -319,23 +323,25 @@ def _check_hostile_run(out: Path, output: str) -> None:
     _assert_consistent(out)
 
 
-def test_app_ids_naming_batch_files_do_not_collide_with_them(tmp_path: Path) -> None:
+def test_app_ids_naming_batch_files_do_not_collide_with_them(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     logs, out = tmp_path / "logs", tmp_path / "out"
     _hostile_logs(logs)
     for _ in range(2):  # the second run finds everything unchanged
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out), "-j", "2"])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(out), "-j", "2"])
         assert result.exit_code == 0, result.output
         _check_hostile_run(out, result.output)
     assert "10 unchanged" in result.output
     assert {p.name for p in out.iterdir()} == OWN_NAMES
 
 
-def test_output_dir_equal_to_log_dir(tmp_path: Path) -> None:
+def test_output_dir_equal_to_log_dir(runner: CliRunner, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     _hostile_logs(logs)
     before = {p.name: p.read_bytes() for p in logs.iterdir()}
     for _ in range(2):
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(logs), "-j", "2"])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(logs), "-j", "2"])
         assert result.exit_code == 0, result.output
         _check_hostile_run(logs, result.output)
         assert "10 of 10 logs selected" in result.output  # batch's own files are not logs
@@ -556,18 +562,22 @@ def _one_error_line(output: str, slug: str) -> None:
     assert "Traceback" not in output
 
 
-def test_output_that_is_a_file_or_cannot_be_created_is_one_line(logs: Path, tmp_path: Path) -> None:
+def test_output_that_is_a_file_or_cannot_be_created_is_one_line(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     regular = tmp_path / "a-file"
     regular.write_text("x")
     for target, what in ((regular, "is not a directory"), (regular / "sub", "Not a directory")):
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(target)])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(target)])
         assert result.exit_code == 1, result.output
         _one_error_line(result.output, "cannot-write")
         assert what in result.output
 
 
-def test_since_with_400_digits_is_a_usage_error(logs: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(
+def test_since_with_400_digits_is_a_usage_error(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(
         app, ["batch", str(logs), "-o", str(tmp_path / "out"), "--since", "9" * 400 + "d"]
     )
     assert result.exit_code == 2, result.output
@@ -653,12 +663,14 @@ def test_disk_full_stops_cleanly_without_temp_files(logs: Path, tmp_path: Path) 
 # --- Item 9: a second run on the same output directory -----------------------------------------
 
 
-def test_second_concurrent_run_is_busy_not_a_usage_error(logs: Path, tmp_path: Path) -> None:
+def test_second_concurrent_run_is_busy_not_a_usage_error(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     out.mkdir()
     with open(out / LOCK_NAME, "a+b") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out)])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(out)])
     assert result.exit_code == EXIT_BUSY == 75, result.output
     _one_error_line(result.output, "busy")
     assert not (out / "manifest.json").exists()

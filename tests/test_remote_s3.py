@@ -320,8 +320,10 @@ def test_file_system_that_cannot_be_made_is_one_line(
         (("--remote-config", "/nonexistent/remote.toml"), "cannot read the remote config file"),
     ],
 )
-def test_bad_remote_options_are_usage_errors(args: tuple[str, ...], says: str) -> None:
-    result = CliRunner().invoke(app, ["report", "gs://bucket/app-1.zstd", *args])
+def test_bad_remote_options_are_usage_errors(
+    runner: CliRunner, args: tuple[str, ...], says: str
+) -> None:
+    result = runner.invoke(app, ["report", "gs://bucket/app-1.zstd", *args])
     assert result.exit_code == 2, result.output
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert says in result.stderr
