@@ -162,6 +162,7 @@ def test_findings_are_computed_once_per_application(
     assert len(calls) == len(infos)
 
 
+@pytest.mark.slow  # four batch runs over every sample log
 def test_second_run_skips_everything_and_touched_log_is_redone(
     runner: CliRunner, logs: Path, tmp_path: Path
 ) -> None:
@@ -217,6 +218,7 @@ def test_grown_in_progress_log_is_analyzed_again(logs: Path, tmp_path: Path) -> 
     assert doc["log"]["size_bytes"] == running.stat().st_size
 
 
+@pytest.mark.slow  # two batch runs over every sample log
 def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(
     runner: CliRunner, logs: Path, tmp_path: Path
 ) -> None:
@@ -245,6 +247,7 @@ def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(
     assert again.n_failed == 3 and again.n_analyzed == 0
 
 
+@pytest.mark.slow  # a batch run over every sample log, and three more
 def test_match_since_and_usage_errors(runner: CliRunner, logs: Path, tmp_path: Path) -> None:
     infos = [i for i in discover_applications(str(logs)) if i.error is None]
     target = infos[0]

@@ -32,6 +32,8 @@ from hostile_inputs import (
     zstd_of,
 )
 
+pytestmark = pytest.mark.slow  # 2.5 GiB compressed into bombs, each read in a child process
+
 PEAK_RSS_LIMIT_MB = 400
 """An interpreter with polars loaded takes about 100 MB; a bounded read adds tens of MB."""
 
