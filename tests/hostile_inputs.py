@@ -19,11 +19,12 @@ from pathlib import Path
 import cramjam
 import orjson
 import zstandard
+from eventlog_builder import event_line, log_start
 
 MIB = 1 << 20
 PIECE_BYTES = 1 * MIB
 
-LOG_START = b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.1"}\n'
+LOG_START = event_line(log_start())
 
 
 def newlines(total_bytes: int) -> Iterator[bytes]:

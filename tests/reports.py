@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -103,8 +103,10 @@ class ParsedPage(HTMLParser):
             self.text.append(data)
 
 
+@lru_cache(maxsize=64)
 def parse_page(html: str) -> ParsedPage:
-    """Parse a rendered page."""
+    """Parse a rendered page, once per session for the pages of `html_of` (every sample's page
+    parsed holds about 130 MB); the result is shared: read it, do not change it."""
     page = ParsedPage()
     page.feed(html)
     page.close()

@@ -16,6 +16,25 @@ from pathlib import Path
 import polars as pl
 import pytest
 import zstandard
+from eventlog_builder import (
+    START_MS,
+    accumulable,
+    application_end,
+    application_start,
+    event_line,
+    job_start,
+    log_bytes,
+    log_start,
+    plan_node,
+    sql_execution_end,
+    sql_execution_start,
+    sql_metric,
+    stage_info,
+    stage_submitted,
+    task_end,
+    tiny_application,
+    write_log,
+)
 from eventlog_samples import PUBLIC, SAMPLES
 from typer.testing import CliRunner
 
@@ -86,18 +105,7 @@ def _assert_consistent(out: Path) -> None:
 
 def _tiny_log(path: Path, app_id: str, name: str = "tiny") -> None:
     """A hand-written log of one application without jobs (hostile ids, not real workloads)."""
-    events = [
-        {"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"},
-        {
-            "Event": "SparkListenerApplicationStart",
-            "App Name": name,
-            "App ID": app_id,
-            "Timestamp": 1700000000001,
-            "User": "u",
-        },
-        {"Event": "SparkListenerApplicationEnd", "Timestamp": 1700000009001},
-    ]
-    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in events))
+    write_log(path, tiny_application(app_id, name))
 
 
 def test_cli_batch_writes_reports_index_and_tables(
@@ -154,7 +162,10 @@ def test_findings_are_computed_once_per_application(
     assert len(calls) == len(infos)
 
 
-def test_second_run_skips_everything_and_touched_log_is_redone(logs: Path, tmp_path: Path) -> None:
+@pytest.mark.slow  # four batch runs over every sample log
+def test_second_run_skips_everything_and_touched_log_is_redone(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     options = BatchOptions(jobs=2)
     first = run_batch(str(logs), str(out), options)
@@ -175,7 +186,7 @@ def test_second_run_skips_everything_and_touched_log_is_redone(logs: Path, tmp_p
     assert changed == {_manifest(out).entries[victim.name].app_key}
 
     # Other thresholds change the reports: every log is analyzed again.
-    tuned = CliRunner().invoke(
+    tuned = runner.invoke(
         app, ["batch", str(logs), "-o", str(out), "--threshold", "skew_min_tasks=2"]
     )
     assert tuned.exit_code == 0, tuned.output
@@ -207,7 +218,10 @@ def test_grown_in_progress_log_is_analyzed_again(logs: Path, tmp_path: Path) -> 
     assert doc["log"]["size_bytes"] == running.stat().st_size
 
 
-def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(logs: Path, tmp_path: Path) -> None:
+@pytest.mark.slow  # two batch runs over every sample log
+def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     zstd = sorted(logs.glob("*.zstd"))
     if not zstd:
         pytest.skip("no zstd sample log to corrupt")
@@ -218,7 +232,7 @@ def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(logs: Path, tmp_pat
     (logs / "empty-log").write_bytes(b"")
     (logs / "notes.txt").write_text("shopping list: milk, eggs\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out)])
+    result = runner.invoke(app, ["batch", str(logs), "-o", str(out)])
     assert result.exit_code == 1, result.output
     summary = result.output.strip().splitlines()[-1]
     assert "3 failed" in summary, result.output
@@ -233,7 +247,8 @@ def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(logs: Path, tmp_pat
     assert again.n_failed == 3 and again.n_analyzed == 0
 
 
-def test_match_since_and_usage_errors(logs: Path, tmp_path: Path) -> None:
+@pytest.mark.slow  # a batch run over every sample log, and three more
+def test_match_since_and_usage_errors(runner: CliRunner, logs: Path, tmp_path: Path) -> None:
     infos = [i for i in discover_applications(str(logs)) if i.error is None]
     target = infos[0]
     out = tmp_path / "out"
@@ -257,7 +272,7 @@ def test_match_since_and_usage_errors(logs: Path, tmp_path: Path) -> None:
         with pytest.raises(UsageError):
             BatchOptions(**bad)  # type: ignore[arg-type]
     for args in (["--since", "soon"], ["--threshold", "nope=1"], ["--max-memory-mb", "12"]):
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out), *args])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(out), *args])
         assert result.exit_code == 2, (args, result.output)
         assert "[usage]" in result.output and "Traceback" not in result.output
 
@@ -311,23 +326,25 @@ def _check_hostile_run(out: Path, output: str) -> None:
     _assert_consistent(out)
 
 
-def test_app_ids_naming_batch_files_do_not_collide_with_them(tmp_path: Path) -> None:
+def test_app_ids_naming_batch_files_do_not_collide_with_them(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     logs, out = tmp_path / "logs", tmp_path / "out"
     _hostile_logs(logs)
     for _ in range(2):  # the second run finds everything unchanged
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out), "-j", "2"])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(out), "-j", "2"])
         assert result.exit_code == 0, result.output
         _check_hostile_run(out, result.output)
     assert "10 unchanged" in result.output
     assert {p.name for p in out.iterdir()} == OWN_NAMES
 
 
-def test_output_dir_equal_to_log_dir(tmp_path: Path) -> None:
+def test_output_dir_equal_to_log_dir(runner: CliRunner, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     _hostile_logs(logs)
     before = {p.name: p.read_bytes() for p in logs.iterdir()}
     for _ in range(2):
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(logs), "-j", "2"])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(logs), "-j", "2"])
         assert result.exit_code == 0, result.output
         _check_hostile_run(logs, result.output)
         assert "10 of 10 logs selected" in result.output  # batch's own files are not logs
@@ -362,12 +379,7 @@ def test_old_layout_is_rebuilt_under_apps(logs: Path, tmp_path: Path) -> None:
 
 
 def _event_head(app_id: str) -> bytes:
-    return (
-        b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.1"}\n'
-        b'{"Event":"SparkListenerApplicationStart","App Name":"bomb","App ID":"'
-        + app_id.encode()
-        + b'","Timestamp":1700000000001,"User":"u"}\n'
-    )
+    return log_bytes([log_start(), application_start(app_id, "bomb")])
 
 
 def _write_zstd(path: Path, parts: list[bytes], repeat: bytes = b"", n_repeat: int = 0) -> None:
@@ -393,41 +405,24 @@ def _peak_rss_kb(pid: int) -> int:
 def _heavy_log(app_id: str, n_tasks: int, n_metrics: int) -> bytes:
     """A small log whose one stage declares `n_tasks` tasks and updates `n_metrics` SQL metrics:
     the replay keeps a value per declared task and metric, as Spark's SQL tab does."""
-    metrics = ",".join(
-        f'{{"name":"m{i}","accumulatorId":{i + 1},"metricType":"sum"}}' for i in range(n_metrics)
+    metrics = [sql_metric(f"m{i}", i + 1) for i in range(n_metrics)]
+    stage = stage_info(0, n_tasks)
+    updates = [accumulable(i + 1, f"m{i}", 5, 5) for i in range(n_metrics)]
+    t0 = START_MS
+    return log_bytes(
+        [
+            log_start(),
+            application_start(app_id, "bomb"),
+            sql_execution_start(0, plan_node("Scan", metrics=metrics), t0 + 1),
+            job_start(0, t0 + 2, [stage], {"spark.sql.execution.id": "0"}),
+            stage_submitted(stage),
+            task_end(
+                0, task_id=0, index=5, launch_ms=t0 + 3, finish_ms=t0 + 4, accumulables=updates
+            ),
+            sql_execution_end(0, t0 + 9),
+            application_end(),
+        ]
     )
-    plan = (
-        f'{{"nodeName":"Scan","simpleString":"Scan","children":[],"metadata":{{}},'
-        f'"metrics":[{metrics}]}}'
-    )
-    stage = (
-        f'{{"Stage ID":0,"Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":{n_tasks},'
-        '"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}'
-    )
-    updates = ",".join(
-        f'{{"ID":{i + 1},"Name":"m{i}","Update":"5","Value":"5","Internal":true,'
-        '"Count Failed Values":true,"Metadata":"sql"}'
-        for i in range(n_metrics)
-    )
-    lines = [
-        '{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",'
-        '"executionId":0,"description":"q","details":"","physicalPlanDescription":"",'
-        f'"sparkPlanInfo":{plan},"time":1700000000002}}',
-        '{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":1700000000003,'
-        f'"Stage Infos":[{stage}],"Stage IDs":[0],'
-        '"Properties":{"spark.sql.execution.id":"0"}}',
-        f'{{"Event":"SparkListenerStageSubmitted","Stage Info":{stage}}}',
-        '{"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,'
-        '"Task Type":"ResultTask","Task End Reason":{"Reason":"Success"},"Task Info":'
-        '{"Task ID":0,"Index":5,"Attempt":0,"Launch Time":1700000000004,"Executor ID":"driver",'
-        '"Host":"h","Locality":"PROCESS_LOCAL","Speculative":false,"Getting Result Time":0,'
-        '"Finish Time":1700000000005,"Failed":false,"Killed":false,'
-        f'"Accumulables":[{updates}]}}}}',
-        '{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",'
-        '"executionId":0,"time":1700000000010}',
-        '{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}',
-    ]
-    return _event_head(app_id) + "\n".join(lines).encode() + b"\n"
 
 
 @pytest.mark.slow
@@ -436,7 +431,7 @@ def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_
     # 1 GiB of `x` without a newline: not even a log (refused by the listing).
     _write_zstd(logs / "bomb.zstd", [b""], mib, 1024)
     # The same after the head of a real log: an event line of 1 GiB, refused by the line limit.
-    end = b'\n{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}\n'
+    end = b"\n" + event_line(application_end())
     _write_zstd(logs / "bomb-app.zstd", [_event_head("bomb-app") + b'{"Event":"', end], mib, 1024)
     # A well-formed log whose stage of 10 million tasks updates 12 SQL metrics: a worker needs
     # gigabytes for it, and meets the memory limit.
@@ -473,8 +468,8 @@ def test_log_over_the_time_limit_fails_alone(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     _tiny_log(logs / "quick", "local-quick")
-    line = b'{"Event":"SparkListenerExecutorMetricsUpdate","Executor ID":"driver"}\n'
-    end = b'{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}\n'
+    line = event_line({"Event": "SparkListenerExecutorMetricsUpdate", "Executor ID": "driver"})
+    end = event_line(application_end())
     # Three million events: many seconds of reading, little memory. The limit leaves the tiny
     # log room to start a worker and finish on a busy machine.
     _write_zstd(logs / "slow.zstd", [_event_head("local-slow"), end], line * 10_000, 300)
@@ -570,18 +565,22 @@ def _one_error_line(output: str, slug: str) -> None:
     assert "Traceback" not in output
 
 
-def test_output_that_is_a_file_or_cannot_be_created_is_one_line(logs: Path, tmp_path: Path) -> None:
+def test_output_that_is_a_file_or_cannot_be_created_is_one_line(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     regular = tmp_path / "a-file"
     regular.write_text("x")
     for target, what in ((regular, "is not a directory"), (regular / "sub", "Not a directory")):
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(target)])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(target)])
         assert result.exit_code == 1, result.output
         _one_error_line(result.output, "cannot-write")
         assert what in result.output
 
 
-def test_since_with_400_digits_is_a_usage_error(logs: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(
+def test_since_with_400_digits_is_a_usage_error(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(
         app, ["batch", str(logs), "-o", str(tmp_path / "out"), "--since", "9" * 400 + "d"]
     )
     assert result.exit_code == 2, result.output
@@ -667,12 +666,14 @@ def test_disk_full_stops_cleanly_without_temp_files(logs: Path, tmp_path: Path) 
 # --- Item 9: a second run on the same output directory -----------------------------------------
 
 
-def test_second_concurrent_run_is_busy_not_a_usage_error(logs: Path, tmp_path: Path) -> None:
+def test_second_concurrent_run_is_busy_not_a_usage_error(
+    runner: CliRunner, logs: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     out.mkdir()
     with open(out / LOCK_NAME, "a+b") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        result = CliRunner().invoke(app, ["batch", str(logs), "-o", str(out)])
+        result = runner.invoke(app, ["batch", str(logs), "-o", str(out)])
     assert result.exit_code == EXIT_BUSY == 75, result.output
     _one_error_line(result.output, "busy")
     assert not (out / "manifest.json").exists()

@@ -456,11 +456,11 @@ def test_detect_all_ranks_by_time_lost() -> None:
     assert {f.severity for f in found} <= {"info", "warning", "critical"}
 
 
-def test_json_report_lists_findings_and_cli_takes_thresholds() -> None:
+def test_json_report_lists_findings_and_cli_takes_thresholds(runner: CliRunner) -> None:
     path = _sample_paths().get("sea-skewed-join")
     if path is None:
         pytest.skip("skewed-join sample missing")
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app,
         ["report", path, "-f", "json", "--threshold", "skew_ratio=3"],
     )
@@ -478,6 +478,6 @@ def test_json_report_lists_findings_and_cli_takes_thresholds() -> None:
         "unit": "text",
     }
     assert first["numbers"]["max_value"] == first["evidence"][1]["raw"]
-    bad = CliRunner().invoke(app, ["report", path, "-f", "json", "--threshold", "nope=1"])
+    bad = runner.invoke(app, ["report", path, "-f", "json", "--threshold", "nope=1"])
     assert bad.exit_code == 2
     assert "unknown threshold 'nope'" in bad.output

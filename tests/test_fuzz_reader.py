@@ -495,6 +495,7 @@ def _assert_clean(run_returncode: int, stderr: str, what: str) -> None:
     assert len(stderr.splitlines()) <= 1, (what, stderr[-2000:])
 
 
+@pytest.mark.slow  # a child process per case
 @pytest.mark.parametrize("index", range(len(CLI_CASES)), ids=lambda i: CLI_CASES[i].id)
 def test_fuzz_cli_report_is_one_line_or_a_report(
     cli_dir: tuple[Path, list[tuple[Case, Path]]], index: int
@@ -508,6 +509,7 @@ def test_fuzz_cli_report_is_one_line_or_a_report(
         assert run.stderr.startswith("error: ")
 
 
+@pytest.mark.slow  # a child process listing every broken log
 def test_fuzz_cli_apps_lists_every_broken_log(
     cli_dir: tuple[Path, list[tuple[Case, Path]]],
 ) -> None:

@@ -52,21 +52,23 @@ def test_a_compressed_log_reads_under_any_name(tmp_path: Path, codec: str) -> No
 
 
 @pytest.mark.parametrize("name", ["x.json", "x.jsonl", "x", "x.log", "x.txt", "x.ndjson"])
-def test_a_plain_log_named_json_reads_without_a_note(tmp_path: Path, name: str) -> None:
+def test_a_plain_log_named_json_reads_without_a_note(
+    runner: CliRunner, tmp_path: Path, name: str
+) -> None:
     path = tmp_path / name
     shutil.copy(PLAIN, path)
-    result = CliRunner().invoke(app, ["report", str(path), "--sections", "summary"])
+    result = runner.invoke(app, ["report", str(path), "--sections", "summary"])
     assert result.exit_code == 0, result.output
     assert resolve_log(str(path)).parts[0].codec_note is None
     assert _events(path) == _events(PLAIN)
 
 
-def test_a_mismatch_is_a_note_in_every_format(tmp_path: Path) -> None:
+def test_a_mismatch_is_a_note_in_every_format(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "app-1.zstd"
     shutil.copy(sample_file("lz4"), path)
     note = "app-1.zstd holds lz4 data but its name says zstd: read as lz4"
     for fmt in ("text", "markdown", "html", "json"):
-        result = CliRunner().invoke(app, ["report", str(path), "--format", fmt])
+        result = runner.invoke(app, ["report", str(path), "--format", fmt])
         assert result.exit_code == 0, result.output
         assert note in result.output, fmt
 

@@ -17,7 +17,6 @@ from analyzer import api
 from analyzer.cli import EXIT_INPUT_ERROR, app
 from analyzer.errors import OutputIsInputError
 
-runner = CliRunner()
 LOG = SAMPLES / "local-1795320224872"
 ROLLING = SAMPLES / "eventlog_v2_local-1795320584980"
 OTHER = SAMPLES / "local-1795320174558.zstd"
@@ -32,7 +31,7 @@ def _digests(root: Path) -> dict[str, str]:
 def _refused(args: list[str], *keep: Path) -> str:
     """Run the CLI; assert it exits 1 with one `output-is-input` line, and `keep` unchanged."""
     before = {k: v for path in keep for k, v in _digests(path).items()}
-    result = runner.invoke(app, args)
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == EXIT_INPUT_ERROR, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
@@ -115,7 +114,7 @@ def test_api_writes_refuse_their_inputs(copies: Path) -> None:
     assert _digests(log) == before
 
 
-def test_report_next_to_its_log_is_written(copies: Path) -> None:
+def test_report_next_to_its_log_is_written(runner: CliRunner, copies: Path) -> None:
     out = copies / "report.html"
     result = runner.invoke(app, ["report", str(copies / LOG.name), "-o", str(out)])
     assert result.exit_code == 0, result.output

@@ -16,6 +16,14 @@ from pathlib import Path
 import orjson
 import pytest
 import zstandard
+from eventlog_builder import (
+    application_end,
+    application_start,
+    job_start,
+    log_start,
+    stage_info,
+    write_log,
+)
 from eventlog_samples import SAMPLES, public, sample_file
 from hostile_inputs import LOG_START, MIB, deep_plan_line, lz4_of, newlines, zstd_of
 from hypothesis import given, settings
@@ -567,19 +575,12 @@ def test_corrupt_data_still_says_corrupt(tmp_path: Path) -> None:
 
 def test_stage_declaring_billions_of_tasks_is_malformed(tmp_path: Path) -> None:
     """A stage that declares 2³¹ tasks would size per-task arrays of gigabytes: malformed."""
-    stage = (
-        '{"Stage ID":0,"Stage Attempt ID":0,"Stage Name":"s","Number of Tasks":2147483647,'
-        '"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}'
-    )
-    lines = [
-        '{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}',
-        '{"Event":"SparkListenerApplicationStart","App Name":"huge","App ID":"local-huge",'
-        '"Timestamp":1700000000000,"User":"u"}',
-        '{"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":1700000000002,'
-        f'"Stage Infos":[{stage}],"Stage IDs":[0],"Properties":{{}}}}',
-        '{"Event":"SparkListenerApplicationEnd","Timestamp":1700000009001}',
+    events = [
+        log_start("3.5.0"),
+        application_start("local-huge", "huge", 1700000000000),
+        job_start(0, 1700000000002, [stage_info(0, n_tasks=2147483647)]),
+        application_end(),
     ]
-    log = tmp_path / "local-huge"
-    log.write_text("\n".join(lines) + "\n")
+    log = write_log(tmp_path / "local-huge", events)
     with pytest.raises(MalformedLineError, match="Number of Tasks"):
         api.analyze(str(log))

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from analyzer.batch.limits import available_cores
 from analyzer.cli import EXIT_INPUT_ERROR, app
 
-runner = CliRunner()
 LOG = SAMPLES / "local-1795320224872"
 ROLLING = SAMPLES / "eventlog_v2_local-1795320584980"
 
@@ -27,7 +26,9 @@ def log_dir(tmp_path: Path) -> Path:
     return logs
 
 
-def test_jobs_beyond_the_cores_are_capped_with_a_warning(log_dir: Path, tmp_path: Path) -> None:
+def test_jobs_beyond_the_cores_are_capped_with_a_warning(
+    runner: CliRunner, log_dir: Path, tmp_path: Path
+) -> None:
     cores = available_cores()
     result = runner.invoke(app, ["batch", str(log_dir), "-o", str(tmp_path / "out"), "-j", "60"])
     assert result.exit_code == 0, result.output
@@ -39,7 +40,9 @@ def test_jobs_beyond_the_cores_are_capped_with_a_warning(log_dir: Path, tmp_path
     assert "warning" not in result.output
 
 
-def test_the_summary_names_the_index_only_when_written(log_dir: Path, tmp_path: Path) -> None:
+def test_the_summary_names_the_index_only_when_written(
+    runner: CliRunner, log_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     result = runner.invoke(app, ["batch", str(log_dir), "-o", str(out), "-j", "1"])
     assert result.exit_code == 0, result.output
@@ -57,7 +60,9 @@ def test_the_summary_names_the_index_only_when_written(log_dir: Path, tmp_path: 
 
 
 @pytest.mark.parametrize("name", ["events_1", "events_1_local-1795320584980.zstd"])
-def test_a_pipe_as_a_rolling_events_file_is_named(tmp_path: Path, name: str) -> None:
+def test_a_pipe_as_a_rolling_events_file_is_named(
+    runner: CliRunner, tmp_path: Path, name: str
+) -> None:
     rolling = tmp_path / ROLLING.name
     rolling.mkdir()
     for part in ROLLING.iterdir():
@@ -74,7 +79,7 @@ def test_a_pipe_as_a_rolling_events_file_is_named(tmp_path: Path, name: str) -> 
 
 
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
-def test_proc_files_are_not_called_empty() -> None:
+def test_proc_files_are_not_called_empty(runner: CliRunner) -> None:
     result = runner.invoke(app, ["report", "/proc/self/mem"])
     assert result.exit_code == EXIT_INPUT_ERROR
     assert "empty" not in result.output
@@ -85,7 +90,7 @@ def test_proc_files_are_not_called_empty() -> None:
     assert "[not-an-event-log]" in result.output
 
 
-def test_an_empty_file_is_still_empty(tmp_path: Path) -> None:
+def test_an_empty_file_is_still_empty(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "app-1"
     path.write_bytes(b"")
     result = runner.invoke(app, ["report", str(path)])

@@ -80,8 +80,10 @@ def inverted_log(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 
 @pytest.mark.parametrize("fmt", ["text", "html", "markdown", "json"])
-def test_inverted_intervals_are_clamped_and_noted(inverted_log: Path, fmt: str) -> None:
-    result = CliRunner().invoke(app, ["report", str(inverted_log), "--format", fmt])
+def test_inverted_intervals_are_clamped_and_noted(
+    runner: CliRunner, inverted_log: Path, fmt: str
+) -> None:
+    result = runner.invoke(app, ["report", str(inverted_log), "--format", fmt])
     assert result.exit_code == 0, result.output
     out = result.output
     if fmt == "json":

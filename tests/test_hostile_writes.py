@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from eventlog_builder import application_start, event_line
 from eventlog_samples import SAMPLES
 from typer.testing import CliRunner
 
@@ -14,7 +15,6 @@ from analyzer import api
 from analyzer.cli import EXIT_INPUT_ERROR, app
 from analyzer.errors import CannotWriteError
 
-runner = CliRunner()
 LOG = SAMPLES / "local-1795320224872"
 
 
@@ -75,7 +75,9 @@ def test_write_atomic_into_a_directory_leaves_no_temp_file(tmp_path: Path) -> No
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir", "a-file"]
 
 
-def test_write_atomic_cli_output_to_a_directory_is_one_line(tmp_path: Path) -> None:
+def test_write_atomic_cli_output_to_a_directory_is_one_line(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     target = _targets(tmp_path)["a directory"]
     result = runner.invoke(app, ["report", str(LOG), "-o", str(target)])
     assert result.exit_code == EXIT_INPUT_ERROR
@@ -94,16 +96,19 @@ def test_write_atomic_still_writes_and_replaces(tmp_path: Path) -> None:
     assert _leftovers(tmp_path) == []
 
 
-def test_no_file_is_written_from_log_content(tmp_path: Path) -> None:
+def test_no_file_is_written_from_log_content(runner: CliRunner, tmp_path: Path) -> None:
     """Names and ids in a log that look like paths never become files: only `-o` is written."""
     lines = LOG.read_bytes().split(b"\n")
     for i, line in enumerate(lines):
         if line.startswith(b'{"Event":"SparkListenerApplicationStart"'):
-            lines[i] = (
-                b'{"Event":"SparkListenerApplicationStart","App Name":"../../escaped-name",'
-                b'"App ID":"../../escaped-id","Timestamp":1,"User":"/tmp/escaped-user",'
-                b'"App Attempt ID":"../escaped-attempt"}'
+            start = application_start(
+                "../../escaped-id",
+                "../../escaped-name",
+                timestamp_ms=1,
+                user="/tmp/escaped-user",
+                **{"App Attempt ID": "../escaped-attempt"},
             )
+            lines[i] = event_line(start).rstrip(b"\n")
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
     (log_dir / "app-1").write_bytes(b"\n".join(lines))

@@ -23,7 +23,18 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-LOGS = report_log_params()
+SLOW = pytest.mark.slow
+QUICK_LOGS = {
+    "local-1795449570708.zstd",  # findings at a plan node, one execution
+    "local-1795622263284.zstd",  # a failed streaming query
+    "eventlog_v2_local-1795320584980",  # a rolling log of many executions
+}
+"""The logs whose page the quick loop opens in chromium; every other log's page is opened by
+the full run (`slow`): about a second of browser time per page."""
+LOGS = [
+    p if p.id in QUICK_LOGS else pytest.param(*p.values, id=p.id, marks=[*p.marks, SLOW])
+    for p in report_log_params()
+]
 
 pytestmark = [
     pytest.mark.browser,
@@ -376,7 +387,10 @@ def test_q72_search_centres_the_node_beside_the_panel(browser: Any, tmp_path: Pa
 
 @pytest.mark.parametrize(
     "path",
-    [pytest.param(p, id=p.name) for p in [*JOIN_LOGS, Q72]],
+    [
+        *(pytest.param(p, id=p.name) for p in JOIN_LOGS),
+        pytest.param(Q72, id=Q72.name, marks=SLOW),  # a large report
+    ],
 )
 def test_cluster_boxes_do_not_overlap_on_screen(browser: Any, path: Path, tmp_path: Path) -> None:
     if not path.exists():

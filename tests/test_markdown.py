@@ -7,11 +7,21 @@ header, and nothing from a log that GitHub or GitLab would turn into a mention o
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+from eventlog_builder import (
+    application_end,
+    application_start,
+    driver_accum_updates,
+    log_start,
+    plan_node,
+    sql_execution_end,
+    sql_execution_start,
+    sql_metric,
+    write_log,
+)
 from eventlog_samples import PUBLIC, sample_id, sample_logs
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -139,50 +149,19 @@ def test_the_last_cut_closes_what_it_opened() -> None:
 
 def _hostile_log(tmp_path: Path, hostile: str = HOSTILE) -> Path:
     """A tiny hand-written log whose every name and description is hostile Markdown."""
-    scan = {
-        "nodeName": f"Scan {hostile}",
-        "simpleString": f"FileScan {hostile}",
-        "children": [],
-        "metadata": {},
-        "metrics": [{"name": "number of output rows", "accumulatorId": 1, "metricType": "sum"}],
-    }
-    plan = {
-        "nodeName": f"Project {hostile}",
-        "simpleString": f"Project [{hostile}]",
-        "children": [scan],
-        "metadata": {},
-        "metrics": [],
-    }
-    sql = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecution"
+    rows = sql_metric("number of output rows", 1)
+    scan = plan_node(f"Scan {hostile}", f"FileScan {hostile}", metrics=[rows])
+    plan = plan_node(f"Project {hostile}", f"Project [{hostile}]", children=[scan])
+    t0 = 1700000000000
     events = [
-        {"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"},
-        {
-            "Event": "SparkListenerApplicationStart",
-            "App Name": hostile,
-            "App ID": "local-1700000000010",
-            "Timestamp": 1700000000000,
-            "User": hostile,
-        },
-        {
-            "Event": sql + "Start",
-            "executionId": 0,
-            "description": hostile,
-            "details": "",
-            "physicalPlanDescription": "",
-            "sparkPlanInfo": plan,
-            "time": 1700000000100,
-        },
-        {
-            "Event": "org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates",
-            "executionId": 0,
-            "accumUpdates": [[1, 42]],
-        },
-        {"Event": sql + "End", "executionId": 0, "time": 1700000000300},
-        {"Event": "SparkListenerApplicationEnd", "Timestamp": 1700000000400},
+        log_start(),
+        application_start("local-1700000000010", hostile, t0, user=hostile),
+        sql_execution_start(0, plan, t0 + 100, description=hostile),
+        driver_accum_updates(0, [(1, 42)]),
+        sql_execution_end(0, t0 + 300),
+        application_end(t0 + 400),
     ]
-    path = tmp_path / "hostile_markdown_eventlog"
-    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    return path
+    return write_log(tmp_path / "hostile_markdown_eventlog", events)
 
 
 def test_hostile_log_is_escaped_in_the_report_and_the_diff(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ The logs are the repository's corpus (`sample_eventlogs/public/`: Databricks, Ph
 EMR, Dataproc, YARN, JDBC, UDFs, multiple attempts, dynamic allocation) and the public logs of
 `../shared/eventlogs/public`. Their metric strings are checked against Spark's History Server
 by the conformance suite (tests/test_conformance.py); here each one is read leniently and
-rendered as text, JSON, HTML and Markdown, which must not raise.
+rendered as text, JSON, HTML and Markdown, which must not raise, and the JSON must match the
+published schema (docs/json-schema.json).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 import zstandard
 from eventlog_samples import PUBLIC_CORPUS, public_log_params, public_logs
+from json_contract import assert_matches_schema
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -53,6 +55,7 @@ def test_every_public_log_reports_in_every_format(log: Path) -> None:
         if fmt == "json":
             doc = json.loads(out)
             assert len(doc["executions"]) == len(analysis.application.executions)
+            assert_matches_schema(doc)
 
 
 def _logged_metric_types(log: Path) -> set[str]:

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 from eventlog_samples import PUBLIC, SAMPLES, version_dirs
+from typer.testing import CliRunner
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
@@ -423,11 +424,12 @@ def test_free_text_literals_are_found_where_reports_quote_them() -> None:
     assert r.text("Query 4 failed in task 77812") == "Query 4 failed in task 77812"
 
 
-def test_batch_redacts_every_report_the_index_and_the_tables(tmp_path: Path) -> None:
+def test_batch_redacts_every_report_the_index_and_the_tables(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     import shutil
 
     import polars as pl
-    from typer.testing import CliRunner
 
     from analyzer.cli import app
 
@@ -440,7 +442,7 @@ def test_batch_redacts_every_report_the_index_and_the_tables(tmp_path: Path) -> 
     for log in logs:
         shutil.copy(log, log_dir / log.name)
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["batch", str(log_dir), "-o", str(out), "-j", "1", "--redact"])
+    result = runner.invoke(app, ["batch", str(log_dir), "-o", str(out), "-j", "1", "--redact"])
     assert result.exit_code == 0, result.output
     secrets = Secrets()
     for log in logs:

@@ -43,6 +43,11 @@ PREFIX_LOGS = (SINGLE, ROLLING, PLAIN)
 COMMAND_BOUND_S = 60
 """No command here may take longer, whatever the storage does."""
 
+SERVER_AND_CHILD = pytest.mark.slow
+"""Tests that run `spark-explain` in a child process against a storage server on this machine
+(moto's S3 server, or one that never answers): seconds each, left out of the quick loop like the
+History Server tests."""
+
 
 @pytest.fixture(scope="module")
 def s3(s3_server: S3Server) -> S3Server:
@@ -93,6 +98,7 @@ def without_log_path(json_text: str) -> dict[str, object]:
     return doc  # type: ignore[no-any-return]
 
 
+@SERVER_AND_CHILD
 def test_single_file_reads_as_the_local_file(s3: S3Server) -> None:
     url = f"s3://{BUCKET}/single/{SINGLE.name}"
     for fmt in ("text", "json"):
@@ -107,6 +113,7 @@ def test_single_file_reads_as_the_local_file(s3: S3Server) -> None:
             )
 
 
+@SERVER_AND_CHILD
 def test_rolling_directory_reads_as_the_local_one(s3: S3Server) -> None:
     url = f"s3://{BUCKET}/rolling/{ROLLING.name}"
     result = run("report", url, "--endpoint-url", s3.endpoint, env=s3.env())
@@ -114,6 +121,7 @@ def test_rolling_directory_reads_as_the_local_one(s3: S3Server) -> None:
     assert result.stdout == local_report(ROLLING)
 
 
+@SERVER_AND_CHILD
 def test_endpoint_from_aws_environment_variable(s3: S3Server) -> None:
     url = f"s3://{BUCKET}/single/{SINGLE.name}"
     result = run("report", url, env=s3.env(AWS_ENDPOINT_URL=s3.endpoint))
@@ -121,6 +129,7 @@ def test_endpoint_from_aws_environment_variable(s3: S3Server) -> None:
     assert result.stdout == local_report(SINGLE)
 
 
+@SERVER_AND_CHILD
 def test_endpoint_and_timeout_from_a_config_file(s3: S3Server, tmp_path: Path) -> None:
     config = tmp_path / "remote.toml"
     config.write_text(f'timeout_s = 20\n\n[s3]\nendpoint_url = "{s3.endpoint}"\n')
@@ -133,6 +142,7 @@ def test_endpoint_and_timeout_from_a_config_file(s3: S3Server, tmp_path: Path) -
     assert by_env.stdout == result.stdout
 
 
+@SERVER_AND_CHILD
 def test_apps_over_a_prefix_lists_what_the_local_directory_holds(
     s3: S3Server, tmp_path: Path
 ) -> None:
@@ -183,6 +193,7 @@ def test_batch_over_a_prefix_and_its_incremental_rerun(s3: S3Server, tmp_path: P
     assert len(list((out / "apps").glob("*/report.json"))) == 3
 
 
+@SERVER_AND_CHILD
 def test_missing_key_is_one_line(s3: S3Server) -> None:
     url = f"s3://{BUCKET}/single/nothing-here.zstd"
     result = run("report", url, "--endpoint-url", s3.endpoint, env=s3.env())
@@ -191,6 +202,7 @@ def test_missing_key_is_one_line(s3: S3Server) -> None:
     assert "no such file or directory" in line
 
 
+@SERVER_AND_CHILD
 def test_missing_bucket_is_one_line_naming_the_bucket(s3: S3Server) -> None:
     url = "s3://no-such-bucket/spark-events/app-1.zstd"
     for command in ("report", "apps"):
@@ -199,6 +211,7 @@ def test_missing_bucket_is_one_line_naming_the_bucket(s3: S3Server) -> None:
         assert "no such bucket 'no-such-bucket'" in line
 
 
+@SERVER_AND_CHILD
 @pytest.mark.parametrize("wrong", ["secret", "key"])
 def test_bad_credentials_are_one_line(s3: S3Server, wrong: str) -> None:
     env = s3.env()
@@ -214,6 +227,7 @@ def test_bad_credentials_are_one_line(s3: S3Server, wrong: str) -> None:
         assert "credentials" in line
 
 
+@SERVER_AND_CHILD
 def test_storage_that_goes_away_mid_read_is_one_line(s3: S3Server) -> None:
     url = s3.upload(LARGE_PLAIN, f"vanishing/{LARGE_PLAIN.name}")
     size = LARGE_PLAIN.stat().st_size
@@ -269,7 +283,8 @@ def test_batch_records_a_storage_that_goes_away_per_log_and_goes_on(
     assert len(list((out / "apps").glob("*/report.json"))) == 2
 
 
-@pytest.mark.parametrize("command", ["report", pytest.param("batch", marks=pytest.mark.slow)])
+@SERVER_AND_CHILD
+@pytest.mark.parametrize("command", ["report", "batch"])
 def test_endpoint_that_never_answers_fails_within_the_timeout(command: str, tmp_path: Path) -> None:
     silent = SilentServer()
     env = clean_aws_env(AWS_ACCESS_KEY_ID="AKIAIOSFODNN7EXAMPLE", AWS_SECRET_ACCESS_KEY="x")
@@ -290,6 +305,7 @@ def test_endpoint_that_never_answers_fails_within_the_timeout(command: str, tmp_
     assert elapsed_s < 25, elapsed_s
 
 
+@SERVER_AND_CHILD
 @pytest.mark.parametrize(
     ("url", "slug", "says"),
     [
@@ -320,8 +336,10 @@ def test_file_system_that_cannot_be_made_is_one_line(
         (("--remote-config", "/nonexistent/remote.toml"), "cannot read the remote config file"),
     ],
 )
-def test_bad_remote_options_are_usage_errors(args: tuple[str, ...], says: str) -> None:
-    result = CliRunner().invoke(app, ["report", "gs://bucket/app-1.zstd", *args])
+def test_bad_remote_options_are_usage_errors(
+    runner: CliRunner, args: tuple[str, ...], says: str
+) -> None:
+    result = runner.invoke(app, ["report", "gs://bucket/app-1.zstd", *args])
     assert result.exit_code == 2, result.output
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert says in result.stderr

@@ -7,6 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from eventlog_builder import (
+    application_end,
+    application_start,
+    environment_update,
+    job_start,
+    log_start,
+    write_log,
+)
 from eventlog_samples import SAMPLES
 from reports import NOW_MS, Q72, analysis_of, html_report, json_report, parse_page, text_report
 
@@ -33,10 +41,6 @@ def _sample(path: Path) -> Path:
     return path
 
 
-def _event(name: str, **fields: object) -> str:
-    return json.dumps({"Event": name, **fields})
-
-
 SECRET = "hunter2-s3cr3t"
 HOSTILE = "\x1b]0;owned\x07</script><img src=x onerror=alert(1)>"
 
@@ -44,47 +48,22 @@ HOSTILE = "\x1b]0;owned\x07</script><img src=x onerror=alert(1)>"
 @pytest.fixture(scope="module")
 def hostile_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny log whose configuration holds secrets and whose texts are hostile."""
-    log = tmp_path_factory.mktemp("context") / "local-1700000000001"
-    log.write_text(
-        "\n".join(
-            [
-                _event("SparkListenerLogStart", **{"Spark Version": "3.5.1"}),
-                _event(
-                    "SparkListenerEnvironmentUpdate",
-                    **{
-                        "JVM Information": {"Java Version": "17.0.9"},
-                        "Spark Properties": {
-                            "spark.app.name": "vault-demo",
-                            "spark.hadoop.fs.s3a.secret.key": SECRET,
-                            "spark.hadoop.fs.s3a.access.key": SECRET,
-                            "spark.ssl.keyStorePassword": REDACTED,
-                            "spark.hostile": HOSTILE,
-                            "spark.long": "x" * 5000,
-                        },
-                        "System Properties": {"java.version": "17.0.9"},
-                    },
-                ),
-                _event(
-                    "SparkListenerApplicationStart",
-                    **{"App Name": "vault-demo", "App ID": "local-1700000000001", "Timestamp": 1},
-                ),
-                _event(
-                    "SparkListenerJobStart",
-                    **{
-                        "Job ID": 0,
-                        "Submission Time": 3,
-                        "Stage Infos": [],
-                        "Stage IDs": [],
-                        "Properties": {"spark.job.description": HOSTILE},
-                    },
-                ),
-                _event("SparkListenerApplicationEnd", Timestamp=4),
-            ]
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    return log
+    properties = {
+        "spark.app.name": "vault-demo",
+        "spark.hadoop.fs.s3a.secret.key": SECRET,
+        "spark.hadoop.fs.s3a.access.key": SECRET,
+        "spark.ssl.keyStorePassword": REDACTED,
+        "spark.hostile": HOSTILE,
+        "spark.long": "x" * 5000,
+    }
+    events = [
+        log_start(),
+        environment_update(properties),
+        application_start("local-1700000000001", "vault-demo", timestamp_ms=1),
+        job_start(0, 3, properties={"spark.job.description": HOSTILE}),
+        application_end(4),
+    ]
+    return write_log(tmp_path_factory.mktemp("context") / "local-1700000000001", events)
 
 
 def test_secrets_stay_redacted_and_hostile_text_is_harmless(hostile_log: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 from eventlog_samples import PUBLIC, public_logs, sample_logs
+from typer.testing import CliRunner
 
 from analyzer import api
 from analyzer.eventlog.lines import ReadStats, iter_lines
@@ -226,15 +227,16 @@ def test_no_secret_survives_redaction_in_any_format(secret_log: Path, fmt: str) 
     assert R in text
 
 
-def test_no_secret_survives_a_redacted_batch(secret_log: Path, tmp_path: Path) -> None:
+def test_no_secret_survives_a_redacted_batch(
+    runner: CliRunner, secret_log: Path, tmp_path: Path
+) -> None:
     import polars as pl
-    from typer.testing import CliRunner
 
     from analyzer.cli import app
 
     out = tmp_path / "out"
     args = ["batch", str(secret_log.parent), "-o", str(out), "-j", "1", "--redact"]
-    result = CliRunner().invoke(app, args)
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     written = [out / "index.html", *sorted((out / "apps").rglob("report.*"))]
     assert len(written) == 4

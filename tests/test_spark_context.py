@@ -6,10 +6,19 @@ equal what Spark's History Server answers; test_conformance_stages.py checks tha
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from eventlog_builder import (
+    application_end,
+    application_start,
+    environment_update,
+    job_start,
+    log_start,
+    plan_node,
+    sql_execution_start,
+    write_log,
+)
 from eventlog_samples import SAMPLES, public
 
 from analyzer import api
@@ -142,61 +151,26 @@ def test_environment_keeps_the_jvm_and_a_few_system_properties(
     assert env.spark_properties == executor_lost.application.spark_properties
 
 
-def _event(name: str, **fields: object) -> str:
-    return json.dumps({"Event": name, **fields})
-
-
 def test_secrets_never_reach_the_model(tmp_path: Path) -> None:
     secret = "hunter2-s3cr3t"
-    log = tmp_path / "local-1700000000001"
-    log.write_text(
-        "\n".join(
-            [
-                _event("SparkListenerLogStart", **{"Spark Version": "3.5.1"}),
-                _event(
-                    "SparkListenerEnvironmentUpdate",
-                    **{
-                        "JVM Information": {"Java Version": "17.0.9"},
-                        "Spark Properties": {
-                            "spark.app.name": "vault-demo",
-                            "spark.hadoop.fs.s3a.secret.key": secret,
-                            "spark.hadoop.fs.s3a.access.key": secret,
-                            "spark.ssl.keyStorePassword": "*********(redacted)",
-                            "spark.driver.extraJavaOptions": f"-Dapi.token={secret}",
-                        },
-                        "System Properties": {
-                            "java.version": "17.0.9",
-                            "sun.java.command": f"Main --password {secret}",
-                        },
-                    },
-                ),
-                _event(
-                    "SparkListenerApplicationStart",
-                    **{"App Name": "vault-demo", "App ID": "local-1700000000001", "Timestamp": 1},
-                ),
-                _event(
-                    "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",
-                    executionId=0,
-                    description="q",
-                    time=2,
-                    modifiedConfigs={"spark.sql.catalog.x.token": secret, "spark.sql.a": "b"},
-                ),
-                _event(
-                    "SparkListenerJobStart",
-                    **{
-                        "Job ID": 0,
-                        "Submission Time": 3,
-                        "Stage Infos": [],
-                        "Stage IDs": [],
-                        "Properties": {"spark.job.description": "load users"},
-                    },
-                ),
-                _event("SparkListenerApplicationEnd", Timestamp=4),
-            ]
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    properties = {
+        "spark.app.name": "vault-demo",
+        "spark.hadoop.fs.s3a.secret.key": secret,
+        "spark.hadoop.fs.s3a.access.key": secret,
+        "spark.ssl.keyStorePassword": "*********(redacted)",
+        "spark.driver.extraJavaOptions": f"-Dapi.token={secret}",
+    }
+    system = {"java.version": "17.0.9", "sun.java.command": f"Main --password {secret}"}
+    configs = {"spark.sql.catalog.x.token": secret, "spark.sql.a": "b"}
+    events = [
+        log_start(),
+        environment_update(properties, system),
+        application_start("local-1700000000001", "vault-demo", timestamp_ms=1),
+        sql_execution_start(0, plan_node("LocalTableScan"), 2, modifiedConfigs=configs),
+        job_start(0, 3, properties={"spark.job.description": "load users"}),
+        application_end(4),
+    ]
+    log = write_log(tmp_path / "local-1700000000001", events)
     app = api.analyze(str(log)).application
     assert secret not in app.model_dump_json()
     props = dict(app.environment.spark_properties)

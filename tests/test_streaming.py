@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from eventlog_builder import query_terminated
 from eventlog_samples import SAMPLES, needs_public, public
 from markdown_it import MarkdownIt
 
@@ -255,12 +256,8 @@ def test_hostile_query_names_and_exceptions_stay_text(tmp_path: Any) -> None:
             line = line.replace('"name":null', '"name":' + json.dumps(evil))
         edited.append(line)
     run_id = "e225d92f-2545-48f8-87a2-9c0309580f8a"
-    terminated = {
-        "Event": "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
-        "id": "8d268dc2-bc9c-4be8-97a9-b135d2943028",
-        "runId": run_id,
-        "exception": evil + "\n\tat Foo.bar(Foo.scala:1)",
-    }
+    query_id = "8d268dc2-bc9c-4be8-97a9-b135d2943028"
+    terminated = query_terminated(query_id, run_id, evil + "\n\tat Foo.bar(Foo.scala:1)")
     edited.insert(len(edited) - 1, json.dumps(terminated))
     path = tmp_path / "local-1596020211915"
     path.write_text("\n".join(edited) + "\n")

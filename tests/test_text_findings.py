@@ -117,10 +117,8 @@ def test_threshold_option_changes_what_is_shown() -> None:
     assert "data-skew" not in raised and "No findings." in raised
 
 
-def test_unknown_threshold_is_a_one_line_usage_error() -> None:
-    result = CliRunner().invoke(
-        app, ["report", sample_path("skewed-join"), "--threshold", "nope=1"]
-    )
+def test_unknown_threshold_is_a_one_line_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["report", sample_path("skewed-join"), "--threshold", "nope=1"])
     assert result.exit_code == EXIT_USAGE
     assert result.stderr.startswith("error: unknown threshold 'nope'")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
