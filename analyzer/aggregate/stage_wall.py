@@ -168,7 +168,7 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figu
 
 
 @dataclass(frozen=True)
-class _Running:
+class RunningTasks:
     """Task attempts running at once in the whole application, as a step function of time."""
 
     times_ms: list[int]
@@ -193,10 +193,10 @@ class _Running:
             i += 1
 
 
-def _running(tasks: pl.DataFrame) -> _Running:
+def running_tasks(tasks: pl.DataFrame) -> RunningTasks:
     """Build the application's running-task step function from the task table."""
     if tasks.is_empty():
-        return _Running([], [])
+        return RunningTasks([], [])
     ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
     events = (
         pl.concat(
@@ -210,7 +210,7 @@ def _running(tasks: pl.DataFrame) -> _Running:
         .sort("t")
         .with_columns(pl.col("d").cum_sum().alias("running"))
     )
-    return _Running(events["t"].to_list(), events["running"].to_list())
+    return RunningTasks(events["t"].to_list(), events["running"].to_list())
 
 
 def _split(total: float, weights: list[float]) -> list[int]:
@@ -233,7 +233,7 @@ def take_stage_walls(
     4.0, see `attribution.task_cpus`).
     """
     figures = _task_figures(tasks, max(1, run_divisor))
-    running = _running(tasks)
+    running = running_tasks(tasks)
     out: dict[tuple[int, int], StageWall] = {}
     for s in app.stages:
         if s.submission_ms is None or s.completion_ms is None:

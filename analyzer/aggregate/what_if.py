@@ -1,0 +1,548 @@
+"""What if the run had had another number of task slots: its tasks replayed through a model of
+Spark's scheduler.
+
+Every stage attempt's task attempts are replayed on N task slots, in the order Spark launched
+them (launch time, then index), each for its own measured duration (launch to finish, so its
+scheduler delay, deserialization, run and result time go with it). The scheduler model follows
+Spark's `TaskSchedulerImpl` with the FIFO pool: whenever a slot is free, the runnable stage
+attempt of the lowest job id, then the lowest stage id, launches its next task. A stage attempt
+becomes runnable when it is submitted plus its observed launch delay (submission to its first
+task with a slot free: building and shipping the task binary, a locality wait before the first
+task); it completes its observed driver time after its last task ends.
+
+What stays as it was, whatever the slots (the driver's side): a stage is submitted when what it
+waited for in the run has finished in the replay (its parent stages that ran, and the last
+stage completion or SQL execution start before its submission), plus the same gap as in the
+run; a SQL execution starts after the last stage completion or execution end before it, plus
+the same gap (driver work between jobs: planning, a broadcast relation built on the driver,
+Python code); an execution ends after its own stages, plus the same gap (a write's commit);
+the application ends after everything, plus the same tail. So only the time tasks spend waiting
+for a slot, and the packing of tasks onto slots, change with N; docs/what-if.md has the
+formulas and the measured errors.
+
+Each resource profile gets `N / run_slots` times the slots it had at its peak (at least 1); the
+run's slots are the peak slots of its busiest profile (`local[N]` counts its threads).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+from analyzer.aggregate.capacity import Capacity
+from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
+from analyzer.model.application import Application
+
+Basis = Literal["as-run", "half", "double", "quadruple", "floor", "asked"]
+"""Why a slot count is shown: the run's own (the model replaying the run), half, double or four
+times it, the critical path's floor, or asked for (`--what-if-slots`)."""
+
+FLOOR_TOLERANCE = 0.01
+"""The floor's slot count is the fewest slots whose predicted application wall is within this
+share of the wall with unlimited slots: past it, more slots save less than 1 %."""
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionWhatIf:
+    """One SQL execution's predicted wall time."""
+
+    execution_id: int = field(metadata=_help("The SQL execution id."))
+    wall_ms: int = field(metadata=_help("Predicted start to end, ms."))
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The predicted wall times with one number of task slots."""
+
+    task_slots: int = field(metadata=_help("Task slots the replay gave the application."))
+    basis: Basis = field(metadata=_help("Why this slot count is shown (see `Basis`)."))
+    app_wall_ms: int | None = field(
+        metadata=_help("Predicted application wall, ms; None without its start and end.")
+    )
+    executions: tuple[ExecutionWhatIf, ...] = field(
+        metadata=_help("Predicted wall of every SQL execution with a start and an end, by id.")
+    )
+
+
+@dataclass(frozen=True)
+class WhatIfFigures:
+    """The what-if predictions of one application."""
+
+    run_slots: int = field(metadata=_help("Task slots the run had (its busiest profile's peak)."))
+    floor_app_wall_ms: int | None = field(
+        metadata=_help("Predicted application wall with unlimited slots: the critical path.")
+    )
+    floor_slots: int = field(
+        metadata=_help("Fewest slots within `FLOOR_TOLERANCE` of the floor wall.")
+    )
+    scenarios: tuple[WhatIf, ...] = field(
+        metadata=_help("The predictions, by slot count (the run's own first).")
+    )
+
+
+@dataclass(slots=True)
+class _Stage:
+    """A stage attempt as the replay needs it."""
+
+    submit_node: int
+    complete_node: int
+    profile_id: int
+    priority: tuple[int, int, int]
+    """FIFO order: (job id, stage id, attempt)."""
+    launch_delay_ms: int
+    """Submission to the first task launch, less the time every slot was busy or none alive."""
+    after_ms: int
+    """Last task end to the stage's completion (the driver handling the results)."""
+    durations_ms: list[int]
+    """Its task attempts' durations, in launch order."""
+    empty_ms: int
+    """Submission to completion of an attempt without tasks."""
+
+
+_ANCHOR, _SUBMIT, _COMPLETE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """Everything the replay needs, independent of the slot count (built once per analysis).
+
+    Nodes are moments of the application: its start (node 0), stage submissions and
+    completions, execution starts and ends, its end. A node other than a completion happens
+    `gaps_ms[n]` after the last of its `deps` in the replay.
+    """
+
+    deps: list[list[int]]
+    dependents: list[list[int]]
+    gaps_ms: list[int]
+    kinds: list[int]
+    stage_of_node: list[int]
+    stages: list[_Stage]
+    executions: list[tuple[int, int, int]]
+    """(execution id, start node, end node)."""
+    app_end_node: int | None
+    profile_peaks: dict[int, int]
+    run_slots: int
+    n_tasks: int
+
+
+@dataclass
+class _Nodes:
+    """The plan's nodes while it is built: observed time and kind of each, and their deps."""
+
+    obs_ms: list[int] = field(default_factory=list)
+    kinds: list[int] = field(default_factory=list)
+    deps: list[list[int]] = field(default_factory=list)
+    stage_of_node: list[int] = field(default_factory=list)
+
+    def add(self, obs_ms: int, kind: int = _ANCHOR, stage: int = -1) -> int:
+        self.obs_ms.append(obs_ms)
+        self.kinds.append(kind)
+        self.deps.append([])
+        self.stage_of_node.append(stage)
+        return len(self.obs_ms) - 1
+
+
+class _Anchors:
+    """The moments a start can wait for (app start, completions, execution starts and ends),
+    ordered by time, to find the last one before a start."""
+
+    def __init__(self, entries: list[tuple[int, int, int]]) -> None:
+        # (observed time, observed start of its owner, node)
+        self.entries = sorted(entries)
+        self.times = [e[0] for e in self.entries]
+
+    def last_before(self, moment_ms: int) -> int:
+        """Return the node of the last moment at or before `moment_ms` whose owner started
+        before it (a start never waits for something that began with it), else node 0."""
+        i = bisect_right(self.times, moment_ms) - 1
+        while i >= 0:
+            at, owner_start, node = self.entries[i]
+            if at < moment_ms or owner_start < moment_ms:
+                return node
+            i -= 1
+        return 0
+
+
+def slot_release_ms(
+    tasks: pl.DataFrame, executor_slots: dict[str, int], default_slots: int
+) -> pl.Series:
+    """Return when each task attempt let go of its slot (epoch ms, aligned with `tasks`' rows).
+
+    Spark marks a task finished once the driver has handled its result, but the executor frees
+    the slot when it sends the task's end, and the driver may launch the next task before it
+    marks the last one finished: in local mode a log often shows more tasks "running" at once
+    than there are slots. So, per executor, a task launched while all its slots looked busy
+    took the slot of the running task that finished first, which ended by that launch.
+
+    >>> t = pl.DataFrame({"executor_id": ["1", "1", "2"], "launch_ms": [0, 50, 0],
+    ...                   "index": [0, 1, 2], "finish_ms": [60, 120, 70]})
+    >>> slot_release_ms(t, {"1": 1}, 1).to_list()
+    [50, 120, 70]
+    """
+    n = tasks.height
+    ends = tasks["finish_ms"].to_list()
+    launches = tasks["launch_ms"].to_list()
+    order = tasks.select(pl.int_range(n).alias("row"), "executor_id", "launch_ms", "index").sort(
+        "executor_id", "launch_ms", "index"
+    )
+    released = [max(a, b) for a, b in zip(launches, ends, strict=True)]
+    busy: list[tuple[int, int]] = []
+    current: str | None = None
+    cap = default_slots
+    for row, executor in zip(order["row"].to_list(), order["executor_id"].to_list(), strict=True):
+        if executor != current:
+            current, busy = executor, []
+            cap = max(1, executor_slots.get(executor, 0) or default_slots)
+        launch = launches[row]
+        while busy and busy[0][0] <= launch:
+            heapq.heappop(busy)
+        while len(busy) >= cap:
+            _, other = heapq.heappop(busy)
+            released[other] = max(launches[other], launch)
+        heapq.heappush(busy, (released[row], row))
+    return pl.Series("released_ms", released, dtype=pl.Int64)
+
+
+def _task_table(
+    tasks: pl.DataFrame, executor_slots: dict[str, int], default_slots: int
+) -> dict[tuple[int, int], tuple[list[int], int, int]]:
+    """Per stage attempt: how long each task held its slot, in launch order (launch time, then
+    index), its first launch and its last slot release."""
+    if tasks.is_empty():
+        return {}
+    grouped = (
+        tasks.select("stage_id", "stage_attempt_id", "launch_ms", "index")
+        .with_columns(slot_release_ms(tasks, executor_slots, default_slots).alias("end"))
+        .sort("stage_id", "stage_attempt_id", "launch_ms", "index")
+        .group_by("stage_id", "stage_attempt_id", maintain_order=True)
+        .agg(
+            (pl.col("end") - pl.col("launch_ms")).alias("durations"),
+            pl.col("launch_ms").min().alias("first"),
+            pl.col("end").max().alias("last"),
+        )
+    )
+    return {
+        (int(sid), int(att)): (list(durations), int(first), int(last))
+        for sid, att, durations, first, last in grouped.iter_rows()
+    }
+
+
+def run_task_slots(capacity: Capacity) -> int:
+    """Return the task slots the run had: the peak of its busiest profile (at least 1)."""
+    return max(1, capacity.peak_slots)
+
+
+def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity) -> ReplayPlan:
+    """Work out, once, what the replay needs: every stage attempt's tasks and delays, and what
+    each submission, execution start and end waited for in the run, with the gap after it."""
+    executor_slots = {e.executor_id: e.max_tasks for e in app.executors if e.max_tasks > 0}
+    by_stage = _task_table(tasks, executor_slots, run_task_slots(capacity))
+    running: RunningTasks = running_tasks(tasks)
+    attempts = [s for s in app.stages if s.submission_ms is not None]
+    observed = [s.submission_ms for s in attempts if s.submission_ms is not None]
+    observed += [e.start_ms for e in app.executions if e.start_ms is not None]
+    t0 = app.start_ms if app.start_ms is not None else min(observed, default=0)
+
+    nodes = _Nodes()
+    nodes.add(t0)
+    stages: list[_Stage] = []
+    anchors: list[tuple[int, int, int]] = [(t0, t0 - 1, 0)]
+    completions: dict[int, list[tuple[int, int]]] = {}
+    submits: list[tuple[int, int, tuple[int, ...]]] = []
+    for s in attempts:
+        submit_ms = s.submission_ms if s.submission_ms is not None else t0
+        durations, first, last = by_stage.get(
+            (s.stage_id, s.attempt_id), ([], submit_ms, submit_ms)
+        )
+        complete_ms = max(s.completion_ms if s.completion_ms is not None else last, submit_ms)
+        index = len(stages)
+        submit = nodes.add(submit_ms, _SUBMIT, index)
+        complete = nodes.add(complete_ms, _COMPLETE, index)
+        delay = 0
+        if durations:
+            first = max(first, submit_ms)
+            profile = capacity.profile(s.resource_profile_id)
+            blocked = profile.without_slots_ms(submit_ms, first)
+            blocked += running.busy_ms(submit_ms, first, profile)
+            delay = max(0, first - submit_ms - blocked)
+        stages.append(
+            _Stage(
+                submit_node=submit,
+                complete_node=complete,
+                profile_id=s.resource_profile_id,
+                priority=(min(s.job_ids, default=1 << 62), s.stage_id, s.attempt_id),
+                launch_delay_ms=delay,
+                after_ms=max(0, complete_ms - max(last, submit_ms)) if durations else 0,
+                durations_ms=[max(0, int(d)) for d in durations],
+                empty_ms=0 if durations else complete_ms - submit_ms,
+            )
+        )
+        anchors.append((complete_ms, submit_ms, complete))
+        completions.setdefault(s.stage_id, []).append((complete_ms, complete))
+        submits.append((submit, submit_ms, s.parent_ids))
+
+    execution_nodes: list[tuple[int, int, int]] = []
+    ex_nodes: dict[int, tuple[int, int]] = {}
+    for e in app.executions:
+        if e.start_ms is None or e.end_ms is None:
+            continue
+        start = nodes.add(e.start_ms)
+        end = nodes.add(max(e.end_ms, e.start_ms))
+        anchors.append((e.start_ms, e.start_ms, start))
+        anchors.append((max(e.end_ms, e.start_ms), e.start_ms, end))
+        ex_nodes[e.execution_id] = (start, end)
+        execution_nodes.append((e.execution_id, start, end))
+    before = _Anchors(anchors)
+
+    # A stage waits for its parents that ran and for the last moment before its submission.
+    for submit, submit_ms, parent_ids in submits:
+        deps = {before.last_before(submit_ms)}
+        for parent in parent_ids:
+            done = [(at, node) for at, node in completions.get(parent, ()) if at < submit_ms]
+            if done:
+                deps.add(max(done)[1])
+        nodes.deps[submit] = sorted(deps)
+    for e in app.executions:
+        if e.execution_id not in ex_nodes:
+            continue
+        start, end = ex_nodes[e.execution_id]
+        nodes.deps[start] = [before.last_before(nodes.obs_ms[start])]
+        end_ms = nodes.obs_ms[end]
+        deps = {start}  # its start, its stages' completions, its sub-executions' ends
+        for stage_id in e.stage_ids:
+            deps.update(node for at, node in completions.get(stage_id, ()) if at <= end_ms)
+        for sub in app.sub_executions.get(e.execution_id, ()):
+            if sub in ex_nodes and nodes.obs_ms[ex_nodes[sub][1]] <= end_ms:
+                deps.add(ex_nodes[sub][1])
+        nodes.deps[end] = sorted(deps)
+    app_end: int | None = None
+    if app.end_ms is not None:
+        app_end = nodes.add(max(app.end_ms, t0))
+        nodes.deps[app_end] = [
+            node
+            for node, kind in enumerate(nodes.kinds[:-1])
+            if kind != _SUBMIT and nodes.obs_ms[node] <= nodes.obs_ms[app_end]
+        ]
+
+    gaps = [
+        max(0, obs - max(nodes.obs_ms[d] for d in waited_for)) if waited_for else 0
+        for obs, waited_for in zip(nodes.obs_ms, nodes.deps, strict=True)
+    ]
+    dependents: list[list[int]] = [[] for _ in nodes.obs_ms]
+    for node, waited_for in enumerate(nodes.deps):
+        for d in waited_for:
+            dependents[d].append(node)
+    return ReplayPlan(
+        deps=nodes.deps,
+        dependents=dependents,
+        gaps_ms=gaps,
+        kinds=nodes.kinds,
+        stage_of_node=nodes.stage_of_node,
+        stages=stages,
+        executions=execution_nodes,
+        app_end_node=app_end,
+        profile_peaks={p.profile_id: p.peak for p in capacity.profiles},
+        run_slots=run_task_slots(capacity),
+        n_tasks=sum(len(s.durations_ms) for s in stages),
+    )
+
+
+@dataclass(frozen=True)
+class _Replayed:
+    """One replay's outcome: every node's time (ms after the application's start; None if it
+    was never reached) and the most tasks that ran at once."""
+
+    times_ms: list[int | None]
+    peak_running: int
+
+
+_RESOLVE, _READY, _TASK_END = 0, 1, 2
+_TIME_SHIFT, _KIND_SHIFT = 34, 32
+_WHAT_MASK = (1 << _KIND_SHIFT) - 1
+"""An event is one int, `time << 34 | kind << 32 | node or stage`: a heap of ints is about twice
+as fast as one of tuples, and the replay pushes and pops an event per task."""
+
+
+def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
+    """Replay the application's tasks on `task_slots` slots (scaled per resource profile)."""
+    scale = task_slots / plan.run_slots
+    free: dict[int, int] = {}
+    for stage in plan.stages:
+        if stage.profile_id not in free:
+            peak = plan.profile_peaks.get(stage.profile_id, 0) or plan.run_slots
+            free[stage.profile_id] = max(1, round(peak * scale))
+    times: list[int | None] = [None] * len(plan.deps)
+    waiting = [len(d) for d in plan.deps]
+    base = [0] * len(plan.deps)
+    launched = [0] * len(plan.stages)
+    running = [0] * len(plan.stages)
+    runnable: dict[int, list[tuple[tuple[int, int, int], int]]] = {p: [] for p in free}
+    events: list[int] = [0]  # node 0, the application's start, at 0
+    push, pop = heapq.heappush, heapq.heappop
+    kinds, dependents, gaps, stages = plan.kinds, plan.dependents, plan.gaps_ms, plan.stages
+    n_running = peak_running = 0
+    while events:
+        now = events[0] >> _TIME_SHIFT
+        while events and events[0] >> _TIME_SHIFT == now:
+            event = pop(events)
+            kind = (event >> _KIND_SHIFT) & 3
+            what = event & _WHAT_MASK
+            if kind == _TASK_END:
+                stage = stages[what]
+                free[stage.profile_id] += 1
+                running[what] -= 1
+                n_running -= 1
+                if running[what] == 0 and launched[what] == len(stage.durations_ms):
+                    push(events, ((now + stage.after_ms) << _TIME_SHIFT) | stage.complete_node)
+            elif kind == _RESOLVE:
+                times[what] = now
+                for d in dependents[what]:
+                    waiting[d] -= 1
+                    if now > base[d]:
+                        base[d] = now
+                    if waiting[d] == 0 and kinds[d] != _COMPLETE:
+                        push(events, ((base[d] + gaps[d]) << _TIME_SHIFT) | d)
+                if kinds[what] == _SUBMIT:
+                    i = plan.stage_of_node[what]
+                    stage = stages[i]
+                    if stage.durations_ms:
+                        at = now + stage.launch_delay_ms
+                        push(events, (at << _TIME_SHIFT) | (_READY << _KIND_SHIFT) | i)
+                    else:
+                        at = now + stage.empty_ms
+                        push(events, (at << _TIME_SHIFT) | stage.complete_node)
+            else:
+                stage = stages[what]
+                heapq.heappush(runnable[stage.profile_id], (stage.priority, what))
+        for profile_id, queue in runnable.items():
+            while queue and free[profile_id] > 0:
+                i = queue[0][1]
+                durations = stages[i].durations_ms
+                first = launched[i]
+                n = min(free[profile_id], len(durations) - first)
+                tag = (_TASK_END << _KIND_SHIFT) | i
+                for d in durations[first : first + n]:
+                    push(events, ((now + d) << _TIME_SHIFT) | tag)
+                launched[i] = first + n
+                running[i] += n
+                n_running += n
+                free[profile_id] -= n
+                if first + n == len(durations):
+                    heapq.heappop(queue)
+        if n_running > peak_running:
+            peak_running = n_running
+    return _Replayed(times, peak_running)
+
+
+def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basis) -> WhatIf:
+    times = replayed.times_ms
+    walls = []
+    for execution_id, start, end in plan.executions:
+        a, b = times[start], times[end]
+        if a is not None and b is not None:
+            walls.append(ExecutionWhatIf(execution_id, b - a))
+    app = times[plan.app_end_node] if plan.app_end_node is not None else None
+    return WhatIf(
+        task_slots=task_slots,
+        basis=basis,
+        app_wall_ms=app,
+        executions=tuple(sorted(walls, key=lambda w: w.execution_id)),
+    )
+
+
+def _span(replayed: _Replayed) -> int:
+    """The replay's last moment: the application wall, or the last node reached without one."""
+    return max((t for t in replayed.times_ms if t is not None), default=0)
+
+
+def default_slots(run_slots: int) -> tuple[tuple[int, Basis], ...]:
+    """Return the slot counts a report shows by default: half, double and four times the run's.
+
+    >>> default_slots(4)
+    ((2, 'half'), (8, 'double'), (16, 'quadruple'))
+    >>> default_slots(1)
+    ((2, 'double'), (4, 'quadruple'))
+    """
+    half: tuple[tuple[int, Basis], ...] = ((run_slots // 2, "half"),) if run_slots >= 2 else ()
+    return (*half, (2 * run_slots, "double"), (4 * run_slots, "quadruple"))
+
+
+def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> WhatIfFigures:
+    """Predict the application's and its executions' walls with the run's own slots, the slot
+    counts `asked` (default: `default_slots`) and the critical path's floor.
+
+    The floor is the replay with unlimited slots. Its slot count is the fewest slots whose
+    predicted wall is within `FLOOR_TOLERANCE` of it, found by bisection (on a log scale, to
+    within `FLOOR_SLOTS_PRECISION`) between the shown slot counts, 1, and the most tasks that
+    ran at once with unlimited slots (more slots than that change nothing).
+    """
+    cache: dict[int, _Replayed] = {}
+
+    def run(n: int) -> _Replayed:
+        if n not in cache:
+            cache[n] = replay(plan, n)
+        return cache[n]
+
+    unlimited = replay(plan, max(plan.n_tasks, plan.run_slots, 1) * plan.run_slots)
+    chosen: list[tuple[int, Basis]] = [(plan.run_slots, "as-run")]
+    chosen += default_slots(plan.run_slots) if asked is None else [(n, "asked") for n in asked]
+    for n, _ in chosen:
+        run(n)
+    floor_slots = _floor_slots(plan, run, cache, unlimited)
+    chosen.append((floor_slots, "floor"))
+    seen: set[int] = set()
+    scenarios = []
+    for n, basis in chosen:
+        if n in seen:
+            continue
+        seen.add(n)
+        scenarios.append(_what_if(plan, run(n), n, basis))
+    return WhatIfFigures(
+        run_slots=plan.run_slots,
+        floor_app_wall_ms=_what_if(plan, unlimited, 0, "floor").app_wall_ms,
+        floor_slots=floor_slots,
+        scenarios=tuple(sorted(scenarios, key=lambda w: (w.basis != "as-run", w.task_slots))),
+    )
+
+
+FLOOR_SLOTS_PRECISION = 1.05
+"""The floor's slot count is found to within 5 % (or one slot)."""
+MAX_FLOOR_TASK_REPLAYS = 3_000_000
+"""The floor's search stops once it replayed this many tasks in all (a replay costs about 3 µs
+a task), and says its upper bound."""
+
+
+def _floor_slots(
+    plan: ReplayPlan,
+    run: Callable[[int], _Replayed],
+    done: dict[int, _Replayed],
+    unlimited: _Replayed,
+) -> int:
+    """Return the fewest slots whose replay ends within `FLOOR_TOLERANCE` of `unlimited`'s."""
+    limit = _span(unlimited) * (1 + FLOOR_TOLERANCE)
+    hi = max(1, unlimited.peak_running)
+    lo = 1
+    for n, replayed in done.items():
+        if _span(replayed) <= limit:
+            hi = min(hi, n)
+        else:
+            lo = max(lo, n + 1)
+    lo = min(lo, hi)
+    budget = MAX_FLOOR_TASK_REPLAYS
+    while lo < hi and hi > lo * FLOOR_SLOTS_PRECISION and budget > 0:
+        mid = max(lo, min(hi - 1, int((lo * hi) ** 0.5)))
+        budget -= max(1, plan.n_tasks)
+        if _span(run(mid)) <= limit:
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
