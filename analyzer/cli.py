@@ -316,6 +316,13 @@ def report_command(
         help="Text report sections, comma-separated: summary, time, findings, plans, stages, "
         "config, executors, jobs; or all.",
     ),
+    what_if_slots: str | None = typer.Option(
+        None,
+        "--what-if-slots",
+        metavar="LIST",
+        help="Predict the walls with these task slot counts, comma-separated (default: half, "
+        "double and four times the run's; docs/what-if.md).",
+    ),
     width: int | None = _WIDTH_OPTION,
     lenient: bool = _LENIENT_OPTION,
     no_color: bool = _NO_COLOR_OPTION,
@@ -338,8 +345,9 @@ def report_command(
       spark-explain report eventlog.zstd -o report.html
       spark-explain report eventlog.zstd --format json -o out.json
       spark-explain report eventlog.zstd --sections findings,plans --width 160
+      spark-explain report eventlog.zstd --what-if-slots 1,8,64
     """
-    from analyzer.report.options import parse_sections
+    from analyzer.report.options import parse_sections, parse_what_if_slots
 
     with _errors_as_lines("ran out of memory analyzing this log", path=log):
         options = _output_options(
@@ -353,6 +361,7 @@ def report_command(
             thresholds=_thresholds(threshold),
             sections=parse_sections(sections),
             redact=redact,
+            what_if_slots=None if what_if_slots is None else parse_what_if_slots(what_if_slots),
         )
         remote = _remote_options(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config

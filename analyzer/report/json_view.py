@@ -97,6 +97,26 @@ def _app_time(analysis: Analysis) -> dict[str, Any]:
     }
 
 
+def _what_if(
+    analysis: Analysis, options: ReportOptions, selected_ids: frozenset[int]
+) -> list[dict[str, Any]]:
+    """The predicted walls per task slot count (`aggregate.what_if`), the run's own first."""
+    figures = analysis.what_if(options.what_if_slots)
+    return [
+        {
+            "task_slots": s.task_slots,
+            "basis": s.basis,
+            "app_wall_ms": s.app_wall_ms,
+            "executions": [
+                {"execution_id": w.execution_id, "wall_ms": w.wall_ms}
+                for w in s.executions
+                if w.execution_id in selected_ids
+            ],
+        }
+        for s in figures.scenarios
+    ]
+
+
 def _wall_parts(wall: StageWall | None) -> dict[str, int] | None:
     """A stage attempt's wall time taken apart (`aggregate.stage_wall`), or None."""
     if wall is None:
@@ -437,6 +457,7 @@ def _document(
             "top": options.top,
         },
         "streaming": _streaming(analysis),
+        "what_if": _what_if(analysis, options, selected_ids),
         "executions": EXECUTIONS_PLACEHOLDER,
         "findings": [_finding(f) for f in kept_findings(findings, selected_ids)],
     }

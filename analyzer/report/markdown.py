@@ -27,6 +27,7 @@ from analyzer.report.time_spent import (
     TimeSpentView,
     build_time_spent_view,
 )
+from analyzer.report.what_if import WhatIfView, build_what_if_view
 from analyzer.units import fmt_duration_ms, fmt_pct, plural
 
 MAX_FINDINGS = 10
@@ -73,6 +74,9 @@ class MarkdownReportView:
         metadata=_help("`completed · 2 findings, the worst a warning · 0 failed tasks`.")
     )
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
+    what_if: WhatIfView = field(
+        metadata=_help("The section `What if it had other task slots` (`report.what_if`).")
+    )
     streaming: StreamingSectionView = field(
         metadata=_help("Structured Streaming queries (empty for other applications).")
     )
@@ -206,6 +210,7 @@ def build_markdown_view(
         header=header,
         status_str=" · ".join(status),
         time_spent=build_time_spent_view(analysis, selection, items),
+        what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, set()),
         findings=items[:MAX_FINDINGS],
         n_findings_hidden=max(0, len(items) - MAX_FINDINGS),

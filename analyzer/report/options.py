@@ -58,6 +58,28 @@ def parse_sections(value: str) -> tuple[Section, ...]:
     return tuple(s for s in SECTIONS if s in names)
 
 
+MAX_WHAT_IF_SLOTS = 1_000_000
+"""The most task slots `--what-if-slots` may name."""
+MAX_WHAT_IF_COUNTS = 12
+"""The most slot counts `--what-if-slots` may name."""
+
+
+def parse_what_if_slots(value: str) -> tuple[int, ...]:
+    """Read `--what-if-slots`: whole numbers of task slots separated by commas, each from 1 to
+    `MAX_WHAT_IF_SLOTS` (at most `MAX_WHAT_IF_COUNTS`); anything else is a `UsageError`.
+
+    >>> parse_what_if_slots("1, 8,64")
+    (1, 8, 64)
+    """
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names or not all(name.isdigit() for name in names):
+        raise UsageError(
+            f"--what-if-slots takes task slot counts separated by commas, like 1,8,64, "
+            f"not {value[:40]!r}"
+        )
+    return tuple(int(name) for name in names)
+
+
 @dataclass(frozen=True)
 class ReportOptions:
     """Everything that changes a report, validated when built (a bad value is a `UsageError`).
@@ -67,7 +89,8 @@ class ReportOptions:
     report's detail; `color` and `width` are for the text report only; `now_ms` is the clock
     printed as the generation time (None: not printed in text, the real clock in HTML);
     `redact` replaces literals, paths, hosts and users with stable tokens in every format
-    (docs/redaction.md).
+    (docs/redaction.md); `what_if_slots` are the task slot counts of the what-if section (None:
+    half, double and four times the run's, docs/what-if.md).
     """
 
     fmt: ReportFormat = "text"
@@ -80,6 +103,7 @@ class ReportOptions:
     sections: tuple[Section, ...] = SECTIONS
     now_ms: int | None = None
     redact: bool = False
+    what_if_slots: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -92,6 +116,17 @@ class ReportOptions:
             raise UsageError(
                 f"--width must be between {MIN_WIDTH} and {MAX_WIDTH}, not {self.width}"
             )
+        if self.what_if_slots is not None:
+            if not 1 <= len(self.what_if_slots) <= MAX_WHAT_IF_COUNTS:
+                raise UsageError(
+                    f"--what-if-slots takes 1 to {MAX_WHAT_IF_COUNTS} slot counts, "
+                    f"not {len(self.what_if_slots)}"
+                )
+            bad = [n for n in self.what_if_slots if not 1 <= n <= MAX_WHAT_IF_SLOTS]
+            if bad:
+                raise UsageError(
+                    f"--what-if-slots must be between 1 and {MAX_WHAT_IF_SLOTS:,}, not {bad[0]}"
+                )
         unknown = [s for s in self.sections if s not in SECTIONS]
         if unknown or not self.sections:
             raise UsageError(f"unknown --sections {unknown}; use names from {', '.join(SECTIONS)}")

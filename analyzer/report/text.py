@@ -36,6 +36,7 @@ from analyzer.report.stages import build_stage_views
 from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.report.verdict import VerdictView, build_verdict
+from analyzer.report.what_if import WhatIfView, build_what_if_view
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct
 
 TREE_GUIDE = 3
@@ -203,6 +204,9 @@ class TextReportView:
     metrics_level: str = field(metadata=_help("none, summary or full."))
     selection_str: str = field(metadata=_help("Which executions are shown and why."))
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
+    what_if: WhatIfView = field(
+        metadata=_help("The section `What if it had other task slots` (`report.what_if`).")
+    )
     streaming: StreamingSectionView = field(
         metadata=_help("Structured Streaming queries, printed before where the time went.")
     )
@@ -555,6 +559,7 @@ def build_text_view(
         metrics_level=level,
         selection_str=selection.description_str,
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
+        what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, set(selection.ids)),
         findings=findings_view,
         executions=tuple(executions),

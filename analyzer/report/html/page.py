@@ -57,6 +57,7 @@ from analyzer.report.stages import build_stage_views
 from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.report.verdict import VerdictView, build_verdict
+from analyzer.report.what_if import WhatIfView, build_what_if_view
 from analyzer.units import fmt_duration_ms, fmt_pct
 
 MAX_DETAILED_EXECUTIONS = 25
@@ -163,6 +164,9 @@ class HtmlReportView:
         metadata=_help("Report-wide caveats: the header's reading notes, what was left out.")
     )
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
+    what_if: WhatIfView = field(
+        metadata=_help("The section `What if it had other task slots` (`report.what_if`).")
+    )
     streaming: StreamingSectionView = field(
         metadata=_help("Structured Streaming queries with their batch charts (`_streaming`).")
     )
@@ -400,6 +404,7 @@ def build_html_view(
         ),
         notes=tuple(notes),
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
+        what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, detailed_ids),
         findings=findings_view,
         finding_links=links,

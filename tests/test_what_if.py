@@ -1,0 +1,158 @@
+"""The what-if on task slots (`aggregate.what_if`): predictions against measured runs.
+
+`sample_eventlogs/slots/` holds one job run with 1, 2, 4 and 8 task slots (`local[N]`), whose
+tasks sleep a set time (scripts/make_sample_eventlogs.py, `run_sleepy_slots`). From each run's
+log the replay predicts the walls of the runs with twice and half the slots; they must agree
+with the measured ones within 20 %, for each SQL execution and for the application.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eventlog_samples import SAMPLES, SLOTS, sample_logs
+from typer.testing import CliRunner
+
+from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.what_if import WhatIf, default_slots
+from analyzer.api import analyze
+from analyzer.cli import app
+
+MANIFEST = SLOTS / ".manifest.json"
+TOLERANCE = 0.20
+"""The most a predicted wall may differ from the measured one, as a share of the measured."""
+
+
+def _runs() -> list[dict[str, Any]]:
+    if not MANIFEST.is_file():
+        return []
+    runs: list[dict[str, Any]] = json.loads(MANIFEST.read_text(encoding="utf-8"))["runs"]
+    return sorted(runs, key=lambda r: r["task_slots"])
+
+
+RUNS = _runs()
+NEIGHBOURS = [
+    pytest.param(a, b, id=f"{a['task_slots']}-to-{b['task_slots']}")
+    for a in RUNS
+    for b in RUNS
+    if b["task_slots"] in (2 * a["task_slots"], a["task_slots"] // 2) and a is not b
+]
+needs_series = pytest.mark.skipif(not RUNS, reason=f"no slot series under {SLOTS}")
+
+
+@cache
+def _analysis(path: Path) -> Analysis:
+    return analyze(str(path))
+
+
+def _predicted(analysis: Analysis, task_slots: int) -> WhatIf:
+    figures = analysis.what_if((task_slots,))
+    return next(s for s in figures.scenarios if s.task_slots == task_slots)
+
+
+def _error(predicted: int | None, measured: int | None) -> float:
+    assert predicted is not None and measured
+    return (predicted - measured) / measured
+
+
+@needs_series
+def test_the_series_is_one_job_on_1_2_4_and_8_slots() -> None:
+    assert [r["task_slots"] for r in RUNS] == [1, 2, 4, 8]
+    for run in RUNS:
+        analysis = _analysis(SLOTS / run["file"])
+        assert analysis.what_if().run_slots == run["task_slots"]
+        assert analysis.application.name == "sea-sleepy-slots"
+        assert (SLOTS / run["file"]).stat().st_size < 2 * 1024 * 1024
+    shapes = {(len(r["executions"]), r["tasks"]) for r in RUNS}
+    assert len(shapes) == 1
+
+
+@needs_series
+@pytest.mark.parametrize(("source", "target"), NEIGHBOURS)
+def test_prediction_matches_the_neighbouring_run(
+    source: dict[str, Any], target: dict[str, Any]
+) -> None:
+    """From the run with N slots, predict the run with 2N (or N/2): every execution's wall and
+    the application's within 20 % of what that run measured."""
+    predicting = _analysis(SLOTS / source["file"])
+    measured = _analysis(SLOTS / target["file"])
+    predicted = _predicted(predicting, target["task_slots"])
+    # Execution ids are counted per JVM: pair the runs' executions by their description.
+    by_description = {e.description: e for e in measured.application.executions}
+    descriptions = {e.execution_id: e.description for e in predicting.application.executions}
+    assert len(predicted.executions) == len(by_description) == 2
+    errors = {"app": _error(predicted.app_wall_ms, measured.application.duration_ms)}
+    for wall in predicted.executions:
+        other = by_description[descriptions[wall.execution_id]]
+        errors[other.description] = _error(wall.wall_ms, other.duration_ms)
+    assert all(abs(e) <= TOLERANCE for e in errors.values()), errors
+
+
+def _local_samples() -> list[Path]:
+    """The top directory's sample logs run in local mode (a fixed number of slots)."""
+    manifest = json.loads((SAMPLES / ".manifest.json").read_text(encoding="utf-8"))["logs"]
+    local = {e["file"] for e in manifest if str(e.get("master", "")).startswith("local[")}
+    return [p for p in sample_logs() if p.parent == SAMPLES and p.name in local]
+
+
+@pytest.mark.parametrize("path", _local_samples(), ids=lambda p: p.name)
+def test_replaying_a_run_on_its_own_slots_gives_back_its_walls(path: Path) -> None:
+    """The model's own error: replayed on the slots it had, a run with fixed slots takes the
+    wall it measured, within 2 % for the application (the driver's gaps are kept exactly, so
+    only the packing of its tasks can differ)."""
+    analysis = _analysis(path)
+    figures = analysis.what_if()
+    as_run = figures.scenarios[0]
+    assert as_run.basis == "as-run" and as_run.task_slots == figures.run_slots
+    assert abs(_error(as_run.app_wall_ms, analysis.application.duration_ms)) <= 0.02
+
+
+@pytest.mark.parametrize("path", _local_samples()[:12], ids=lambda p: p.name)
+def test_the_floor_is_the_fastest_and_more_slots_than_it_change_little(path: Path) -> None:
+    analysis = _analysis(path)
+    figures = analysis.what_if()
+    floor = figures.floor_app_wall_ms
+    assert floor is not None
+    walls = {s.task_slots: s.app_wall_ms for s in figures.scenarios}
+    assert all(w is not None and w >= floor for w in walls.values())
+    assert (walls[figures.floor_slots] or 0) <= floor * 1.01 + 1
+    assert figures.scenarios[0].basis == "as-run"
+    assert figures.floor_slots in walls
+
+
+def test_default_slots_are_half_double_and_four_times() -> None:
+    assert default_slots(8) == ((4, "half"), (16, "double"), (32, "quadruple"))
+
+
+def test_report_what_if_slots_in_json_and_text(runner: CliRunner, tmp_path: Path) -> None:
+    log = next(iter(_local_samples()))
+    out = tmp_path / "r.json"
+    result = runner.invoke(app, ["report", str(log), "--what-if-slots", "1,8,64", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text(encoding="utf-8"))
+    entries = document["what_if"]
+    assert {e["task_slots"] for e in entries} >= {1, 8, 64}
+    assert entries[0]["basis"] == "as-run"
+    assert {e["basis"] for e in entries} <= {"as-run", "asked", "floor"}
+    for entry in entries:
+        assert set(entry) == {"task_slots", "basis", "app_wall_ms", "executions"}
+        ids = [e["execution_id"] for e in entry["executions"]]
+        assert ids == sorted(ids)
+        assert all(set(e) == {"execution_id", "wall_ms"} for e in entry["executions"])
+    text = runner.invoke(app, ["report", str(log), "--what-if-slots", "3", "--sections", "time"])
+    assert text.exit_code == 0
+    assert "What if it had other task slots" in text.output
+    assert "as run (replayed)" in text.output
+
+
+@pytest.mark.parametrize("value", ["0", "a,b", "", "2,-1", "1,2,3,4,5,6,7,8,9,10,11,12,13"])
+def test_bad_what_if_slots_is_one_line_and_exit_2(runner: CliRunner, value: str) -> None:
+    log = next(iter(_local_samples()))
+    result = runner.invoke(app, ["report", str(log), "--what-if-slots", value])
+    assert result.exit_code == 2
+    assert "--what-if-slots" in result.output
+    assert "Traceback" not in result.output
