@@ -41,6 +41,7 @@ class WhatIfRowView:
             "`floor`, or empty when asked for."
         )
     )
+    is_as_run: bool = field(metadata=_help("The run's own slot count: the run replayed."))
     app_wall_str: str = field(metadata=_help("Predicted application wall, or `–`."))
     change_str: str = field(
         metadata=_help(
@@ -104,6 +105,7 @@ def _row(scenario: WhatIf, measured_app_ms: int | None, ids: list[int]) -> WhatI
     return WhatIfRowView(
         task_slots=scenario.task_slots,
         basis_str=BASIS_LABELS[scenario.basis],
+        is_as_run=is_run,
         app_wall_str=fmt_duration_ms(scenario.app_wall_ms),
         change_str=(
             f"measured {fmt_duration_ms(measured_app_ms)}"
