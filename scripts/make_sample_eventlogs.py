@@ -16,7 +16,8 @@ large broadcast, a large result, spill, skewed input files), labelled in the man
 as the specification finding rules must meet; the `clean-*` ones are controls without any.
 `pairs/<pair>/` holds the same nightly job run twice, a baseline and a candidate with one change
 (more input, a plan change, shuffle partitions, skew, fewer cores), listed in
-`pairs/.manifest.json`.
+`pairs/.manifest.json`. `slots/` holds one job of sleeping tasks run with 1, 2, 4 and 8 task
+slots (`--slots`), on which the what-if model's predictions are checked.
 
 After the runs the script reads every log back with the analyzer's own reader
 (`analyzer.eventlog`: every codec and layout), prints a summary per application,
@@ -25,10 +26,10 @@ checks what each workload is meant to show (for example a nonzero spill), and wr
 
 Usage:
     .venv/bin/python scripts/make_sample_eventlogs.py [--out DIR] [--only NAME[,NAME]]
-        [--pairs all|PAIR[,PAIR]]
+        [--pairs all|PAIR[,PAIR]] [--slots]
 
-Without `--only` or `--pairs` every log is regenerated; with them, only those, and the manifests
-keep the other entries.
+Without `--only`, `--pairs` or `--slots` every log is regenerated; with them, only those, and
+the manifests keep the other entries.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import re
@@ -2662,8 +2664,108 @@ PAIRS: tuple[Pair, ...] = (
 PAIRS_BY_NAME = {p.name: p for p in PAIRS}
 PAIR_SIDES = ("baseline", "candidate")
 PAIR_WORKLOADS = {w.name: w for p in PAIRS for w in (p.workload(s) for s in PAIR_SIDES)}
-RUNNABLE = {**WORKLOADS_BY_NAME, **PAIR_WORKLOADS}
-"""Every workload `--run-one` can start: the samples and both runs of every pair."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Slot series: one job run with 1, 2, 4 and 8 task slots (validates the what-if model)
+# ------------------------------------------------------------------------------------------------
+
+SLOTS_APP_NAME = "sea-sleepy-slots"
+SLOT_COUNTS = (1, 2, 4, 8)
+"""The task slots of the series' runs (`local[N]`): each run's neighbours have twice and half."""
+SLOTS_DIR_NAME = "slots"
+
+NAP_MS: dict[str, tuple[int, dict[int, int]]] = {
+    "map": (4_800, {5: 15_600, 13: 12_000}),
+    "reduce": (3_600, {2: 10_800}),
+    "left": (5_400, {6: 16_800}),
+    "right": (7_200, {}),
+    "join": (3_600, {0: 10_800}),
+}
+"""Per stage of the sleepy job: each task's nap (ms) by partition, the default and stragglers.
+
+The naps are the tasks' length: a sleeping task does not compete for the CPU, so the runs on
+this 2-core machine measure scheduling, not contention. They are seconds long so that the CPU
+work around them (reading a shuffle, starting a stage's first tasks), which slows down when the
+machine is busy, stays a small part of a task. They run in the JVM (`reflect` calls
+`Thread.sleep`), not in a Python UDF: starting Python workers is CPU work that grows with the
+slots and the machine's load."""
+
+FIRST_ROW_OF_PARTITION = f"monotonically_increasing_id() % {1 << 33} = 0"
+"""True on a task's first row: the id is the partition index shifted left by 33 bits plus the
+row's position in the partition."""
+
+
+def nap(stage: str) -> Any:
+    """Return a column that sleeps the stage's nap (by the task's partition) on the task's
+    first row and 0 ms on the others, and is the string `null`."""
+    from pyspark.sql import functions as F
+
+    default_ms, stragglers = NAP_MS[stage]
+    ms = str(default_ms)
+    if stragglers:
+        cases = " ".join(f"WHEN {p} THEN {n}" for p, n in sorted(stragglers.items()))
+        ms = f"CASE spark_partition_id() {cases} ELSE {default_ms} END"
+    return F.expr(
+        f"reflect('java.lang.Thread', 'sleep', CASE WHEN {FIRST_ROW_OF_PARTITION} "
+        f"THEN CAST({ms} AS BIGINT) ELSE CAST(0 AS BIGINT) END)"
+    )
+
+
+def run_sleepy_slots(spark: Any, scratch: Path) -> None:
+    """Two SQL executions of sleeping tasks: map (16 tasks) -> shuffle -> reduce (8), and two
+    map stages (8 and 4 tasks, run side by side) -> sort-merge join (8); stragglers in each."""
+    from pyspark.sql import functions as F
+
+    describe(spark, "slots: map, shuffle, reduce")
+    (
+        spark.range(0, 16 * 50, 1, 16)
+        .select((F.col("id") % 100).alias("key"), nap("map").alias("n"))
+        .groupBy("key")
+        .agg(F.count("n").alias("n_rows"))
+        .select("key", "n_rows", nap("reduce").alias("n"))
+        .write.format("noop")
+        .mode("overwrite")
+        .save()
+    )
+    describe(spark, "slots: two maps, join")
+    left = spark.range(0, 8 * 50, 1, 8).select(
+        (F.col("id") % 100).alias("key"), nap("left").alias("a")
+    )
+    right = spark.range(0, 4 * 50, 1, 4).select(
+        (F.col("id") % 100).alias("key"), nap("right").alias("b")
+    )
+    (
+        left.join(right, "key")
+        .select("key", "a", "b", nap("join").alias("n"))
+        .write.format("noop")
+        .mode("overwrite")
+        .save()
+    )
+
+
+SLOTS_CONF = {**AQE_OFF, **NO_AUTO_BROADCAST, "spark.sql.shuffle.partitions": "8"}
+"""AQE off and no broadcast: the same plan, stages and task counts in every run."""
+
+
+def slot_workload(n_slots: int) -> Workload:
+    """Return the run of the slot series with `n_slots` task slots."""
+    return Workload(
+        name=f"slots-{n_slots}",
+        codec="zstd",
+        rolling=False,
+        exercises=f"the sleepy job on local[{n_slots}]",
+        run=run_sleepy_slots,
+        conf=SLOTS_CONF,
+        master=f"local[{n_slots}]",
+        app=SLOTS_APP_NAME,
+        warm=True,
+    )
+
+
+SLOT_WORKLOADS = {w.name: w for w in (slot_workload(n) for n in SLOT_COUNTS)}
+RUNNABLE = {**WORKLOADS_BY_NAME, **PAIR_WORKLOADS, **SLOT_WORKLOADS}
+"""Every workload `--run-one` can start: the samples, both runs of every pair, the slot series."""
 PAIRS_DIR_NAME = "pairs"
 
 
@@ -2964,6 +3066,7 @@ def render_readme(entries: list[dict[str, Any]], older_dirs: list[str] | None = 
         REGENERATE_COMMAND,
         f"{REGENERATE_COMMAND} --only skewed-join,multi-sql   # just some",
         f"{REGENERATE_COMMAND} --pairs skew                   # one run pair",
+        f"{REGENERATE_COMMAND} --slots                        # the slot series",
         f"{REGENERATE_COMMAND} --out /tmp/logs                # elsewhere",
         "```",
         "",
@@ -3080,7 +3183,9 @@ def render_labels(entries: list[dict[str, Any]]) -> list[str]:
     lines += [
         "",
         "Run pairs (the same job run twice with one change) are under `pairs/`; see "
-        "`pairs/README.md`.",
+        "`pairs/README.md`. The slot series (one job run with "
+        + ", ".join(str(n) for n in SLOT_COUNTS)
+        + " task slots, for the what-if model) is under `slots/`; see `slots/README.md`.",
         "",
     ]
     return lines
@@ -3317,6 +3422,110 @@ def render_pairs_readme(entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+SLOT_SERIES_MAX_BYTES = 2 * 1024 * 1024
+"""Each run's log stays under 2 MB (the repository keeps larger files out)."""
+
+
+def slot_run_record(n_slots: int, log_path: Path, s: LogSummary) -> dict[str, Any]:
+    """Return the manifest record of one run of the slot series."""
+    return {
+        "task_slots": n_slots,
+        "file": log_path.name,
+        "master": f"local[{n_slots}]",
+        "size_bytes": disk_size(log_path),
+        "duration_ms": s.facts.duration_ms,
+        "tasks": s.n_tasks,
+        "executions": [
+            {
+                "execution_id": ex.execution_id,
+                "description": ex.description,
+                "wall_ms": ex.duration_ms,
+            }
+            for ex in sorted(s.facts.executions.values(), key=lambda ex: ex.execution_id)
+        ],
+    }
+
+
+def slot_series_problems(records: list[dict[str, Any]]) -> list[str]:
+    """Return why the series' runs do not show what they are for (empty if they do): every run
+    has the same executions and tasks, a small log, and is faster with more slots."""
+    found = []
+    shapes = {(len(r["executions"]), r["tasks"]) for r in records}
+    if len(shapes) != 1:
+        found.append(f"slot series: runs differ in executions or tasks {sorted(shapes)}")
+    for r in records:
+        if r["size_bytes"] >= SLOT_SERIES_MAX_BYTES:
+            found.append(f"slot series: {r['file']} is {fmt_kib(r['size_bytes'])}")
+    walls = [r["duration_ms"] for r in sorted(records, key=lambda r: r["task_slots"])]
+    if any(b >= a for a, b in itertools.pairwise(walls)):
+        found.append(f"slot series: more slots were not faster ({walls} ms)")
+    return found
+
+
+def run_slot_series(out: Path, problems: list[str], target: Target) -> None:
+    """Run the sleepy job once per slot count into `out/slots/` and write its manifest."""
+    slots_dir = out / SLOTS_DIR_NAME
+    slots_dir.mkdir(exist_ok=True)
+    for path in slots_dir.iterdir():
+        remove_log(path)
+    records = []
+    for n_slots in SLOT_COUNTS:
+        workload = SLOT_WORKLOADS[f"slots-{n_slots}"]
+        print(f"slot series: local[{n_slots}]")
+        log_path = run_workload_into(workload, slots_dir, problems, target)
+        if log_path is None:
+            return
+        summary, failed_checks = verify(workload, log_path)
+        if failed_checks:
+            problems.append(f"{workload.name}: failed checks {failed_checks}")
+        records.append(slot_run_record(n_slots, log_path, summary))
+    problems.extend(slot_series_problems(records))
+    manifest = {"format_version": MANIFEST_FORMAT_VERSION, "runs": records}
+    (slots_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (slots_dir / README_NAME).write_text(render_slots_readme(records))
+    for r in records:
+        walls = ", ".join(f"{e['wall_ms'] / 1000:.1f} s" for e in r["executions"])
+        print(f"local[{r['task_slots']}]  app {r['duration_ms'] / 1000:.1f} s  executions {walls}")
+
+
+def render_slots_readme(records: list[dict[str, Any]]) -> str:
+    """Return the README of the slot series directory."""
+    lines = [
+        "# Slot series",
+        "",
+        f"One job (`{SLOTS_APP_NAME}`, `run_sleepy_slots` in `scripts/make_sample_eventlogs.py`) "
+        f"run with {', '.join(str(n) for n in SLOT_COUNTS)} task slots (`local[N]`), to check "
+        "the what-if model (docs/what-if.md) against measured runs: the test predicts, from each "
+        "run's log, the walls of the runs with twice and half the slots "
+        "(`tests/test_what_if.py`).",
+        "",
+        "The job's tasks sleep a set time on their first row (`NAP_MS`: a default per stage and "
+        "a few stragglers; `reflect` calls the JVM's `Thread.sleep`), so their length does not "
+        "depend on the CPU: on a 2-core machine, runs whose tasks compete for the CPU would "
+        "measure contention, not scheduling. "
+        "It runs two SQL executions with AQE and broadcast joins off (the same stages and tasks in "
+        "every run): 'map, shuffle, reduce' (16 map tasks, a shuffle, 8 reduce tasks) and 'two "
+        "maps, join' (map stages of 8 and 4 tasks side by side, then a sort-merge join of 8 "
+        "tasks). Each run warms its JVM up first in a session without an event log.",
+        "",
+        f"Regenerate: `{REGENERATE_COMMAND} --slots`. `.manifest.json` lists each run's file, "
+        "task slots, wall time and executions' walls.",
+        "",
+        "| task slots | file | app wall | execution walls | size |",
+        "|---|---|---|---|---|",
+    ]
+    for r in records:
+        walls = "; ".join(
+            f"{e['execution_id']}: {e['wall_ms'] / 1000:.2f} s" for e in r["executions"]
+        )
+        lines.append(
+            f"| {r['task_slots']} | `{r['file']}` | {r['duration_ms'] / 1000:.2f} s | {walls} | "
+            f"{fmt_kib(r['size_bytes'])} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
 def print_summary(entries: list[dict[str, Any]]) -> None:
     """Print one line per log."""
     header = (
@@ -3349,6 +3558,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default="",
         help="comma-separated run pairs to regenerate under pairs/, or `all`: "
         + ", ".join(p.name for p in PAIRS),
+    )
+    parser.add_argument(
+        "--slots",
+        action="store_true",
+        help=f"run the slot series under {SLOTS_DIR_NAME}/ (the sleepy job on local[N] for N in "
+        + ", ".join(str(n) for n in SLOT_COUNTS)
+        + ")",
     )
     parser.add_argument(
         "--spark-version",
@@ -3396,8 +3612,8 @@ def main(argv: list[str]) -> int:
     target = Target(version=None, python=sys.executable)
     out: Path = args.out
     if version is not None:
-        if args.pairs:
-            raise SystemExit("--pairs runs with the project's own pyspark only")
+        if args.pairs or args.slots:
+            raise SystemExit("--pairs and --slots run with the project's own pyspark only")
         from pyspark_releases import VERSIONS_DIR_PREFIX, venv_python
 
         target = Target(version=version, python=str(venv_python(version)))
@@ -3405,12 +3621,14 @@ def main(argv: list[str]) -> int:
             out = DEFAULT_OUT / f"{VERSIONS_DIR_PREFIX}{version}"
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    everything = not args.only and not args.pairs
+    everything = not args.only and not args.pairs and not args.slots
     problems: list[str] = []
     if everything or args.only:
         run_workloads(out, select_workloads(args.only, target), everything, problems, target)
     if version is None and (everything or args.pairs):
         run_pairs(out, select_pairs(args.pairs), problems, target)
+    if version is None and (everything or args.slots):
+        run_slot_series(out, problems, target)
     for problem in problems:
         print(f"PROBLEM: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -19,6 +19,8 @@ PAIRS = SAMPLES / "pairs"
 """Run pairs: one log directory per pair (two runs of one job), not logs of the top directory."""
 PUBLIC_CORPUS = SAMPLES / "public"
 """Public real-world logs copied into the repository (see its README), beside `PUBLIC`."""
+SLOTS = SAMPLES / "slots"
+"""The slot series: one job run with 1, 2, 4 and 8 task slots (tests/test_what_if.py)."""
 
 needs_public = pytest.mark.skipif(
     not PUBLIC.is_dir(), reason=f"public event logs not found at {PUBLIC}"
@@ -51,7 +53,7 @@ def _logs_in(directory: Path) -> list[Path]:
         for p in directory.iterdir()
         if not p.name.startswith(".")
         and p.suffix not in (".md", ".py", ".txt", ".json")
-        and p not in (PAIRS, PUBLIC_CORPUS)
+        and p not in (PAIRS, PUBLIC_CORPUS, SLOTS)
         and not (p.is_dir() and p.name.startswith(VERSIONS_PREFIX))
     )
 
@@ -59,8 +61,8 @@ def _logs_in(directory: Path) -> list[Path]:
 def sample_logs() -> list[Path]:
     """Return the generated sample logs: the top directory's, then each older version's.
 
-    Hidden files (the manifests, the saved History Server answers), the READMEs and the `pairs/`
-    and `public/` directories are left out.
+    Hidden files (the manifests, the saved History Server answers), the READMEs and the `pairs/`,
+    `public/` and `slots/` directories are left out.
     """
     if not SAMPLES.is_dir():
         return []
