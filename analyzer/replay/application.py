@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from analyzer.eventlog import events as ev
 from analyzer.model.application import (
     SYSTEM_PROPERTY_KEYS,
     Application,
-    Execution,
-    Executor,
-    Job,
     PlanVersion,
     SparkEnvironment,
-    StageAttempt,
 )
-from analyzer.model.plan import MetricDef, PlanGraph
+from analyzer.model.plan import PlanGraph
+from analyzer.replay.live import (
+    EMPTY_GRAPH,
+    LiveExecution,
+    LiveExecutor,
+    LiveJob,
+    LiveStage,
+    cpu_amount,
+    job_error,
+    max_tasks,
+    parse_java_long,
+    scope_names,
+)
 from analyzer.replay.plan_graph import PlanParts, build_plan_graph
 from analyzer.replay.sql_listener import FrozenMetric, SqlListener
 from analyzer.replay.streaming import StreamingTracker
@@ -35,57 +42,6 @@ JOB_GROUP_KEY = "spark.jobGroup.id"
 JOB_TAGS_KEY = "spark.job.tags"
 CPUS_PER_TASK_KEY = "spark.task.cpus"
 
-# Spark's CpuAmount: a cores-per-task amount has 9 decimal places and lies in [1e-9, 2^31 - 1].
-_CPU_SCALE = Decimal("1e-9")
-_CPU_MAX = Decimal(2**31 - 1)
-_INT_MAX = 2**31 - 1
-
-# Jobs and stage attempts are built from values already of their fields' types, without
-# validating them again, and with one set of field names for all of them (frozen models never
-# change it): each would otherwise hold its own set, 0.7 KB, and a log of thousands of
-# executions holds tens of thousands of them.
-_JOB_FIELDS = set(Job.model_fields)
-_STAGE_FIELDS = set(StageAttempt.model_fields)
-_EMPTY_GRAPH = PlanGraph.typed(nodes=(), edges=())
-
-
-def _cpu_amount(text: str) -> Decimal | None:
-    """Parse a cores-per-task amount as Spark's `CpuAmount.parseUntrusted` does, or None."""
-    if len(text) > 64 or text != text.strip():
-        return None
-    try:
-        amount = Decimal(text)
-        if not (_CPU_SCALE <= amount <= _CPU_MAX):
-            return None
-    except (InvalidOperation, ValueError):
-        return None
-    return amount.quantize(_CPU_SCALE, rounding=ROUND_HALF_UP)
-
-
-def _max_tasks(cores: int, cpus_per_task: Decimal) -> int:
-    """Tasks `cores` cores run at once (`ResourceProfile.numTasksBasedOnCores`)."""
-    return max(0, min(int(Decimal(cores) // cpus_per_task), _INT_MAX))
-
-
-_JAVA_LONG = re.compile(r"[+-]?\d+")
-"""What Java's `Long.parseLong` accepts: a sign, then decimal digits (any script's, as
-`Character.digit`); no spaces, no underscores."""
-
-
-def parse_java_long(text: str) -> int | None:
-    """Parse `text` as Java's `Long.parseLong` (Scala's `toLong`) does; None where it throws.
-
-    >>> parse_java_long("+42"), parse_java_long(" 42"), parse_java_long("9223372036854775808")
-    (42, None, None)
-    """
-    if not _JAVA_LONG.fullmatch(text):
-        return None
-    try:
-        value = int(text)
-    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-        return None
-    return value if ev.LONG_MIN <= value <= ev.LONG_MAX else None
-
 
 @dataclass
 class BuiltApplication:
@@ -97,241 +53,6 @@ class BuiltApplication:
     """Per execution, per accumulator id: the values Spark's SQL tab aggregates."""
     stage_accumulators: dict[tuple[int, int], set[int]]
     """(stage id, attempt) → SQL accumulator ids its tasks or completion event updated."""
-
-
-@dataclass
-class _Exec:
-    execution_id: int
-    root_execution_id: int
-    description: str = ""
-    details: str = ""
-    start_ms: int | None = None
-    end_ms: int | None = None
-    error_message: str | None = None
-    ended: bool = False
-    plans: list[PlanVersion] = field(default_factory=list)
-    metrics: dict[int, MetricDef] = field(default_factory=dict)
-    job_ids: list[int] = field(default_factory=list)
-    modified_configs: dict[str, str] = field(default_factory=dict)
-
-    def to_model(self, job_status: dict[int, str], stage_ids: list[int]) -> Execution:
-        """The frozen execution; `job_status` holds every job's status by id, `stage_ids` the
-        execution's stages in the order the SQL listener met them."""
-        statuses = [job_status[j] for j in self.job_ids if j in job_status]
-        failed_alone = self.ended and self.error_message
-        if all(s == "SUCCEEDED" for s in statuses) and not failed_alone:
-            status = "COMPLETED"
-        elif any(s == "FAILED" for s in statuses) or failed_alone:
-            status = "FAILED"
-        else:
-            status = "RUNNING"
-        plans = tuple(self.plans) or (
-            PlanVersion.typed(index=0, physical_plan_description="", graph=_EMPTY_GRAPH),
-        )
-        return Execution(
-            execution_id=self.execution_id,
-            root_execution_id=self.root_execution_id,
-            description=self.description,
-            details=self.details,
-            start_ms=self.start_ms,
-            end_ms=self.end_ms,
-            error_message=self.error_message,
-            status=status,
-            job_ids=tuple(self.job_ids),
-            stage_ids=tuple(stage_ids),
-            plans=plans,
-            metric_catalog=tuple(self.metrics.values()),
-            modified_configs=tuple(sorted(self.modified_configs.items())),
-            ended=self.ended,
-        )
-
-
-@dataclass
-class _Job:
-    """A job as the replay knows it so far."""
-
-    job_id: int
-    execution_id: int | None
-    submission_ms: int | None
-    stage_ids: tuple[int, ...]
-    completion_ms: int | None = None
-    status: str = "RUNNING"
-    """`RUNNING` until its end event, then `SUCCEEDED` or `FAILED`."""
-    error: str | None = None
-    name: str = ""
-    description: str | None = None
-    job_group: str | None = None
-    job_tags: tuple[str, ...] = ()
-
-    def to_model(self) -> Job:
-        """The frozen job."""
-        return Job.model_construct(
-            _JOB_FIELDS,
-            job_id=self.job_id,
-            execution_id=self.execution_id,
-            submission_ms=self.submission_ms,
-            completion_ms=self.completion_ms,
-            status=self.status,
-            stage_ids=self.stage_ids,
-            error_message=self.error,
-            name=self.name,
-            description=self.description,
-            job_group=self.job_group,
-            job_tags=self.job_tags,
-        )
-
-
-@dataclass(slots=True)
-class _Executor:
-    """An executor (or the driver) as the replay knows it so far (Spark's `LiveExecutor`)."""
-
-    executor_id: str
-    host: str
-    n_cores: int
-    added_ms: int | None
-    removed_ms: int | None = None
-    removed_reason: str | None = None
-    live: bool = True
-    """Registered and not removed: only then do its tasks count (Spark's `liveExecutors`)."""
-    host_port: str | None = None
-    max_memory_bytes: int = 0
-    max_tasks: int = 0
-    resource_profile_id: int = 0
-    n_started: int = 0
-    n_active: int = 0
-    n_completed: int = 0
-    n_failed: int = 0
-    task_time_ms: int = 0
-    gc_time_ms: int = 0
-    input_bytes: int = 0
-    shuffle_read_bytes: int = 0
-    shuffle_write_bytes: int = 0
-    peak_total_gc_ms: int | None = None
-
-    def note_peak(self, metrics: ev.ExecutorMetricsPeaks | None) -> None:
-        """Update the peak GC time (Spark's `compareAndUpdatePeakValues`; absent = zeros)."""
-        value = metrics.total_gc_ms if metrics is not None else 0
-        if self.peak_total_gc_ms is None or value > self.peak_total_gc_ms:
-            self.peak_total_gc_ms = value
-
-    def count_task_ends(self, totals: list[int]) -> None:
-        """Add a segment's task ends of this executor (`task_columns.EXECUTOR_END_FIELDS`), as
-        `AppStatusListener.onTaskEnd` counts each."""
-        completed, failed, ended, peak_gc, task_time, gc_time, input_bytes, read, written = totals
-        self.n_completed += completed
-        self.n_failed += failed
-        self.n_active -= ended
-        if self.peak_total_gc_ms is None or peak_gc > self.peak_total_gc_ms:
-            self.peak_total_gc_ms = peak_gc
-        self.task_time_ms += task_time
-        self.gc_time_ms += gc_time
-        self.input_bytes += input_bytes
-        self.shuffle_read_bytes += read
-        self.shuffle_write_bytes += written
-
-    def to_model(self) -> Executor:
-        """The frozen executor."""
-        return Executor(
-            executor_id=self.executor_id,
-            host=self.host,
-            n_cores=self.n_cores,
-            added_ms=self.added_ms,
-            removed_ms=self.removed_ms,
-            removed_reason=self.removed_reason,
-            host_port=self.host_port,
-            max_memory_bytes=self.max_memory_bytes,
-            max_tasks=self.max_tasks,
-            is_active=self.live,
-            n_tasks_started=self.n_started,
-            n_tasks_active=self.n_active,
-            n_tasks_completed=self.n_completed,
-            n_tasks_failed=self.n_failed,
-            task_time_ms=self.task_time_ms,
-            gc_time_ms=self.gc_time_ms,
-            input_bytes=self.input_bytes,
-            shuffle_read_bytes=self.shuffle_read_bytes,
-            shuffle_write_bytes=self.shuffle_write_bytes,
-            peak_total_gc_ms=self.peak_total_gc_ms,
-            resource_profile_id=self.resource_profile_id,
-        )
-
-
-@dataclass
-class _Stage:
-    stage_id: int
-    attempt_id: int
-    name: str = ""
-    n_tasks: int = 0
-    submission_ms: int | None = None
-    completion_ms: int | None = None
-    failure_reason: str | None = None
-    submitted: bool = False
-    completed: bool = False
-    parent_ids: tuple[int, ...] = ()
-    job_ids: list[int] = field(default_factory=list)
-    scope_names: tuple[str, ...] = ()
-    n_task_attempts: int = 0
-    n_failed: int = 0
-    n_killed: int = 0
-    n_speculative: int = 0
-    n_unfinished: int = 0
-    resource_profile_id: int = 0
-
-    @property
-    def status(self) -> str:
-        """FAILED, COMPLETE, ACTIVE (submitted, not completed) or SKIPPED (never submitted)."""
-        if self.failure_reason:
-            return "FAILED"
-        if self.completed:
-            return "COMPLETE"
-        return "ACTIVE" if self.submitted else "SKIPPED"
-
-    def to_model(self, n_unfinished_tasks: int) -> StageAttempt:
-        """The frozen stage attempt; `n_unfinished_tasks` started and never ended."""
-        return StageAttempt.model_construct(
-            _STAGE_FIELDS,
-            stage_id=self.stage_id,
-            attempt_id=self.attempt_id,
-            name=self.name,
-            n_tasks=self.n_tasks,
-            submission_ms=self.submission_ms,
-            completion_ms=self.completion_ms,
-            status=self.status,
-            failure_reason=self.failure_reason,
-            parent_ids=self.parent_ids,
-            job_ids=tuple(self.job_ids),
-            rdd_scope_names=self.scope_names,
-            n_task_attempts=self.n_task_attempts,
-            n_failed_attempts=self.n_failed,
-            n_killed_attempts=self.n_killed,
-            n_speculative_attempts=self.n_speculative,
-            n_unfinished_tasks=n_unfinished_tasks,
-            resource_profile_id=self.resource_profile_id,
-        )
-
-
-def _scope_names(info: ev.StageInfo) -> tuple[str, ...]:
-    import json
-
-    names: list[str] = []
-    for rdd in info.rdd_info:
-        if rdd.scope:
-            try:
-                scope = json.loads(rdd.scope)
-            except ValueError:
-                continue
-            name = scope.get("name") if isinstance(scope, dict) else None
-            if isinstance(name, str) and name not in names:
-                names.append(name.strip())
-    return tuple(names)
-
-
-def _job_error(result: ev.JobResult) -> str | None:
-    if result.result == "JobSucceeded":
-        return None
-    exc: dict[str, Any] = result.exception or {}
-    message = exc.get("Message")
-    return str(message) if message else result.result
 
 
 class ApplicationBuilder:
@@ -347,10 +68,10 @@ class ApplicationBuilder:
         self.end_ms: int | None = None
         self.completed = False
         self.properties: dict[str, str] = {}
-        self.executors: dict[str, _Executor] = {}
-        self.jobs: dict[int, _Job] = {}
-        self.stages: dict[tuple[int, int], _Stage] = {}
-        self.executions: dict[int, _Exec] = {}
+        self.executors: dict[str, LiveExecutor] = {}
+        self.jobs: dict[int, LiveJob] = {}
+        self.stages: dict[tuple[int, int], LiveStage] = {}
+        self.executions: dict[int, LiveExecution] = {}
         self.tasks = TaskColumns()
         self.recorder = TaskRecorder()
         """Task events since the last other event (see `apply_segment`)."""
@@ -367,24 +88,24 @@ class ApplicationBuilder:
         self.default_cpus_per_task = Decimal(1)
         self.streaming = StreamingTracker()
 
-    def _live_executor(self, executor_id: str, time_ms: int) -> _Executor:
+    def _live_executor(self, executor_id: str, time_ms: int) -> LiveExecutor:
         """Return the registered executor with this id, registering it if needed (Spark's
         `getOrCreateExecutor`: a removed executor that comes back starts afresh)."""
         executor = self.executors.get(executor_id)
         if executor is None or not executor.live:
-            executor = _Executor(executor_id=executor_id, host="", n_cores=0, added_ms=time_ms)
+            executor = LiveExecutor(executor_id=executor_id, host="", n_cores=0, added_ms=time_ms)
             self.executors[executor_id] = executor
         return executor
 
-    def _registered(self, executor_id: str) -> _Executor | None:
+    def _registered(self, executor_id: str) -> LiveExecutor | None:
         executor = self.executors.get(executor_id)
         return executor if executor is not None and executor.live else None
 
-    def _stage(self, info: ev.StageInfo) -> _Stage:
+    def _stage(self, info: ev.StageInfo) -> LiveStage:
         key = (info.stage_id, info.attempt_id)
         stage = self.stages.get(key)
         if stage is None:
-            stage = _Stage(info.stage_id, info.attempt_id)
+            stage = LiveStage(info.stage_id, info.attempt_id)
             self.stages[key] = stage
         # Names, call sites and tags repeat in every run of a query or micro-batch: each held
         # once (`PlanParts.text`).
@@ -400,11 +121,13 @@ class ApplicationBuilder:
         if info.failure_reason is not None:
             stage.failure_reason = info.failure_reason
         if not stage.scope_names:
-            stage.scope_names = tuple(map(text, _scope_names(info)))
+            stage.scope_names = tuple(map(text, scope_names(info)))
         return stage
 
-    def _add_plan(self, ex: _Exec, description: str, plan: ev.SparkPlanInfo | None) -> PlanGraph:
-        graph = _EMPTY_GRAPH if plan is None else build_plan_graph(plan, self.plan_parts)
+    def _add_plan(
+        self, ex: LiveExecution, description: str, plan: ev.SparkPlanInfo | None
+    ) -> PlanGraph:
+        graph = EMPTY_GRAPH if plan is None else build_plan_graph(plan, self.plan_parts)
         ex.plans.append(
             PlanVersion.typed(
                 index=len(ex.plans),
@@ -420,10 +143,10 @@ class ApplicationBuilder:
         self.listener.add_metrics(ex.execution_id, declared)
         return graph
 
-    def _execution(self, execution_id: int) -> _Exec:
+    def _execution(self, execution_id: int) -> LiveExecution:
         ex = self.executions.get(execution_id)
         if ex is None:
-            ex = _Exec(execution_id, execution_id)
+            ex = LiveExecution(execution_id, execution_id)
             self.executions[execution_id] = ex
         return ex
 
@@ -524,7 +247,7 @@ class ApplicationBuilder:
         description = props.get(JOB_DESCRIPTION_KEY)
         job_group = props.get(JOB_GROUP_KEY)
         text = self.plan_parts.text
-        self.jobs[event.job_id] = _Job(
+        self.jobs[event.job_id] = LiveJob(
             job_id=event.job_id,
             execution_id=execution_id,
             submission_ms=event.submission_ms,
@@ -555,7 +278,7 @@ class ApplicationBuilder:
         if job is not None:
             job.completion_ms = event.completion_ms
             job.status = "SUCCEEDED" if succeeded else "FAILED"
-            job.error = _job_error(event.result)
+            job.error = job_error(event.result)
         self.listener.job_end(event.job_id, succeeded)
 
     def _on_execution_start(self, event: ev.SQLExecutionStart) -> None:
@@ -599,7 +322,7 @@ class ApplicationBuilder:
         executor.n_cores = info.total_cores
         executor.resource_profile_id = info.resource_profile_id
         cpus = self.cpus_per_profile.get(info.resource_profile_id)
-        executor.max_tasks = _max_tasks(
+        executor.max_tasks = max_tasks(
             info.total_cores, cpus if cpus is not None else self.default_cpus_per_task
         )
 
@@ -620,7 +343,7 @@ class ApplicationBuilder:
     def _on_resource_profile(self, event: ev.ResourceProfileAdded) -> None:
         cpus = event.cpus_per_task
         # Spark reads the amount through Double.toString; repr gives the same decimal value.
-        self.cpus_per_profile[event.profile_id] = None if cpus is None else _cpu_amount(repr(cpus))
+        self.cpus_per_profile[event.profile_id] = None if cpus is None else cpu_amount(repr(cpus))
 
     def _on_stage_executor_metrics(self, event: ev.StageExecutorMetrics) -> None:
         executor = self._registered(event.executor_id)
@@ -654,7 +377,7 @@ class ApplicationBuilder:
         self.system_properties = {k: system[k] for k in SYSTEM_PROPERTY_KEYS if k in system}
         cpus = self.properties.get(CPUS_PER_TASK_KEY)
         if cpus is not None:
-            amount = _cpu_amount(cpus)
+            amount = cpu_amount(cpus)
             if amount is not None:
                 self.default_cpus_per_task = amount
 
