@@ -191,10 +191,7 @@ def aggregate_node_metrics(
     }
     max_rows = _first_max_rows(slots, tasks)
     spark_max_tasks = {
-        fm.max_at[3]
-        for metrics in built.frozen.values()
-        for fm in metrics.values()
-        if fm.max_at is not None
+        frozen.maxes[i] for frozen in built.frozen.values() for i in range(4, len(frozen.maxes), 5)
     }
     places = {
         int(r["task_id"]): (r["partition_id"], r["executor_id"], r["host"])
@@ -204,7 +201,7 @@ def aggregate_node_metrics(
     }
     # Indexed once: scanning every stage attempt for each execution is quadratic (50 s for
     # 3,600 executions).
-    stage_accumulators: dict[int, list[set[int]]] = {}
+    stage_accumulators: dict[int, list[array[int]]] = {}
     for (stage_id, _attempt), ids in built.stage_accumulators.items():
         stage_accumulators.setdefault(stage_id, []).append(ids)
     out: dict[int, dict[int, NodeStats]] = {}
@@ -221,12 +218,15 @@ def _execution_nodes(
     stats: dict[tuple[int, int], tuple[int, ...]],
     max_rows: dict[tuple[int, int], _FirstMax],
     places: dict[int, tuple[object, object, object]],
-    stage_accumulators: dict[int, list[set[int]]],
+    stage_accumulators: dict[int, list[array[int]]],
     shared: SharedValues,
 ) -> dict[int, NodeStats]:
     """`stage_accumulators`: stage id → the SQL accumulator ids of each of its attempts;
     `shared` hands out the one object of each value the statistics repeat."""
-    frozen = built.frozen.get(execution.execution_id, {})
+    frozen = built.frozen.get(execution.execution_id)
+    frozen_ids = set(frozen.accumulator_ids) if frozen is not None else set()
+    spark_maxes = frozen.max_at() if frozen is not None else {}
+    driver_values = frozen.driver_values_of() if frozen is not None else {}
     acc_stages: dict[int, set[int]] = {}
     for stage_id in set(execution.stage_ids):
         for ids in stage_accumulators.get(stage_id, ()):
@@ -241,11 +241,10 @@ def _execution_nodes(
             node_stages |= acc_stages.get(m.accumulator_id, set())
             key = (execution.execution_id, m.accumulator_id)
             row = stats.get(key)
-            fm = frozen.get(m.accumulator_id)
-            if row is None or fm is None:
+            if row is None or m.accumulator_id not in frozen_ids:
                 continue
             count, total, mn, med, mx, p25, p75, p95 = row
-            spark_max = fm.max_at
+            spark_max = spark_maxes.get(m.accumulator_id)
             spark_ui = shared.one(
                 spark_string_from_stats(
                     m.metric_type,
@@ -273,9 +272,9 @@ def _execution_nodes(
                     count=count,
                     skew_ratio=shared.real(mx / med) if med > 0 else None,
                     skew_pct=shared.real(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
-                    max_at=_max_location(fm.max_at, max_rows.get(key), mx, places, shared),
+                    max_at=_max_location(spark_max, max_rows.get(key), mx, places, shared),
                     stage_ids=shared.one(tuple(sorted(acc_stages.get(m.accumulator_id, ())))),
-                    driver_values=shared.one(tuple(fm.driver_values)),
+                    driver_values=shared.one(tuple(driver_values.get(m.accumulator_id, ()))),
                 )
             )
         nodes[node.node_id] = NodeStats(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer.replay.sql_listener import FrozenMetric
+from analyzer.replay.sql_listener import FrozenExecution
 from analyzer.replay.task_columns import INT_COLUMNS, PUSH_COLUMNS, STR_COLUMNS, TaskColumns
 
 _FLAG_COLUMNS = frozenset(("successful", "failed", "killed", "speculative"))
@@ -88,39 +88,37 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     return TaskFrames(pl.DataFrame(columns), push)
 
 
-def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:
+def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
     """The values Spark aggregates: a row per task slot of each counted stage and per driver value.
 
     Slots no task filled have task_id -1 and value 0 (Spark counts them); driver values have
     stage_id, stage_attempt_id and slot null and task_id -1.
     """
     # One row per stage block with its keys and length; polars repeats the keys over the
-    # block's slots, so only the values and task ids are copied slot by slot in Python.
-    keys: dict[str, list[int]] = {name: [] for name in _BLOCK_KEYS}
-    lengths: list[int] = []
+    # block's slots, so the slots' values and task ids are copied as whole arrays.
+    keys: dict[str, array[int]] = {name: array("q") for name in _BLOCK_KEYS}
+    lengths: array[int] = array("q")
     values: array[int] = array("q")
     task_ids: array[int] = array("q")
-    driver_rows: dict[str, list[int | None]] = {name: [] for name in SLOT_SCHEMA}
-    for execution_id, metrics in frozen.items():
-        for acc_id, metric in metrics.items():
-            for block in metric.blocks:
-                if not block.values:
-                    continue
-                keys["execution_id"].append(execution_id)
-                keys["accumulator_id"].append(acc_id)
-                keys["stage_id"].append(block.stage_id)
-                keys["stage_attempt_id"].append(block.stage_attempt_id)
-                lengths.append(len(block.values))
-                values.extend(block.values)
-                task_ids.extend(block.task_ids)
-            for value in metric.driver_values:
-                driver_rows["execution_id"].append(execution_id)
-                driver_rows["accumulator_id"].append(acc_id)
-                driver_rows["stage_id"].append(None)
-                driver_rows["stage_attempt_id"].append(None)
-                driver_rows["slot"].append(None)
-                driver_rows["task_id"].append(-1)
-                driver_rows["value"].append(value)
+    driver_keys: array[int] = array("q")
+    driver_flat: array[int] = array("q")
+    for execution_id, execution in frozen.items():
+        flat = execution.blocks
+        block_lengths = flat[3::4]
+        if 0 in block_lengths:  # a stage of no tasks: no rows
+            kept = [i for i in range(0, len(flat), 4) if flat[i + 3]]
+            flat = array("q", [v for i in kept for v in flat[i : i + 4]])
+            block_lengths = flat[3::4]
+        keys["execution_id"].extend([execution_id] * len(block_lengths))
+        keys["accumulator_id"].extend(flat[0::4])
+        keys["stage_id"].extend(flat[1::4])
+        keys["stage_attempt_id"].extend(flat[2::4])
+        lengths.extend(block_lengths)
+        values.extend(execution.slot_values)
+        task_ids.extend(execution.slot_task_ids)
+        if execution.driver_values:
+            driver_keys.extend([execution_id] * (len(execution.driver_values) // 2))
+            driver_flat.extend(execution.driver_values)
     blocks = pl.DataFrame(
         {name: pl.Series(name, keys[name], dtype=pl.Int64) for name in _BLOCK_KEYS}
         | {"slot": pl.Series("slot", lengths, dtype=pl.Int64)}
@@ -134,5 +132,19 @@ def slot_frame(frozen: dict[int, dict[int, FrozenMetric]]) -> pl.DataFrame:
         )
         .select(list(SLOT_SCHEMA))
     )
-    driver = pl.DataFrame(driver_rows, schema=SLOT_SCHEMA)
-    return pl.concat([tasks, driver]) if driver.height else tasks
+    if not driver_keys:
+        return tasks
+    n_driver = len(driver_keys)
+    driver = pl.DataFrame(
+        {
+            "execution_id": pl.Series("execution_id", driver_keys, dtype=pl.Int64),
+            "accumulator_id": pl.Series("accumulator_id", driver_flat[0::2], dtype=pl.Int64),
+            "stage_id": pl.Series("stage_id", [None] * n_driver, dtype=pl.Int64),
+            "stage_attempt_id": pl.Series("stage_attempt_id", [None] * n_driver, dtype=pl.Int64),
+            "slot": pl.Series("slot", [None] * n_driver, dtype=pl.Int64),
+            "task_id": pl.Series("task_id", [-1] * n_driver, dtype=pl.Int64),
+            "value": pl.Series("value", driver_flat[1::2], dtype=pl.Int64),
+        },
+        schema=SLOT_SCHEMA,
+    )
+    return pl.concat([tasks, driver])

@@ -30,27 +30,48 @@ class DeclaredMetric(Protocol):
     def metric_type(self) -> str: ...
 
 
-@dataclass
-class StageBlock:
-    """One stage's slot values for one metric: index i holds the value of task index i."""
+@dataclass(frozen=True, slots=True)
+class FrozenExecution:
+    """The values Spark's SQL tab aggregated for one execution, frozen at its end, as a few
+    flat arrays of 8-byte integers rather than an object per metric, stage block and value: a
+    log of tens of thousands of executions holds one of these for each until the aggregation.
 
-    stage_id: int
-    stage_attempt_id: int
-    values: array[int]
-    task_ids: array[int]
+    The metrics come in the order Spark's listener first met them (stage by stage, then those
+    only the driver set), and each metric's stage blocks and driver values in their order.
+    """
+
+    accumulator_ids: array[int]
+    """Every accumulator with a stage block or a driver value."""
+    blocks: array[int]
+    """Per stage block: (accumulator id, stage id, stage attempt id, number of slots), flat."""
+    slot_values: array[int]
+    """The blocks' slots one after the other: slot i of a block holds task index i's value."""
+    slot_task_ids: array[int]
     """Task id that produced each slot, -1 for a slot no task filled (it counts as 0)."""
+    driver_values: array[int]
+    """Per value the driver set: (accumulator id, value), flat."""
+    maxes: array[int]
+    """Per metric with a task maximum Spark names: (accumulator id, value, stage id, stage
+    attempt id, task id), flat; a metric whose driver set a larger value has none."""
+
+    def max_at(self) -> dict[int, tuple[int, int, int, int]]:
+        """Per accumulator id: (value, stage id, stage attempt id, task id) of Spark's maximum."""
+        flat = self.maxes
+        return {
+            flat[i]: (flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4])
+            for i in range(0, len(flat), 5)
+        }
+
+    def driver_values_of(self) -> dict[int, list[int]]:
+        """Per accumulator id with driver values: the values, in the order the driver set them."""
+        out: dict[int, list[int]] = {}
+        flat = self.driver_values
+        for i in range(0, len(flat), 2):
+            out.setdefault(flat[i], []).append(flat[i + 1])
+        return out
 
 
-@dataclass
-class FrozenMetric:
-    """The values Spark aggregated for one accumulator of one execution."""
-
-    accumulator_id: int
-    metric_type: str
-    blocks: list[StageBlock]
-    driver_values: list[int]
-    max_at: tuple[int, int, int, int] | None
-    """(value, stage_id, stage_attempt_id, task_id) of Spark's max, None if none or the driver."""
+_EMPTY = array("q")
 
 
 class _LiveStage:
@@ -150,7 +171,7 @@ class SqlListener:
         self._live: dict[int, _LiveExecution] = {}
         self._done: dict[int, _LiveExecution] = {}
         self._stages: dict[int, _LiveStage] = {}
-        self.frozen: dict[int, dict[int, FrozenMetric]] = {}
+        self.frozen: dict[int, FrozenExecution] = {}
         self.stage_order: dict[int, list[int]] = {}
         """Each execution's stage ids in Scala Set order, as of its last change."""
 
@@ -262,10 +283,11 @@ class SqlListener:
         for stage_id in [s for s in self._stages if s not in active]:
             del self._stages[stage_id]
 
-    def _aggregate(self, ex: _LiveExecution) -> dict[int, FrozenMetric]:
+    def _aggregate(self, ex: _LiveExecution) -> FrozenExecution:
         types = ex.metric_types
         stages = [self._stages[s] for s in ex.stages.ordered() if s in self._stages]
-        out: dict[int, FrozenMetric] = {}
+        # Per metric, in the order first met: its stages' slots, then its driver values.
+        blocks: dict[int, list[_LiveStage]] = {}
         maxes: dict[int, tuple[int, int, int, int]] = {}
         for stage in stages:
             for acc_id, best in stage.maxes.items():
@@ -274,32 +296,35 @@ class SqlListener:
                 current = maxes.get(acc_id)
                 if current is None or best[0] > current[0]:
                     maxes[acc_id] = (best[0], stage.stage_id, stage.attempt_id, best[1])
-            for acc_id, values in stage.values.items():
-                if acc_id not in types:
-                    continue
-                metric = out.get(acc_id)
-                if metric is None:
-                    metric = FrozenMetric(acc_id, types[acc_id], [], [], None)
-                    out[acc_id] = metric
-                metric.blocks.append(
-                    StageBlock(
-                        stage.stage_id,
-                        stage.attempt_id,
-                        array("q", values),
-                        array("q", stage.task_ids[acc_id]),
-                    )
-                )
+            for acc_id in stage.values:
+                if acc_id in types:
+                    blocks.setdefault(acc_id, []).append(stage)
+        drivers: dict[int, list[int]] = {acc_id: [] for acc_id in blocks}
         for acc_id, value in ex.driver_updates:
-            if acc_id not in types:
-                continue
-            metric = out.get(acc_id)
-            if metric is None:
-                metric = FrozenMetric(acc_id, types[acc_id], [], [], None)
-                out[acc_id] = metric
-            metric.driver_values.append(value)
-        for acc_id, metric in out.items():
+            if acc_id in types:
+                drivers.setdefault(acc_id, []).append(value)
+        flat_blocks: array[int] = array("q")
+        slot_values: array[int] = array("q")
+        slot_task_ids: array[int] = array("q")
+        flat_drivers: array[int] = array("q")
+        flat_maxes: array[int] = array("q")
+        for acc_id, values in drivers.items():
+            for stage in blocks.get(acc_id, ()):
+                slots = stage.values[acc_id]
+                flat_blocks.extend((acc_id, stage.stage_id, stage.attempt_id, len(slots)))
+                slot_values.extend(slots)
+                slot_task_ids.extend(stage.task_ids[acc_id])
+            for value in values:
+                flat_drivers.extend((acc_id, value))
             best_at = maxes.get(acc_id)
-            if best_at is not None and any(v > best_at[0] for v in metric.driver_values):
-                best_at = None
-            metric.max_at = best_at
-        return out
+            if best_at is not None and not any(v > best_at[0] for v in values):
+                flat_maxes.append(acc_id)
+                flat_maxes.extend(best_at)
+        return FrozenExecution(
+            array("q", drivers),
+            flat_blocks,
+            slot_values,
+            slot_task_ids,
+            flat_drivers or _EMPTY,
+            flat_maxes or _EMPTY,
+        )
