@@ -11,6 +11,7 @@ import polars as pl
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
 from analyzer.aggregate.capacity import Capacity, build_capacity, peak_running_tasks
+from analyzer.aggregate.cost import CostFigures, compute_cost
 from analyzer.aggregate.executor_summary import (
     FALLBACK_EXECUTOR_ID,
     ExecutorSummary,
@@ -20,6 +21,7 @@ from analyzer.aggregate.executor_summary import (
 )
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
+from analyzer.aggregate.pricing import PriceSpec
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
@@ -162,6 +164,20 @@ class Analysis:
         return self._once(
             "capacity",
             lambda: build_capacity(self.application, peak_running_tasks(self.tasks)),
+        )
+
+    def cost(self, prices: PriceSpec | None = None) -> CostFigures:
+        """Core-hours and memory-hours held and used, priced by `prices` when given
+        (`aggregate.cost`)."""
+        return self._once(
+            ("cost", prices),
+            lambda: compute_cost(
+                self.application,
+                self.tasks,
+                self.capacity.task_cpus,
+                peak_running_tasks(self.tasks),
+                prices.pricing_for(self.properties) if prices is not None else None,
+            ),
         )
 
     @property

@@ -232,6 +232,24 @@ class DocFinding(msgspec.Struct, frozen=True):
     stage_attempt_id: int | None = None
 
 
+class DocPrice(msgspec.Struct, frozen=True):
+    """`cost.price` of a JSON report."""
+
+    currency: str
+
+
+class DocCost(msgspec.Struct, frozen=True):
+    """`cost` of a JSON report (docs/cost.md)."""
+
+    core_hours_allocated: float
+    core_hours_used: float
+    idle_share: float | None
+    memory_gib_hours: float
+    price: DocPrice | None = None
+    cost_allocated: float | None = None
+    cost_idle: float | None = None
+
+
 class ReportDoc(msgspec.Struct, frozen=True):
     """The fields of a JSON report (`report.json`) the fleet and history tables are built from."""
 
@@ -240,6 +258,8 @@ class ReportDoc(msgspec.Struct, frozen=True):
     stages: list[DocStage]
     executions: list[DocExecution]
     findings: list[DocFinding] = msgspec.field(default_factory=list)
+    cost: DocCost | None = None
+    """None in a report written before costs were computed."""
 
 
 class ReportDocError(ValueError):

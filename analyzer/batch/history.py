@@ -94,6 +94,13 @@ class RunRow(HistoryRow):
     regressed: bool
     regression_threshold: float
     regression_min_change_ms: int
+    core_hours_allocated: float | None
+    core_hours_used: float | None
+    idle_share: float | None
+    memory_gib_hours: float | None
+    cost: float | None
+    cost_idle: float | None
+    currency: str | None
 
 
 @dataclass(frozen=True)
@@ -208,11 +215,25 @@ class RunRecord:
     regressed: bool
     """As decided when the run was recorded (by the regression rule of that batch run)."""
     batch_run_ms: int
+    core_hours_allocated: float | None = None
+    """The run's core-hours allocated (docs/cost.md); None in runs recorded before costs."""
+    idle_share: float | None = None
+    cost: float | None = None
+    """What the run cost, when a price was given."""
+    cost_idle: float | None = None
+    currency: str | None = None
 
     @property
     def identity(self) -> RunIdentity:
         """See `run_identity`."""
         return run_identity(self.app_id, self.attempt_id, self.app_key)
+
+    @property
+    def idle_core_hours(self) -> float | None:
+        """Core-hours allocated that no task used (None in runs recorded before costs)."""
+        if self.core_hours_allocated is None or self.idle_share is None:
+            return None
+        return self.core_hours_allocated * self.idle_share
 
 
 @dataclass(frozen=True)
@@ -459,6 +480,8 @@ def _record(
     worst = max(
         (f.severity for f in doc.findings), key=lambda s: _SEVERITY_RANK.get(s, -1), default=None
     )
+    cost = doc.cost
+    currency = cost.price.currency if cost is not None and cost.price is not None else None
     previous = comparison.previous
     out.rows["runs"].append(
         RunRow(
@@ -482,6 +505,13 @@ def _record(
             regressed=comparison.regressed,
             regression_threshold=rule.ratio,
             regression_min_change_ms=rule.min_change_ms,
+            core_hours_allocated=cost.core_hours_allocated if cost is not None else None,
+            core_hours_used=cost.core_hours_used if cost is not None else None,
+            idle_share=cost.idle_share if cost is not None else None,
+            memory_gib_hours=cost.memory_gib_hours if cost is not None else None,
+            cost=cost.cost_allocated if cost is not None else None,
+            cost_idle=cost.cost_idle if cost is not None else None,
+            currency=currency,
         )
     )
     run = RunRecord(
@@ -497,6 +527,11 @@ def _record(
         worst_severity=worst,
         regressed=comparison.regressed,
         batch_run_ms=batch_run_ms,
+        core_hours_allocated=cost.core_hours_allocated if cost is not None else None,
+        idle_share=cost.idle_share if cost is not None else None,
+        cost=cost.cost_allocated if cost is not None else None,
+        cost_idle=cost.cost_idle if cost is not None else None,
+        currency=currency,
     )
     job_runs.append(run)
     keys_by_job.setdefault(item.job_key, []).extend((start_ms, f.finding_key) for f in findings)
@@ -547,6 +582,13 @@ _READ_COLUMNS: dict[str, tuple[str, ...]] = {
     "findings": tuple(f.name for f in dataclasses.fields(FindingRecord)),
 }
 """The columns read back from each table: those of its record."""
+_ADDED_COLUMNS: dict[str, frozenset[str]] = {
+    "runs": frozenset(
+        f.name for f in dataclasses.fields(RunRecord) if f.default is not dataclasses.MISSING
+    ),
+    "findings": frozenset(),
+}
+"""Columns added to a table after its first version: null when an older file lacks them."""
 
 
 class HistoryStore:
@@ -600,7 +642,11 @@ class HistoryStore:
         frames: list[tuple[Path, pl.DataFrame]] = []
         for path in self._files(table):
             try:
-                frame = pl.read_parquet(path, columns=needed)
+                # Columns added since a file was written (the cost columns) read as null.
+                present = set(pl.read_parquet_schema(path))
+                added = _ADDED_COLUMNS[table] - present
+                frame = pl.read_parquet(path, columns=[c for c in needed if c not in added])
+                frame = frame.with_columns(pl.lit(None).alias(c) for c in added).select(needed)
             except (OSError, pl.exceptions.PolarsError) as error:
                 reason = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
                 history.unreadable.append(

@@ -61,6 +61,7 @@ from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
     IndexEntry,
+    JobCostEntry,
     JobEntry,
     JobFindingEntry,
     JobRunPoint,
@@ -481,6 +482,14 @@ class _Run:
                     report_href=self.layout.app_href(key, REPORT_FILES["html"]) if report else None,
                     diff_href=self.layout.app_href(key, DIFF_FILE) if diff else None,
                     diff_note=self.diff_errors.get(key) if state.comparison.regressed else None,
+                    cost=JobCostEntry(
+                        core_hours_allocated=latest.core_hours_allocated,
+                        idle_core_hours=latest.idle_core_hours,
+                        idle_share=latest.idle_share,
+                        cost=latest.cost,
+                        cost_idle=latest.cost_idle,
+                        currency=latest.currency,
+                    ),
                 )
             )
         return entries

@@ -72,6 +72,16 @@ class Finding:
     evidence: tuple[Evidence, ...] = field(
         default=(), metadata={"help": "Typed facts behind the finding, in reading order."}
     )
+    estimated_lost_cost: float | None = field(
+        default=None,
+        metadata={
+            "help": "`estimated_lost_ms` priced at what the executors held meanwhile "
+            "(docs/cost.md); None without a price."
+        },
+    )
+    cost_currency: str = field(
+        default="", metadata={"help": "Currency of `estimated_lost_cost`, empty without one."}
+    )
 
     def number(self, key: str) -> float:
         """Return the raw numeric value of evidence `key` (KeyError if there is none)."""

@@ -10,7 +10,16 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
 from analyzer.report.findings import worst_of
 from analyzer.report.header import STATUS_WORDS, app_status
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_factor, fmt_timestamp_ms, plural
+from analyzer.units import (
+    fmt_amount,
+    fmt_count,
+    fmt_duration_ms,
+    fmt_factor,
+    fmt_money,
+    fmt_pct,
+    fmt_timestamp_ms,
+    plural,
+)
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
@@ -116,6 +125,35 @@ class JobEntry:
     """Its diff report against the previous run, if written."""
     diff_note: str | None = None
     """Why a regressed run has no diff report."""
+    cost: JobCostEntry | None = None
+    """What the latest run held and cost; None when not recorded."""
+
+
+@dataclass(frozen=True)
+class JobCostEntry:
+    """What a job's latest run held, used and cost (input of the view; docs/cost.md)."""
+
+    core_hours_allocated: float | None
+    idle_core_hours: float | None
+    idle_share: float | None
+    cost: float | None
+    """In `currency`; None when the run was not priced."""
+    cost_idle: float | None
+    currency: str | None
+
+
+@dataclass(frozen=True)
+class JobCostView:
+    """A job in the index's lists of the most expensive and the most wasteful."""
+
+    job_key: str = field(metadata={"help": "The job key."})
+    amount_str: str = field(
+        metadata={"help": "What ranks it: `$1.23` when priced, else `12.3 core-hours`."}
+    )
+    detail_str: str = field(
+        metadata={"help": "`12.3 core-hours allocated, 41.0 % idle` (the latest run)."}
+    )
+    report_href: str = field(metadata={"help": "The latest run's HTML report, or empty."})
 
 
 @dataclass(frozen=True)
@@ -233,6 +271,64 @@ class BatchIndexView:
     history_notes: tuple[str, ...] = field(
         metadata={"help": "Problems with the history (unreadable files), one line each."}
     )
+    most_expensive: tuple[JobCostView, ...] = field(
+        default=(),
+        metadata={
+            "help": "Jobs whose latest run cost most (money when priced, else core-hours), at "
+            "most `MAX_COST_JOBS`."
+        },
+    )
+    most_wasteful: tuple[JobCostView, ...] = field(
+        default=(),
+        metadata={
+            "help": "Jobs whose latest run held most idle cores (money when priced, else "
+            "core-hours), at most `MAX_COST_JOBS`."
+        },
+    )
+
+
+MAX_COST_JOBS = 5
+"""Jobs listed as the most expensive and as the most wasteful."""
+
+
+def _cost_views(jobs: Sequence[JobEntry], wasted: bool) -> tuple[JobCostView, ...]:
+    """The jobs that cost (or wasted) most in their latest run, costliest first: by money when
+    every ranked run was priced in one currency, else by core-hours."""
+    costed = [j for j in jobs if j.cost is not None and j.cost.core_hours_allocated is not None]
+    currencies = {j.cost.currency for j in costed if j.cost is not None}
+    by_money = bool(costed) and len(currencies) == 1 and None not in currencies
+
+    def amount(j: JobEntry) -> float:
+        c = j.cost
+        assert c is not None
+        value = (
+            (c.cost_idle if wasted else c.cost)
+            if by_money
+            else (c.idle_core_hours if wasted else c.core_hours_allocated)
+        )
+        return value or 0.0
+
+    ranked = sorted(costed, key=lambda j: (-amount(j), j.job_key))[:MAX_COST_JOBS]
+    views = []
+    for j in ranked:
+        c = j.cost
+        assert c is not None
+        value = amount(j)
+        if value <= 0:
+            continue
+        unit = fmt_money(value, c.currency or "") if by_money else f"{fmt_amount(value)} core-hours"
+        views.append(
+            JobCostView(
+                job_key=j.job_key,
+                amount_str=unit + (" idle" if wasted else ""),
+                detail_str=(
+                    f"{fmt_amount(c.core_hours_allocated)} core-hours allocated, "
+                    f"{fmt_pct(c.idle_share)} idle"
+                ),
+                report_href=j.report_href or "",
+            )
+        )
+    return tuple(views)
 
 
 def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
@@ -386,4 +482,6 @@ def build_index_view(
         n_regressed_str=fmt_count(sum(1 for j in job_rows if j.regressed)),
         regression_rule_str=regression_rule,
         history_notes=tuple(history_notes),
+        most_expensive=_cost_views(ordered, wasted=False),
+        most_wasteful=_cost_views(ordered, wasted=True),
     )

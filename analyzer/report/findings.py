@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from analyzer.insights import SEVERITIES, Finding, Thresholds
 from analyzer.insights.finding import Evidence
 from analyzer.model.application import Application
-from analyzer.units import fmt_duration_ms, fmt_value
+from analyzer.units import fmt_duration_ms, fmt_money, fmt_value
 
 SEVERITY_MARKS = {"critical": "✖", "warning": "⚠", "info": "ℹ"}
 """The mark printed before a finding of each severity."""
@@ -182,9 +182,13 @@ def finding_where(finding: Finding, node_name: str) -> tuple[str, str]:
 
 
 def finding_lost_str(finding: Finding) -> str:
-    """Say the time a finding probably cost: `est. 4.2 s lost`, or that none was estimated."""
+    """Say the time a finding probably cost: `est. 4.2 s lost`, `est. 4.2 s lost (≈ $0.31)`
+    when priced, or that none was estimated."""
     if finding.estimated_lost_ms > 0:
-        return f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+        lost = f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+        if finding.estimated_lost_cost is not None:
+            lost += f" (≈ {fmt_money(finding.estimated_lost_cost, finding.cost_currency)})"
+        return lost
     return "no time cost estimated"
 
 
