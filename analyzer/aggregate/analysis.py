@@ -19,6 +19,7 @@ from analyzer.aggregate.executor_summary import (
     executor_summaries,
     summarize_executor,
 )
+from analyzer.aggregate.memory_need import MemoryNeed, stage_memory_needs
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.pricing import PriceSpec
@@ -239,6 +240,12 @@ class Analysis:
     def stage_stats(self) -> dict[tuple[int, int], StageTaskStats]:
         """Task figures per (stage, attempt) (`aggregate.stage_stats`)."""
         return self._once("stage_stats", lambda: aggregate_stage_tasks(self.tasks))
+
+    @property
+    def memory_needs(self) -> dict[tuple[int, int], MemoryNeed]:
+        """Per (stage, attempt): its tasks' largest execution memory held and needed
+        (`aggregate.memory_need`)."""
+        return self._once("memory_needs", lambda: stage_memory_needs(self.tasks))
 
     @property
     def stage_summaries(self) -> dict[tuple[int, int], StageTaskSummary]:

@@ -235,6 +235,7 @@ def _finding(f: Finding) -> dict[str, Any]:
         "suggestion": f.suggestion,
         "estimated_lost_ms": f.estimated_lost_ms,
         "estimated_lost_cost": f.estimated_lost_cost,
+        "cost_currency": f.cost_currency,
         "estimate_method": f.estimate_method,
         "execution_id": f.execution_id,
         "node_id": f.node_id,
@@ -253,6 +254,19 @@ def _finding(f: Finding) -> dict[str, Any]:
             if item.label
         ],
         "numbers": f.numbers(),
+        "advice": [
+            {
+                "setting": a.setting,
+                "value": a.value,
+                "current": a.current,
+                "arithmetic": a.arithmetic,
+                "kind": a.kind,
+                "predicted_ms": a.predicted_ms,
+                "measured_ms": a.measured_ms,
+                "predicted_of": a.predicted_of,
+            }
+            for a in f.advice
+        ],
     }
 
 
