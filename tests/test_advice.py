@@ -9,12 +9,15 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PAIRS, REPO, public_log_params, sample_logs, sample_id
+from eventlog_samples import PAIRS, REPO, public_log_params, sample_id, sample_logs
 
 from analyzer import api
+from analyzer.batch.fleet import parse_report
+from analyzer.batch.history import History, RegressionRule, RunInput, new_records
 from analyzer.errors import Strictness
 from analyzer.insights import Finding
 from analyzer.insights.advice import prediction_target, target_wall_ms
+from analyzer.report.options import ReportOptions
 
 SETTING = re.compile(r"spark\.[A-Za-z0-9_.<>]*[A-Za-z0-9_>]")
 
@@ -111,7 +114,32 @@ def test_too_many_partitions_advises_a_count_from_the_bytes_shuffled() -> None:
     assert {"setting", "value", "current", "arithmetic", "kind", "predicted_ms"} <= set(advised[0])
 
 
-def _json():  # type: ignore[no-untyped-def]
-    from analyzer.report.options import ReportOptions
-
+def _json() -> ReportOptions:
     return ReportOptions(fmt="json")
+
+
+def test_history_records_the_advice_a_later_run_applied() -> None:
+    """Two runs of the nightly job recorded one after the other: the first advises
+    spark.sql.shuffle.partitions=2, the second runs with it; the history's `advice` rows hold
+    the first run's advice and its `advice_applied` rows the second run's use of it, with the
+    query's predicted and measured wall time."""
+    inputs = []
+    for side in ("baseline", "candidate"):
+        path = _pair_log("advised-partitions", side)
+        if not path.exists():
+            pytest.skip(f"{path} not present")
+        analysis = api.analyze(path)
+        doc = parse_report(api.render_report(analysis, _json()).encode())
+        inputs.append(RunInput(side, "sea-nightly-orders", str(path), 0, doc))
+    records = new_records(History(), inputs, RegressionRule(), 0)
+    advised = [r for r in records.rows["advice"] if r.app_key == "baseline"]
+    assert any(r.setting == "spark.sql.shuffle.partitions" and r.advised == "2" for r in advised)
+    applied = records.rows["advice_applied"]
+    assert applied and {r.app_key for r in applied} == {"candidate"}
+    for row in applied:
+        assert row.advised_app_key == "baseline"
+        assert (row.before, row.after, row.status) == ("400", "2", "applied")
+        assert row.before_ms is not None and row.after_ms is not None
+        assert row.after_ms < row.before_ms
+        assert row.predicted_ms is not None
+    assert records.applied and records.applied[0].app_key == "candidate"

@@ -127,6 +127,23 @@ class JobEntry:
     """Why a regressed run has no diff report."""
     cost: JobCostEntry | None = None
     """What the latest run held and cost; None when not recorded."""
+    advice_applied: tuple[JobAdviceEntry, ...] = ()
+    """Advice of the run before that the latest run applied."""
+
+
+@dataclass(frozen=True)
+class JobAdviceEntry:
+    """An earlier run's advice the latest run applied (input of the view)."""
+
+    setting: str
+    before: str
+    after: str
+    status: str
+    rule: str
+    before_ms: int | None
+    """The advised finding's query in the earlier run."""
+    predicted_ms: int | None
+    after_ms: int | None
 
 
 @dataclass(frozen=True)
@@ -207,6 +224,31 @@ class JobRowView:
     report_href: str = field(metadata={"help": "The latest run's HTML report, or empty."})
     diff_href: str = field(metadata={"help": "Its diff report against the previous run, or empty."})
     diff_note: str = field(metadata={"help": "Why a regressed run has no diff report, or empty."})
+    advice_lines: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "Advice of the run before that the latest run applied: `spark.sql.shuffle."
+            "partitions 400 → 2 as advised (too-many-partitions): its query went from 31.0 s "
+            "to 6.1 s; predicted 5.5 s`."
+        },
+    )
+
+
+def advice_line(a: JobAdviceEntry) -> str:
+    """Word an applied advice of the job history.
+
+    >>> advice_line(JobAdviceEntry("k", "400", "2", "applied", "r", 31_000, 5_500, 6_100))
+    'k 400 → 2 as advised (r): its query went from 31.0 s to 6.1 s; predicted 5.5 s'
+    """
+    how = "as advised" if a.status == "applied" else "toward the advice"
+    line = f"{a.setting} {a.before} → {a.after} {how} ({a.rule})"
+    if a.before_ms is not None and a.after_ms is not None:
+        line += (
+            f": its query went from {fmt_duration_ms(a.before_ms)} to {fmt_duration_ms(a.after_ms)}"
+        )
+    if a.predicted_ms is not None:
+        line += f"; predicted {fmt_duration_ms(a.predicted_ms)}"
+    return line
 
 
 @dataclass(frozen=True)
@@ -448,6 +490,7 @@ def _job_row(job: JobEntry) -> JobRowView:
         report_href=job.report_href or "",
         diff_href=job.diff_href or "",
         diff_note=job.diff_note or "",
+        advice_lines=tuple(advice_line(a) for a in job.advice_applied),
     )
 
 
