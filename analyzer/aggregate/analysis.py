@@ -160,11 +160,16 @@ class Analysis:
         )
 
     @property
+    def peak_running_tasks(self) -> int:
+        """The most task attempts that ran at once in the application (at least 1)."""
+        return self._once("peak_running_tasks", lambda: peak_running_tasks(self.tasks))
+
+    @property
     def capacity(self) -> Capacity:
         """Task slots over time per resource profile (`aggregate.capacity`)."""
         return self._once(
             "capacity",
-            lambda: build_capacity(self.application, peak_running_tasks(self.tasks)),
+            lambda: build_capacity(self.application, self.peak_running_tasks),
         )
 
     def cost(self, prices: PriceSpec | None = None) -> CostFigures:
@@ -176,7 +181,7 @@ class Analysis:
                 self.application,
                 self.tasks,
                 self.capacity.task_cpus,
-                peak_running_tasks(self.tasks),
+                self.peak_running_tasks,
                 prices.pricing_for(self.properties) if prices is not None else None,
             ),
         )

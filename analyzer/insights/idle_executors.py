@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.capacity import peak_running_tasks
 from analyzer.aggregate.stage_stats import executor_busy_ms
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, current
@@ -101,7 +100,7 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     advice = _advice(
         ctx.properties,
         cap.dynamic_allocation,
-        peak_running_tasks(analysis.tasks),
+        analysis.peak_running_tasks,
         ctx.slots_per_executor,
         n_executors,
     )
