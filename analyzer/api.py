@@ -258,6 +258,10 @@ def _render(
     options = options if options is not None else ReportOptions()
     if findings is None:
         findings = find_issues(analysis, options.thresholds)
+    if options.prices is not None and any(f.estimated_lost_cost is None for f in findings):
+        from analyzer.insights.cost import price_findings
+
+        findings = price_findings(analysis, findings, options.prices)
     if options.redact and redactor is None:
         redactor = make_redactor(analysis)
     run = _ReportRun(analysis, findings, options, redactor if options.redact else None)

@@ -25,6 +25,7 @@ from analyzer.render.terminal import neutralize
 
 if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
+    from analyzer.aggregate.pricing import PriceSpec
     from analyzer.eventlog.remote import RemoteOptions
     from analyzer.insights import Thresholds
     from analyzer.report.options import ReportOptions
@@ -232,6 +233,35 @@ _REDACT_OPTION = typer.Option(
     "with *********(redacted) (docs/redaction.md).",
 )
 
+_PRICE_OPTION = typer.Option(
+    None,
+    "--price-per-core-hour",
+    metavar="PRICE",
+    help="Price of one core for one hour: the report shows the run's cost and each finding's "
+    "time lost in money (docs/cost.md).",
+)
+_PRICE_FILE_OPTION = typer.Option(
+    None,
+    "--price-file",
+    metavar="FILE",
+    envvar="SPARK_EXPLAIN_PRICE_FILE",
+    help="A TOML file of prices per cluster or instance type, matched on the log's Spark "
+    "properties (docs/cost.md); --price-per-core-hour wins over it.",
+)
+
+
+def _prices(price_per_core_hour: float | None, price_file: str | None) -> PriceSpec | None:
+    """The prices of a command's options (a negative price is a `UsageError`; a bad file a
+    `PriceFileError`)."""
+    if price_per_core_hour is None and price_file is None:
+        return None
+    from analyzer.aggregate.pricing import PriceSpec, read_price_table
+
+    if price_per_core_hour is not None and not 0 <= price_per_core_hour < float("inf"):
+        raise UsageError(f"--price-per-core-hour must be a number ≥ 0, not {price_per_core_hour}")
+    table = read_price_table(price_file) if price_file is not None else None
+    return PriceSpec(core_hour=price_per_core_hour, table=table)
+
 
 @contextlib.contextmanager
 def _errors_as_lines(out_of_memory: str, path: str | None = None) -> Iterator[None]:
@@ -328,6 +358,8 @@ def report_command(
     no_color: bool = _NO_COLOR_OPTION,
     threshold: list[str] | None = _THRESHOLD_OPTION,
     redact: bool = _REDACT_OPTION,
+    price_per_core_hour: float | None = _PRICE_OPTION,
+    price_file: str | None = _PRICE_FILE_OPTION,
     remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
     endpoint_url: str | None = _ENDPOINT_URL_OPTION,
     profile: str | None = _PROFILE_OPTION,
@@ -346,6 +378,7 @@ def report_command(
       spark-explain report eventlog.zstd --format json -o out.json
       spark-explain report eventlog.zstd --sections findings,plans --width 160
       spark-explain report eventlog.zstd --what-if-slots 1,8,64
+      spark-explain report eventlog.zstd --price-per-core-hour 0.048
     """
     from analyzer.report.options import parse_sections, parse_what_if_slots
 
@@ -362,6 +395,7 @@ def report_command(
             sections=parse_sections(sections),
             redact=redact,
             what_if_slots=None if what_if_slots is None else parse_what_if_slots(what_if_slots),
+            prices=_prices(price_per_core_hour, price_file),
         )
         remote = _remote_options(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
@@ -540,6 +574,8 @@ def batch_command(
         "--regression-min-change-s",
         help="...and at least this many seconds above that median.",
     ),
+    price_per_core_hour: float | None = _PRICE_OPTION,
+    price_file: str | None = _PRICE_FILE_OPTION,
     remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
     endpoint_url: str | None = _ENDPOINT_URL_OPTION,
     profile: str | None = _PROFILE_OPTION,
@@ -569,7 +605,11 @@ def batch_command(
             max_memory_mb=max_memory_mb,
             timeout_s=timeout_s,
             strictness=_strictness(lenient),
-            report=ReportOptions(thresholds=_thresholds(threshold), redact=redact),
+            report=ReportOptions(
+                thresholds=_thresholds(threshold),
+                redact=redact,
+                prices=_prices(price_per_core_hour, price_file),
+            ),
             job_key=job_key,
             regression_threshold=regression_threshold,
             regression_min_change_s=regression_min_change_s,

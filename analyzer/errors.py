@@ -144,3 +144,9 @@ class BatchBusyError(AnalyzerError):
     """Another batch run holds the lock of the output directory."""
 
     slug = "busy"
+
+
+class PriceFileError(AnalyzerError):
+    """A price file (`--price-file`) cannot be read or does not fit docs/cost.md."""
+
+    slug = "bad-price-file"

@@ -91,6 +91,38 @@ def fmt_count(n: int | float | None) -> str:
     return f"{int(n):,}"
 
 
+def fmt_amount(value: float | None) -> str:
+    """Format an amount (hours, money) to about three significant digits, never in exponents.
+
+    >>> [fmt_amount(v) for v in (1234.5, 12.345, 0.5, 0.012345, 0.0000123, 0, None)]
+    ['1,234', '12.3', '0.5', '0.0123', '0.0000123', '0', '–']
+    """
+    if value is None or not _finite(float(value)):
+        return MISSING
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.2f}"
+    digits = 2 - math.floor(math.log10(abs(value)))
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def fmt_money(value: float | None, currency: str) -> str:
+    """Format money with its currency sign or code first: `$0.0123`, `EUR 12.3`.
+
+    >>> fmt_money(12.345, "$"), fmt_money(12.345, "EUR"), fmt_money(None, "$")
+    ('$12.3', 'EUR 12.3', '–')
+    """
+    if value is None or not _finite(float(value)):
+        return MISSING
+    gap = " " if currency[-1:].isalpha() else ""
+    return f"{currency}{gap}{fmt_amount(value)}"
+
+
 def fmt_pct(fraction: float | None) -> str:
     """Format a fraction 0..1 as a percentage: `42.0 %`.
 

@@ -81,12 +81,37 @@ def test_verdict_names_the_labelled_cause(pair: dict[str, Any]) -> None:
     result = pair_diff(pair["pair"])
     verdict = result.verdict
     assert verdict.cause == pair["expect_cause"], verdict
-    assert verdict.candidate_sql_ms > verdict.baseline_sql_ms
+    if pair["expect_cause"] == "faster":  # the candidate applied the baseline's advice
+        assert verdict.candidate_sql_ms < verdict.baseline_sql_ms
+    else:
+        assert verdict.candidate_sql_ms > verdict.baseline_sql_ms
     # The runs are the same job: every execution pairs up.
     assert len(result.executions) == pair["baseline"]["sql_executions"]
     assert not result.baseline_only and not result.candidate_only
     text = api.render_diff(result)
     assert f"docs/diff.md#{pair['expect_cause']}" in text
+
+
+@needs_pairs
+def test_diff_recognizes_the_advice_the_candidate_applied() -> None:
+    """The candidate set spark.sql.shuffle.partitions to the 2 the baseline's findings
+    advised: the diff says so per advised stage, with the predicted and the measured time."""
+    result = pair_diff("advised-partitions")
+    applied = [a for a in result.advice if a.setting == "spark.sql.shuffle.partitions"]
+    assert applied, result.advice
+    for a in applied:
+        assert (a.before, a.advised, a.after, a.status) == ("400", "2", "2", "applied")
+        assert a.predicted_ms is not None and a.predicted_ms < a.before_ms
+        assert a.after_ms is not None and a.after_ms < a.before_ms
+        assert a.target_after is not None
+    text = api.render_diff(result)
+    assert "Advice applied" in text
+    assert "spark.sql.shuffle.partitions 400 → 2 as advised (too-many-partitions):" in text
+    assert "predicted" in text
+    document = json.loads(api.render_diff(result, ReportOptions(fmt="json")))
+    assert {a["status"] for a in document["advice_applied"]} == {"applied"}
+    markdown = api.render_diff(result, ReportOptions(fmt="markdown"))
+    assert "#### Advice applied" in markdown
 
 
 @needs_pairs

@@ -22,7 +22,7 @@ from analyzer.eventlog.discover import discover_applications
 MANIFEST = SAMPLES / ".manifest.json"
 PAIRS_MANIFEST = PAIRS / ".manifest.json"
 RULE_ID = re.compile(r"^[a-z]+(-[a-z]+)*$")
-PAIR_CAUSES = {"more-input", "plan-change", "partitions", "skew", "fewer-cores"}
+PAIR_CAUSES = {"more-input", "plan-change", "partitions", "skew", "fewer-cores", "faster"}
 
 
 def _entries() -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import polars as pl
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
 from analyzer.aggregate.capacity import Capacity, build_capacity, peak_running_tasks
+from analyzer.aggregate.cost import CostFigures, compute_cost
 from analyzer.aggregate.executor_summary import (
     FALLBACK_EXECUTOR_ID,
     ExecutorSummary,
@@ -18,8 +19,10 @@ from analyzer.aggregate.executor_summary import (
     executor_summaries,
     summarize_executor,
 )
+from analyzer.aggregate.memory_need import MemoryNeed, stage_memory_needs
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
+from analyzer.aggregate.pricing import PriceSpec
 from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
@@ -157,11 +160,30 @@ class Analysis:
         )
 
     @property
+    def peak_running_tasks(self) -> int:
+        """The most task attempts that ran at once in the application (at least 1)."""
+        return self._once("peak_running_tasks", lambda: peak_running_tasks(self.tasks))
+
+    @property
     def capacity(self) -> Capacity:
         """Task slots over time per resource profile (`aggregate.capacity`)."""
         return self._once(
             "capacity",
-            lambda: build_capacity(self.application, peak_running_tasks(self.tasks)),
+            lambda: build_capacity(self.application, self.peak_running_tasks),
+        )
+
+    def cost(self, prices: PriceSpec | None = None) -> CostFigures:
+        """Core-hours and memory-hours held and used, priced by `prices` when given
+        (`aggregate.cost`)."""
+        return self._once(
+            ("cost", prices),
+            lambda: compute_cost(
+                self.application,
+                self.tasks,
+                self.capacity.task_cpus,
+                self.peak_running_tasks,
+                prices.pricing_for(self.properties) if prices is not None else None,
+            ),
         )
 
     @property
@@ -223,6 +245,12 @@ class Analysis:
     def stage_stats(self) -> dict[tuple[int, int], StageTaskStats]:
         """Task figures per (stage, attempt) (`aggregate.stage_stats`)."""
         return self._once("stage_stats", lambda: aggregate_stage_tasks(self.tasks))
+
+    @property
+    def memory_needs(self) -> dict[tuple[int, int], MemoryNeed]:
+        """Per (stage, attempt): its tasks' largest execution memory held and needed
+        (`aggregate.memory_need`)."""
+        return self._once("memory_needs", lambda: stage_memory_needs(self.tasks))
 
     @property
     def stage_summaries(self) -> dict[tuple[int, int], StageTaskSummary]:

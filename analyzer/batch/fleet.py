@@ -219,6 +219,19 @@ class DocExecution(msgspec.Struct, frozen=True):
     error_message: str | None
 
 
+class DocAdvice(msgspec.Struct, frozen=True):
+    """One entry of a finding's `advice` (docs/findings.md#advice-with-numbers)."""
+
+    setting: str
+    value: str | None
+    current: str
+    kind: str
+    arithmetic: str = ""
+    predicted_ms: int | None = None
+    measured_ms: int | None = None
+    predicted_of: str = ""
+
+
 class DocFinding(msgspec.Struct, frozen=True):
     """One entry of `findings` (the job history records them)."""
 
@@ -226,10 +239,36 @@ class DocFinding(msgspec.Struct, frozen=True):
     severity: str
     title: str
     estimated_lost_ms: int | None = None
+    advice: list[DocAdvice] = msgspec.field(default_factory=list)
     execution_id: int | None = None
     node_id: int | None = None
     stage_id: int | None = None
     stage_attempt_id: int | None = None
+
+
+class DocPrice(msgspec.Struct, frozen=True):
+    """`cost.price` of a JSON report."""
+
+    currency: str
+
+
+class DocEnvironment(msgspec.Struct, frozen=True):
+    """`environment` of a JSON report: the Spark properties a later run's advice is checked
+    against."""
+
+    spark_properties: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class DocCost(msgspec.Struct, frozen=True):
+    """`cost` of a JSON report (docs/cost.md)."""
+
+    core_hours_allocated: float
+    core_hours_used: float
+    idle_share: float | None
+    memory_gib_hours: float
+    price: DocPrice | None = None
+    cost_allocated: float | None = None
+    cost_idle: float | None = None
 
 
 class ReportDoc(msgspec.Struct, frozen=True):
@@ -240,6 +279,9 @@ class ReportDoc(msgspec.Struct, frozen=True):
     stages: list[DocStage]
     executions: list[DocExecution]
     findings: list[DocFinding] = msgspec.field(default_factory=list)
+    cost: DocCost | None = None
+    """None in a report written before costs were computed."""
+    environment: DocEnvironment | None = None
 
 
 class ReportDocError(ValueError):

@@ -32,11 +32,13 @@ from analyzer.batch.fleet import DocExecution, DocFinding, ReportDoc
 from analyzer.batch.jobkey import normalize_app_name
 from analyzer.batch.limits import DEFAULT_REGRESSION_MIN_CHANGE_S, DEFAULT_REGRESSION_THRESHOLD
 from analyzer.batch.outputs import cannot_write
+from analyzer.compare.advice_check import applied_status
+from analyzer.insights.finding import Advice
 from analyzer.units import fmt_duration_ms
 
 HISTORY_DIR = "history"
 """The history tables' directory under `OUTDIR/tables/`."""
-HISTORY_TABLES = ("runs", "executions", "findings")
+HISTORY_TABLES = ("runs", "executions", "findings", "advice", "advice_applied")
 HISTORY_FORMAT_VERSION = 1
 """Version of the history tables' columns: bumped when one is renamed, removed or changes
 meaning (docs/batch.md)."""
@@ -94,6 +96,13 @@ class RunRow(HistoryRow):
     regressed: bool
     regression_threshold: float
     regression_min_change_ms: int
+    core_hours_allocated: float | None
+    core_hours_used: float | None
+    idle_share: float | None
+    memory_gib_hours: float | None
+    cost: float | None
+    cost_idle: float | None
+    currency: str | None
 
 
 @dataclass(frozen=True)
@@ -133,10 +142,49 @@ class FindingRow(HistoryRow):
     stage_attempt_id: int | None
 
 
+@dataclass(frozen=True)
+class AdviceRow(HistoryRow):
+    """A row of `advice`: one setting a finding of a recorded run advised."""
+
+    finding_key: str
+    rule: str
+    setting: str
+    advised: str | None
+    current: str
+    kind: str
+    arithmetic: str
+    execution_description: str | None
+    execution_ms: int | None
+    estimated_lost_ms: int | None
+    predicted_ms: int | None
+    measured_ms: int | None
+    predicted_of: str
+
+
+@dataclass(frozen=True)
+class AdviceAppliedRow(HistoryRow):
+    """A row of `advice_applied`: a setting an earlier run of the job advised that this run
+    applied, with the query's predicted and measured wall time."""
+
+    advised_app_key: str
+    rule: str
+    setting: str
+    advised: str
+    before: str
+    after: str
+    status: str
+    execution_description: str | None
+    before_ms: int | None
+    predicted_ms: int | None
+    after_ms: int | None
+
+
 HISTORY_ROWS: dict[str, type[HistoryRow]] = {
     "runs": RunRow,
     "executions": ExecutionRow,
     "findings": FindingRow,
+    "advice": AdviceRow,
+    "advice_applied": AdviceAppliedRow,
 }
 """The row type of each history table (`HISTORY_TABLES`)."""
 
@@ -208,11 +256,25 @@ class RunRecord:
     regressed: bool
     """As decided when the run was recorded (by the regression rule of that batch run)."""
     batch_run_ms: int
+    core_hours_allocated: float | None = None
+    """The run's core-hours allocated (docs/cost.md); None in runs recorded before costs."""
+    idle_share: float | None = None
+    cost: float | None = None
+    """What the run cost, when a price was given."""
+    cost_idle: float | None = None
+    currency: str | None = None
 
     @property
     def identity(self) -> RunIdentity:
         """See `run_identity`."""
         return run_identity(self.app_id, self.attempt_id, self.app_key)
+
+    @property
+    def idle_core_hours(self) -> float | None:
+        """Core-hours allocated that no task used (None in runs recorded before costs)."""
+        if self.core_hours_allocated is None or self.idle_share is None:
+            return None
+        return self.core_hours_allocated * self.idle_share
 
 
 @dataclass(frozen=True)
@@ -229,12 +291,49 @@ class FindingRecord:
     estimated_lost_ms: int | None
 
 
+@dataclass(frozen=True)
+class AdviceRecord:
+    """One advised setting of a recorded run (the `advice` table's columns a later run checks)."""
+
+    job_key: str
+    app_key: str
+    run_start_ms: int
+    rule: str
+    setting: str
+    advised: str | None
+    current: str
+    kind: str
+    execution_description: str | None
+    execution_ms: int | None
+    estimated_lost_ms: int | None
+
+
+@dataclass(frozen=True)
+class AdviceAppliedRecord:
+    """An earlier run's advice a recorded run applied (the `advice_applied` table's columns)."""
+
+    app_key: str
+    rule: str
+    setting: str
+    advised: str
+    before: str
+    after: str
+    status: str
+    execution_description: str | None
+    before_ms: int | None
+    predicted_ms: int | None
+    after_ms: int | None
+
+
 @dataclass
 class History:
     """Every run and finding recorded so far, and the files that could not be read."""
 
     runs: list[RunRecord] = field(default_factory=list)
     findings: list[FindingRecord] = field(default_factory=list)
+    advice: list[AdviceRecord] = field(default_factory=list)
+    applied: list[AdviceAppliedRecord] = field(default_factory=list)
+    """The advice each run applied (the `advice_applied` table)."""
     unreadable: list[str] = field(default_factory=list)
     """One line per history file that could not be read (skipped)."""
 
@@ -319,6 +418,8 @@ class NewRecords:
     findings: list[FindingRecord]
     comparisons: dict[str, Comparison]
     """By app key of each run recorded."""
+    applied: list[AdviceAppliedRecord] = field(default_factory=list)
+    """The earlier runs' advice the runs recorded applied."""
 
     @property
     def empty(self) -> bool:
@@ -367,9 +468,12 @@ def new_records(
     keys_by_job: dict[str, list[tuple[int, str]]] = {}
     for f in history.findings:
         keys_by_job.setdefault(f.job_key, []).append((f.run_start_ms, f.finding_key))
+    advice_by_app: dict[str, list[AdviceRecord]] = {}
+    for a in history.advice:
+        advice_by_app.setdefault(a.app_key, []).append(a)
     out = NewRecords({t: [] for t in HISTORY_TABLES}, [], [], {})
     for item in fresh:
-        _record(item, runs_by_job, keys_by_job, rule, batch_run_ms, out)
+        _record(item, runs_by_job, keys_by_job, rule, batch_run_ms, out, advice_by_app)
     return out
 
 
@@ -380,7 +484,9 @@ def _record(
     rule: RegressionRule,
     batch_run_ms: int,
     out: NewRecords,
+    advice_by_app: dict[str, list[AdviceRecord]] | None = None,
 ) -> None:
+    advice_by_app = advice_by_app if advice_by_app is not None else {}
     doc = item.doc
     app = doc.application
     start_ms = app.start_ms or 0
@@ -418,6 +524,33 @@ def _record(
             f.estimated_lost_ms,
         )  # fmt: skip
         findings.append(record)
+        for a in f.advice:
+            described = _cut(execution.description) if execution is not None else None
+            lasted = execution.duration_ms if execution is not None else None
+            out.rows["advice"].append(
+                AdviceRow(
+                    **key_cols,
+                    finding_key=finding_key_str,
+                    rule=f.rule,
+                    setting=a.setting,
+                    advised=a.value,
+                    current=a.current,
+                    kind=a.kind,
+                    arithmetic=_cut(a.arithmetic) or "",
+                    execution_description=described,
+                    execution_ms=lasted,
+                    estimated_lost_ms=f.estimated_lost_ms,
+                    predicted_ms=a.predicted_ms,
+                    measured_ms=a.measured_ms,
+                    predicted_of=a.predicted_of,
+                )
+            )
+            advice_by_app.setdefault(item.app_key, []).append(
+                AdviceRecord(
+                    item.job_key, item.app_key, start_ms, f.rule, a.setting, a.value,
+                    a.current, a.kind, described, lasted, f.estimated_lost_ms,
+                )
+            )  # fmt: skip
         out.rows["findings"].append(
             FindingRow(
                 **key_cols,
@@ -459,6 +592,29 @@ def _record(
     worst = max(
         (f.severity for f in doc.findings), key=lambda s: _SEVERITY_RANK.get(s, -1), default=None
     )
+    if comparison.previous is not None:
+        applied_rows = applied_advice(
+            advice_by_app.get(comparison.previous.app_key, []), doc, key_cols
+        )
+        out.rows["advice_applied"].extend(applied_rows)
+        out.applied.extend(
+            AdviceAppliedRecord(
+                app_key=item.app_key,
+                rule=r.rule,
+                setting=r.setting,
+                advised=r.advised,
+                before=r.before,
+                after=r.after,
+                status=r.status,
+                execution_description=r.execution_description,
+                before_ms=r.before_ms,
+                predicted_ms=r.predicted_ms,
+                after_ms=r.after_ms,
+            )
+            for r in applied_rows
+        )
+    cost = doc.cost
+    currency = cost.price.currency if cost is not None and cost.price is not None else None
     previous = comparison.previous
     out.rows["runs"].append(
         RunRow(
@@ -482,6 +638,13 @@ def _record(
             regressed=comparison.regressed,
             regression_threshold=rule.ratio,
             regression_min_change_ms=rule.min_change_ms,
+            core_hours_allocated=cost.core_hours_allocated if cost is not None else None,
+            core_hours_used=cost.core_hours_used if cost is not None else None,
+            idle_share=cost.idle_share if cost is not None else None,
+            memory_gib_hours=cost.memory_gib_hours if cost is not None else None,
+            cost=cost.cost_allocated if cost is not None else None,
+            cost_idle=cost.cost_idle if cost is not None else None,
+            currency=currency,
         )
     )
     run = RunRecord(
@@ -497,12 +660,64 @@ def _record(
         worst_severity=worst,
         regressed=comparison.regressed,
         batch_run_ms=batch_run_ms,
+        core_hours_allocated=cost.core_hours_allocated if cost is not None else None,
+        idle_share=cost.idle_share if cost is not None else None,
+        cost=cost.cost_allocated if cost is not None else None,
+        cost_idle=cost.cost_idle if cost is not None else None,
+        currency=currency,
     )
     job_runs.append(run)
     keys_by_job.setdefault(item.job_key, []).extend((start_ms, f.finding_key) for f in findings)
     out.runs.append(run)
     out.findings.extend(findings)
     out.comparisons[item.app_key] = comparison
+
+
+def applied_advice(
+    earlier: Sequence[AdviceRecord], doc: ReportDoc, key_cols: dict[str, object]
+) -> list[AdviceAppliedRow]:
+    """The advice of an earlier run of the job that this run (its JSON report `doc`) applied:
+    its Spark properties hold the advised value, or moved toward it. Each is measured on the
+    query the finding was about, paired by description (normalized as job keys are); the
+    prediction is that query's earlier wall time minus the finding's estimated loss."""
+    props = doc.environment.spark_properties if doc.environment is not None else {}
+    by_description: dict[str, int | None] = {}
+    for e in doc.executions:
+        if e.description:
+            by_description.setdefault(normalize_app_name(e.description), e.duration_ms)
+    rows: list[AdviceAppliedRow] = []
+    for a in earlier:
+        if a.advised is None:
+            continue
+        after = props.get(a.setting)
+        if after is None and a.current.endswith(" (default)"):
+            after = a.current
+        kind = a.kind if a.kind in ("count", "bytes", "memory", "duration", "flag") else "count"
+        advice = Advice(a.setting, a.advised, a.current, "", kind)  # type: ignore[arg-type]
+        status = applied_status(advice, after)
+        if status is None or after is None:
+            continue
+        described = a.execution_description
+        after_ms = by_description.get(normalize_app_name(described)) if described else None
+        lost = a.estimated_lost_ms or 0
+        predicted = a.execution_ms - lost if a.execution_ms is not None and lost > 0 else None
+        rows.append(
+            AdviceAppliedRow(
+                **key_cols,  # type: ignore[arg-type]
+                advised_app_key=a.app_key,
+                rule=a.rule,
+                setting=a.setting,
+                advised=a.advised,
+                before=a.current,
+                after=after,
+                status=status,
+                execution_description=described,
+                before_ms=a.execution_ms,
+                predicted_ms=predicted,
+                after_ms=after_ms,
+            )
+        )
+    return rows
 
 
 @dataclass(frozen=True)
@@ -516,6 +731,8 @@ class JobState:
     """The latest run against the runs before it, by the current regression rule."""
     findings: tuple[FindingRecord, ...]
     """The latest run's findings."""
+    applied: tuple[AdviceAppliedRecord, ...] = ()
+    """The advice of the run before that the latest run applied."""
 
 
 def job_states(history: History, rule: RegressionRule) -> list[JobState]:
@@ -526,6 +743,9 @@ def job_states(history: History, rule: RegressionRule) -> list[JobState]:
     findings_by_app: dict[str, list[FindingRecord]] = {}
     for f in history.findings:
         findings_by_app.setdefault(f.app_key, []).append(f)
+    applied_by_app: dict[str, list[AdviceAppliedRecord]] = {}
+    for a in history.applied:
+        applied_by_app.setdefault(a.app_key, []).append(a)
     states: list[JobState] = []
     for job_key, runs in runs_by_job.items():
         runs.sort(key=lambda r: (r.run_start_ms, r.app_key))
@@ -537,6 +757,7 @@ def job_states(history: History, rule: RegressionRule) -> list[JobState]:
                 latest=latest,
                 comparison=compare_with_history(latest.duration_ms, runs[:-1], rule),
                 findings=tuple(findings_by_app.get(latest.app_key, ())),
+                applied=tuple(applied_by_app.get(latest.app_key, ())),
             )
         )
     return states
@@ -545,8 +766,19 @@ def job_states(history: History, rule: RegressionRule) -> list[JobState]:
 _READ_COLUMNS: dict[str, tuple[str, ...]] = {
     "runs": tuple(f.name for f in dataclasses.fields(RunRecord)),
     "findings": tuple(f.name for f in dataclasses.fields(FindingRecord)),
+    "advice": tuple(f.name for f in dataclasses.fields(AdviceRecord)),
+    "advice_applied": tuple(f.name for f in dataclasses.fields(AdviceAppliedRecord)),
 }
 """The columns read back from each table: those of its record."""
+_ADDED_COLUMNS: dict[str, frozenset[str]] = {
+    "runs": frozenset(
+        f.name for f in dataclasses.fields(RunRecord) if f.default is not dataclasses.MISSING
+    ),
+    "findings": frozenset(),
+    "advice": frozenset(),
+    "advice_applied": frozenset(),
+}
+"""Columns added to a table after its first version: null when an older file lacks them."""
 
 
 class HistoryStore:
@@ -593,6 +825,14 @@ class HistoryStore:
             if path.name not in committed:
                 continue
             history.findings.extend(FindingRecord(**row) for row in frame.iter_rows(named=True))
+        for path, frame in self._frames("advice", history):
+            if path.name in committed:
+                history.advice.extend(AdviceRecord(**row) for row in frame.iter_rows(named=True))
+        for path, frame in self._frames("advice_applied", history):
+            if path.name in committed:
+                history.applied.extend(
+                    AdviceAppliedRecord(**row) for row in frame.iter_rows(named=True)
+                )
         return history
 
     def _frames(self, table: str, history: History) -> list[tuple[Path, pl.DataFrame]]:
@@ -600,7 +840,11 @@ class HistoryStore:
         frames: list[tuple[Path, pl.DataFrame]] = []
         for path in self._files(table):
             try:
-                frame = pl.read_parquet(path, columns=needed)
+                # Columns added since a file was written (the cost columns) read as null.
+                present = set(pl.read_parquet_schema(path))
+                added = _ADDED_COLUMNS[table] - present
+                frame = pl.read_parquet(path, columns=[c for c in needed if c not in added])
+                frame = frame.with_columns(pl.lit(None).alias(c) for c in added).select(needed)
             except (OSError, pl.exceptions.PolarsError) as error:
                 reason = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
                 history.unreadable.append(

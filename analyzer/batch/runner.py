@@ -23,6 +23,7 @@ from analyzer.batch.engine import ENGINES, Engine, EngineConfig
 from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows, parse_report
 from analyzer.batch.history import (
     SPARKLINE_RUNS,
+    AdviceAppliedRecord,
     History,
     HistoryStore,
     RegressionRule,
@@ -61,6 +62,8 @@ from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
     IndexEntry,
+    JobAdviceEntry,
+    JobCostEntry,
     JobEntry,
     JobFindingEntry,
     JobRunPoint,
@@ -371,6 +374,7 @@ class _Run:
         self.store.append(records, self.started_ms)
         self.history.runs.extend(records.runs)
         self.history.findings.extend(records.findings)
+        self.history.applied.extend(records.applied)
         self.summary.n_recorded = len(records.runs)
         self.summary.n_regressed = sum(1 for r in records.runs if r.regressed)
         self._regressed_now = [r for r in records.runs if r.regressed]
@@ -481,9 +485,25 @@ class _Run:
                     report_href=self.layout.app_href(key, REPORT_FILES["html"]) if report else None,
                     diff_href=self.layout.app_href(key, DIFF_FILE) if diff else None,
                     diff_note=self.diff_errors.get(key) if state.comparison.regressed else None,
+                    advice_applied=tuple(job_advice(a) for a in state.applied),
+                    cost=JobCostEntry(
+                        core_hours_allocated=latest.core_hours_allocated,
+                        idle_core_hours=latest.idle_core_hours,
+                        idle_share=latest.idle_share,
+                        cost=latest.cost,
+                        cost_idle=latest.cost_idle,
+                        currency=latest.currency,
+                    ),
                 )
             )
         return entries
+
+
+def job_advice(a: AdviceAppliedRecord) -> JobAdviceEntry:
+    """An applied advice of the history, for the index."""
+    return JobAdviceEntry(
+        a.setting, a.before, a.after, a.status, a.rule, a.before_ms, a.predicted_ms, a.after_ms
+    )
 
 
 def _index_entry(entry: ManifestEntry) -> IndexEntry:

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.compare.advice_check import check_advice
 from analyzer.compare.figures import (
     ExecutionFigures,
     execution_figures,
@@ -224,4 +225,7 @@ def diff_analyses(
         baseline_executors=executors[0],
         candidate_executors=executors[1],
         verdict=verdict,
+        advice=check_advice(
+            baseline, candidate, baseline_findings, {b: c for b, c, _ in pairing.pairs}
+        ),
     )

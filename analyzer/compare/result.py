@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.compare.advice_check import AdviceOutcome
 from analyzer.compare.figures import ExecutionFigures, ExecutorFigures, NodeFigures
 from analyzer.compare.matching import MatchTier
 from analyzer.insights import Finding
@@ -199,3 +200,10 @@ class DiffResult:
     baseline_executors: ExecutorFigures = field(metadata=_help("The baseline's capacity."))
     candidate_executors: ExecutorFigures = field(metadata=_help("The candidate's capacity."))
     verdict: Verdict = field(metadata=_help("What explains most of the change."))
+    advice: tuple[AdviceOutcome, ...] = field(
+        default=(),
+        metadata=_help(
+            "Settings the baseline's findings advised that the candidate applied, with the "
+            "predicted and the measured wall time."
+        ),
+    )

@@ -10,7 +10,7 @@ from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
 from analyzer.aggregate.stage_stats import StageTaskStats
 from analyzer.aggregate.stage_wall import StageWall
-from analyzer.insights.finding import Evidence, Finding, Severity
+from analyzer.insights.finding import Advice, Evidence, Finding, Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, StageAttempt
 from analyzer.model.plan import PlanGraph
@@ -64,6 +64,18 @@ class RuleContext:
         return self.analysis.properties
 
     @property
+    def slots_per_executor(self) -> int:
+        """Task slots one executor offers: `spark.executor.cores` over `spark.task.cpus` when
+        set, else the most any executor offered (at least 1)."""
+        cap = self.capacity
+        if cap.executor_cores:
+            return max(1, cap.executor_cores // max(cap.task_cpus, 1))
+        return max(
+            [e.max_tasks for e in self.analysis.application.executors if e.executor_id != "driver"]
+            + [1]
+        )
+
+    @property
     def cores(self) -> int:
         """The most task slots alive at once (`aggregate.capacity`), at least 1."""
         return max(1, self.capacity.peak_slots)
@@ -110,6 +122,7 @@ class RuleContext:
         stage_attempt_id: int | None = None,
         task_ids: tuple[int, ...] = (),
         evidence: Iterable[Evidence] = (),
+        advice: Iterable[Advice | None] = (),
     ) -> Finding | None:
         """Return a rule's finding, estimated to have cost `lost_ms` by `method`, or None when
         that is not a meaningful share of its query's wall time (`significant`); its severity is
@@ -129,6 +142,7 @@ class RuleContext:
             stage_attempt_id=stage_attempt_id,
             task_ids=task_ids,
             evidence=tuple(evidence),
+            advice=tuple(a for a in advice if a is not None),
         )
 
     def stage_execution(self, stage_id: int) -> int | None:

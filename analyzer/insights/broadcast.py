@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, metric
+from analyzer.insights.advice import broadcast_threshold_below
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes
@@ -40,6 +41,12 @@ def detect_large_broadcast(analysis: Analysis, thresholds: Thresholds) -> list[F
                 lost_ms, ex.execution_id, thresholds
             ):
                 continue
+            advice = broadcast_threshold_below(ctx.properties, size.total)
+            shuffle = (
+                f"set {advice.setting}={advice.value}"
+                if advice.value is not None
+                else "drop the broadcast() hint: the threshold is already below this size"
+            )
             findings.append(
                 Finding(
                     rule=RULE,
@@ -47,9 +54,10 @@ def detect_large_broadcast(analysis: Analysis, thresholds: Thresholds) -> list[F
                     title=f"Node {node.node_id} {node.name}: broadcast {fmt_bytes(size.total)}",
                     suggestion=(
                         "Broadcast less: filter or project the small side first, or let the join "
-                        "shuffle (lower spark.sql.autoBroadcastJoinThreshold or drop the "
-                        "broadcast hint); large broadcasts load the driver and every executor."
+                        f"shuffle ({shuffle}); large broadcasts load the driver and every "
+                        "executor."
                     ),
+                    advice=(advice,),
                     estimated_lost_ms=lost_ms,
                     estimate_method=METHOD,
                     execution_id=ex.execution_id,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
+from analyzer.insights.advice import advice_text, idle_timeout_above_gap, min_executors_for_waits
 from analyzer.insights.executor_wait import started_fresh
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_duration_ms
 
@@ -33,6 +34,13 @@ def detect_cold_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         if started_fresh(analysis, wall) or ctx.in_failed_execution(wall.stage_id):
             continue  # executors dynamic allocation had just started: part of executor-wait
         dynamic = ctx.capacity.dynamic_allocation
+        advice: tuple[Advice, ...] = ()
+        if dynamic:
+            floor = min_executors_for_waits(
+                ctx.properties, wall.peak_running, ctx.slots_per_executor
+            )
+            idle = idle_timeout_above_gap(ctx.properties, analysis.time_spent.longest_gap_ms)
+            advice = (floor,) + ((idle,) if idle is not None else ())
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -45,15 +53,11 @@ def detect_cold_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             suggestion=(
                 "Tasks waited on start-up, not work: new executors loading classes and "
                 "fetching jars and files, or a very large task closure. Ship fewer or "
-                "smaller dependencies (--jars, --py-files, spark.files), keep closures and "
+                "smaller dependencies (--jars, --py-files, --files), keep closures and "
                 "broadcast variables small"
-                + (
-                    ", and keep warm executors (spark.dynamicAllocation.minExecutors, a "
-                    "longer executorIdleTimeout)."
-                    if dynamic
-                    else "."
-                )
+                + (f", and keep warm executors: {advice_text(advice)}." if advice else ".")
             ),
+            advice=advice,
             execution_id=execution_id,
             stage_id=key[0],
             stage_attempt_id=key[1],

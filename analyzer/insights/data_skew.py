@@ -9,16 +9,18 @@ from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_stats import task_durations, task_input_bytes
 from analyzer.aggregate.task_detail import task_metric_shares
 from analyzer.insights._common import (
+    ROW_GROUP_BYTES,
     ancestors_in_stage,
     context,
     descendants_in_stage,
     split_can_shrink,
 )
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.advice import current, flag, no_value
+from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
-from analyzer.units import fmt_count, fmt_factor, fmt_pct
+from analyzer.units import fmt_bytes, fmt_count, fmt_factor, fmt_pct
 
 RULE = "data-skew"
 METHOD = (
@@ -166,6 +168,8 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                     ctx.severity(lost_ms, execution.execution_id, thresholds),
                     f"{graph.node(node_id).name} (#{node_id})" if where != node_id else "",
                     split_can_shrink(_input_bytes(analysis, task_id), ctx.properties),
+                    ctx.properties,
+                    _input_bytes(analysis, task_id),
                 )
             )
     return findings
@@ -192,8 +196,48 @@ def _finding(
     severity: str,
     skewed_at: str,
     splittable: bool = False,
+    props: dict[str, str] | None = None,
+    input_bytes: int = 0,
 ) -> Finding:
     assert m.max_at is not None
+    props = props or {}
+    advice: tuple[Advice, ...] = ()
+    if why == "uneven files":
+        key = "spark.sql.files.maxPartitionBytes"
+        if splittable:
+            row_groups = max(1, input_bytes // ROW_GROUP_BYTES)
+            advice = (
+                Advice(
+                    key,
+                    f"{ROW_GROUP_BYTES >> 20}m",
+                    current(props, key, "128m"),
+                    f"the long task read {fmt_bytes(input_bytes)}, about {row_groups} row "
+                    f"groups of {fmt_bytes(ROW_GROUP_BYTES)}: splits of one row group let "
+                    "Spark spread them over tasks",
+                    "bytes",
+                ),
+            )
+        else:
+            advice = (
+                no_value(
+                    props,
+                    key,
+                    "128m",
+                    f"cannot split: the long task read {fmt_bytes(input_bytes)}, at most a row "
+                    "group or one unsplittable file; rewrite with smaller row groups or files",
+                    "bytes",
+                ),
+            )
+    elif "Join" in node.name:
+        advice = (
+            flag(
+                props,
+                "spark.sql.adaptive.skewJoin.enabled",
+                "true",
+                "true",
+                "AQE splits a skewed partition of a sort-merge join into several tasks",
+            ),
+        )
     if why == "uneven files":
         title = (
             f"Node {node.node_id} {node.name}: one task read {fmt_pct(share)} of the rows "
@@ -201,9 +245,8 @@ def _finding(
         )
         suggestion = (
             "Even out the input: rewrite the table into files of similar size (or more, smaller "
-            "ones), lower spark.sql.files.maxPartitionBytes so large files are split, or "
-            "repartition() right after reading; splittable formats and codecs let Spark split "
-            "large files."
+            f"ones), set spark.sql.files.maxPartitionBytes={advice[0].value} so large files "
+            "are split, or repartition() right after reading."
             if splittable
             else "Even out the input: the long task's split cannot be split further (at most a "
             "row group or an unsplittable file), so smaller splits will not help; rewrite the "
@@ -216,8 +259,11 @@ def _finding(
             f"{m.name} ({fmt_count(m.max_value)} vs {fmt_count(m.median)}), a hot key"
         )
         suggestion = (
-            "Spread the hot key: for joins enable spark.sql.adaptive.skewJoin.enabled (AQE), "
-            "otherwise salt the key or aggregate it separately; check for null or default keys."
+            "Spread the hot key: set spark.sql.adaptive.skewJoin.enabled=true (AQE splits a "
+            "skewed join partition), or salt the key; check for null or default keys."
+            if advice
+            else "Spread the hot key: salt the key or aggregate it separately; check for null "
+            "or default keys."
         )
     evidence = [
         ev("metric", "metric", m.name, "text"),
@@ -258,4 +304,5 @@ def _finding(
         stage_attempt_id=m.max_at.stage_attempt_id,
         task_ids=(task_id,),
         evidence=tuple(evidence),
+        advice=advice,
     )

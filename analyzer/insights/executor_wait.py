@@ -8,13 +8,22 @@ alive. That wait is wall time no partitioning or query change shortens.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_wall import StageWall
 from analyzer.aggregate.time_spent import covered_ms
 from analyzer.insights._common import context
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.advice import (
+    advice_text,
+    current,
+    flag,
+    idle_timeout_above_gap,
+    min_executors_for_waits,
+    parse_seconds,
+)
+from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_duration_ms
 
@@ -120,16 +129,24 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             ev("other_profile_slots", "slots of other profiles alive", others, "count"),
         ]
         evidence += [ev(k, k, v, "text") for k, v in cap.settings if "dynamicAllocation" in k]
+        peak = max(w.peak_running for w in walls)
+        floor = min_executors_for_waits(ctx.properties, peak, ctx.slots_per_executor)
+        advice: list[Advice] = []
         if others:
+            advice.append(floor)
             suggestion = (
                 f"The stage needs resource profile {profile}; executors of other profiles were "
                 "alive but Spark runs a stage only on executors of its own profile. Request "
                 "its executors earlier, reuse the default profile where the resources allow, or "
-                "keep executors of that profile (spark.dynamicAllocation.minExecutors applies "
-                "per profile)."
+                f"keep executors of that profile (set {floor.setting}={floor.value}; it "
+                "applies per profile)."
             )
         elif cap.dynamic_allocation:
             timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
+            idle = idle_timeout_above_gap(ctx.properties, gap_ms)
+            advice.append(floor)
+            if idle is not None:
+                advice.append(idle)
             suggestion = (
                 "Dynamic allocation had released every executor "
                 f"(spark.dynamicAllocation.executorIdleTimeout={timeout}"
@@ -138,19 +155,40 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                     if gap_ms
                     else ""
                 )
-                + ") and the stage waited for new ones to start and warm up. Keep some: set "
-                "spark.dynamicAllocation.minExecutors (or initialExecutors) above 0, raise "
-                "executorIdleTimeout above the pauses between jobs, and lower "
-                "spark.dynamicAllocation.schedulerBacklogTimeout (default 1s) to ask sooner."
+                + ") and the stage waited for new ones to start and warm up. Keep some: "
+                + advice_text(tuple(advice))
+                + "."
             )
         else:
+            wait_key = "spark.scheduler.maxRegisteredResourcesWaitingTime"
+            wait_s = math.ceil(lost_ms / 10_000) * 10
+            advice.append(
+                flag(
+                    ctx.properties,
+                    "spark.scheduler.minRegisteredResourcesRatio",
+                    "1.0",
+                    "0.8 on YARN and Kubernetes",
+                    "wait for every executor asked for before the first job",
+                )
+            )
+            if wait_s > parse_seconds(ctx.properties.get(wait_key), 30):
+                advice.append(
+                    Advice(
+                        wait_key,
+                        f"{wait_s}s",
+                        current(ctx.properties, wait_key, "30s"),
+                        f"the stages waited {fmt_duration_ms(lost_ms)} for executors → the "
+                        "next 10 s above it",
+                        "duration",
+                    )
+                )
             suggestion = (
                 "No executor was registered yet, or they had just registered and were still "
                 "starting (or all were lost): the cluster was slow to grant them or they were "
-                "slow to start. Make the application wait for them before its first job "
-                "(spark.scheduler.minRegisteredResourcesRatio, "
-                "spark.scheduler.maxRegisteredResourcesWaitingTime) or check the cluster's "
-                "free capacity and executor start-up (image pulls, large --jars)."
+                "slow to start. Make the application wait for them before its first job ("
+                + advice_text(tuple(advice))
+                + ") or check the cluster's free capacity and executor start-up (image pulls, "
+                "large --jars)."
             )
         findings.append(
             Finding(
@@ -175,6 +213,7 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 stage_id=first.stage_id,
                 stage_attempt_id=first.stage_attempt_id,
                 evidence=tuple(evidence),
+                advice=tuple(advice),
             )
         )
     return findings

@@ -53,7 +53,7 @@ def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 suggestion=(
                     "Compact the table into files of 128 MiB–1 GiB (OPTIMIZE, or rewrite "
                     "with fewer partitions); when writing, repartition by the partition "
-                    "columns or set spark.sql.files.maxRecordsPerFile sensibly."
+                    "columns so each task writes few, large files."
                 ),
                 execution_id=ex.execution_id,
                 node_id=node.node_id,

@@ -40,6 +40,50 @@ def ev(
     return Evidence(key=key, label=label, value=value, unit=unit, note=note)
 
 
+AdviceKind = Literal["count", "bytes", "memory", "duration", "flag"]
+"""How a setting's value reads: a count, a size in bytes (`128m`; a bare number is bytes), an
+executor memory size (a bare number is MiB), a duration (`60s`; a bare number is seconds), or
+`true`/`false`."""
+
+
+@dataclass(frozen=True)
+class Advice:
+    """A setting a finding advises, with the value computed from the run and the arithmetic.
+
+    `value` is None when no value can be computed from what the run measured; `arithmetic`
+    then says why (docs/findings.md#advice-with-numbers).
+    """
+
+    setting: str = field(
+        metadata={"help": "The Spark property, e.g. `spark.sql.shuffle.partitions`."}
+    )
+    value: str | None = field(
+        metadata={
+            "help": "The value to set, as Spark reads it (`200`, `256m`); None: none computed."
+        }
+    )
+    current: str = field(
+        metadata={
+            "help": "Its value in the run: as the log sets it, or Spark's default (`(default)`)."
+        }
+    )
+    arithmetic: str = field(metadata={"help": "How the value was worked out, with the figures."})
+    kind: AdviceKind = field(metadata={"help": "How the value reads (compared in a later run)."})
+    predicted_ms: int | None = field(
+        default=None,
+        metadata={
+            "help": "The wall time of what the finding points at (its stage, else its query) "
+            "predicted with the value set: now minus the estimated time lost; None: no prediction."
+        },
+    )
+    measured_ms: int | None = field(
+        default=None, metadata={"help": "That wall time as measured in this run, ms."}
+    )
+    predicted_of: str = field(
+        default="", metadata={"help": "What the prediction is of: `stage 9`, `SQL execution 3`."}
+    )
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reason a query was slow (or wasteful), found by one rule, with its evidence."""
@@ -71,6 +115,20 @@ class Finding:
     )
     evidence: tuple[Evidence, ...] = field(
         default=(), metadata={"help": "Typed facts behind the finding, in reading order."}
+    )
+    estimated_lost_cost: float | None = field(
+        default=None,
+        metadata={
+            "help": "`estimated_lost_ms` priced at what the executors held meanwhile "
+            "(docs/cost.md); None without a price."
+        },
+    )
+    advice: tuple[Advice, ...] = field(
+        default=(),
+        metadata={"help": "The settings it advises, each with a computed value and arithmetic."},
+    )
+    cost_currency: str = field(
+        default="", metadata={"help": "Currency of `estimated_lost_cost`, empty without one."}
     )
 
     def number(self, key: str) -> float:

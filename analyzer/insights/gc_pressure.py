@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, wall_share_ms
+from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
@@ -49,6 +50,8 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             continue
         execution_id = ctx.stage_execution(s.stage_id)
         lost_ms = gc_wall_ms(analysis, key)
+        spilled = s.memory_bytes_spilled > 0
+        advice = memory_advice(analysis, key) if spilled else ()
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -56,12 +59,18 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             lost_ms,
             title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC",
             suggestion=(
-                "Reduce memory pressure per task: raise spark.executor.memory or lower "
-                "spark.executor.cores, use more partitions (spark.sql.shuffle.partitions), "
-                "avoid collecting large rows or caching deserialized objects "
-                "(prefer MEMORY_AND_DISK_SER); consider G1GC settings in "
-                "spark.executor.extraJavaOptions."
+                "Reduce memory pressure per task: more executor memory, fewer concurrent "
+                "tasks per executor or more partitions"
+                + (
+                    f" ({advice_text(advice)})"
+                    if advice_text(advice)
+                    else " (the tasks did not spill, so the run does not say how much more "
+                    "memory would do)"
+                )
+                + "; avoid collecting large rows or caching deserialized objects "
+                "(prefer MEMORY_AND_DISK_SER)."
             ),
+            advice=advice,
             execution_id=execution_id,
             stage_id=s.stage_id,
             stage_attempt_id=s.stage_attempt_id,

@@ -121,9 +121,10 @@ def detect_gpu_fallback(analysis: Analysis, thresholds: Thresholds) -> list[Find
                     if not cpu
                     else "Set spark.rapids.sql.explain=NOT_ON_GPU to see why each stayed on the "
                     "CPU; rewrite the expressions it names (UDFs, unsupported functions or types), "
-                    "enable the operator if it is off by default (spark.rapids.sql.exec.*, "
-                    "spark.rapids.sql.expression.*), or move the CPU step to where the data is "
-                    "small."
+                    "enable the operator if it is off by default "
+                    "(spark.rapids.sql.exec.<Exec>=true or "
+                    "spark.rapids.sql.expression.<Expression>=true, named by the explain "
+                    "output), or move the CPU step to where the data is small."
                 ),
                 estimated_lost_ms=lost_ms if significant else 0,
                 estimate_method=METHOD if significant else METHOD + " (below significance)",

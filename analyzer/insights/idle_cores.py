@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, split_can_shrink
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.advice import max_partition_bytes_to_spread, shuffle_partitions_for_size
+from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_count, fmt_duration_ms
 
@@ -71,6 +72,13 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             evidence.append(
                 ev("single_partition", "reads", "a single-partition shuffle (one task)", "text")
             )
+            advice = None
+        elif reads_files:
+            advice = max_partition_bytes_to_spread(
+                ctx.properties, s.read_sum_bytes, s.read_max_bytes, cores
+            )
+        else:
+            advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, cores)
         findings.append(
             Finding(
                 rule=RULE,
@@ -80,7 +88,12 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                     f"task{'' if s.n_successful == 1 else 's'} for {fmt_count(cores)} task "
                     f"slots ran {fmt_duration_ms(running_ms)}{where}"
                 ),
-                suggestion=_suggestion(single, reads_files, splittable),
+                suggestion=_suggestion(
+                    single,
+                    reads_files,
+                    splittable and advice is not None and advice.value is not None,
+                    advice,
+                ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
                 execution_id=execution_id,
@@ -88,23 +101,24 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 stage_id=s.stage_id,
                 stage_attempt_id=s.stage_attempt_id,
                 evidence=tuple(evidence),
+                advice=(advice,) if advice is not None else (),
             )
         )
     return findings
 
 
-def _suggestion(single: bool, reads_files: bool, splittable: bool) -> str:
+def _suggestion(single: bool, reads_files: bool, splittable: bool, advice: Advice | None) -> str:
     """What spreads the work: never smaller file splits where the input cannot be split."""
     if single:
         return (
             "Spread the work: give the window a PARTITION BY, avoid global sorts and "
-            "repartition(1)/coalesce(1) before heavy steps, or use more partitions "
-            "(spark.sql.shuffle.partitions)."
+            "repartition(1)/coalesce(1) before heavy steps: a single-partition shuffle ignores "
+            "the partition settings."
         )
-    if reads_files and splittable:
+    if reads_files and splittable and advice is not None:
         return (
-            "Read in more splits: lower spark.sql.files.maxPartitionBytes, or repartition() "
-            "after the scan before the expensive step."
+            f"Read in more splits: set spark.sql.files.maxPartitionBytes={advice.value}, or "
+            "repartition() after the scan before the expensive step."
         )
     if reads_files:
         return (
@@ -112,10 +126,10 @@ def _suggestion(single: bool, reads_files: bool, splittable: bool) -> str:
             "unsplittable file): repartition() after the scan before the expensive step, or "
             "write the input as more, smaller files."
         )
+    value = advice.value if advice is not None else None
     return (
-        "Use more partitions: raise spark.sql.shuffle.partitions (AQE may coalesce them too "
-        "far: see spark.sql.adaptive.coalescePartitions.minPartitionSize), or repartition() "
-        "before the expensive step."
+        f"Use more partitions: set spark.sql.shuffle.partitions={value} (AQE may coalesce "
+        "them again, down to its advisory size), or repartition() before the expensive step."
     )
 
 

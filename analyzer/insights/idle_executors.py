@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_stats import executor_busy_ms
 from analyzer.insights._common import context
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.advice import advice_text, current
+from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.units import fmt_pct
+from analyzer.units import fmt_count, fmt_pct
 
 RULE = "idle-executors"
 METHOD = (
@@ -25,23 +28,42 @@ def idle_core_ms(held_core_ms: int, busy_ms: int) -> int:
     return max(0, held_core_ms - busy_ms)
 
 
-def _suggestion(settings: dict[str, str], dynamic: bool) -> str:
+def _advice(
+    props: dict[str, str], dynamic: bool, peak_tasks: int, per_executor: int, n_executors: int
+) -> tuple[Advice, ...]:
+    """Fewer executors: as many as the most tasks that ran at once needed."""
+    need = max(1, math.ceil(peak_tasks / max(per_executor, 1)))
+    if need >= n_executors:
+        return ()
+    key = "spark.dynamicAllocation.maxExecutors" if dynamic else "spark.executor.instances"
+    return (
+        Advice(
+            key,
+            str(need),
+            current(props, key, "infinity" if dynamic else "2"),
+            f"at most {fmt_count(peak_tasks)} tasks ran at once, {per_executor} per executor "
+            f"→ ⌈{peak_tasks} / {per_executor}⌉ = {need} of the {n_executors} executors",
+            "count",
+        ),
+    )
+
+
+def _suggestion(settings: dict[str, str], dynamic: bool, advice: tuple[Advice, ...]) -> str:
     """Advice that applies to this deployment: dynamic allocation only where it is off."""
+    fewer = f" ({advice_text(advice)})" if advice else ""
     if dynamic:
         timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
         floor = settings.get("spark.dynamicAllocation.minExecutors", "0")
         return (
             "Dynamic allocation is on (executorIdleTimeout="
             f"{timeout}, minExecutors={floor}): executors were held between tasks of running "
-            "jobs or kept by minExecutors or cached data "
-            "(spark.dynamicAllocation.cachedExecutorIdleTimeout). Lower minExecutors or "
-            "maxExecutors, or look for driver-side work (collects, planning, Python) between "
-            "jobs."
+            "jobs or kept by minExecutors or cached data. Ask for fewer executors"
+            f"{fewer}, or look for driver-side work (collects, planning, Python) between jobs."
         )
     return (
-        "Release what is not used: enable spark.dynamicAllocation.enabled (with "
-        "spark.dynamicAllocation.executorIdleTimeout), request fewer executors or cores, "
-        "or look for driver-side work (collects, planning, Python) between jobs."
+        "Release what is not used: set spark.dynamicAllocation.enabled=true, request fewer "
+        f"executors{fewer}, or look for driver-side work (collects, planning, Python) between "
+        "jobs."
     )
 
 
@@ -74,6 +96,14 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     if held_ms == 0:
         return []
     share = idle / held_ms
+    ctx = context(analysis)
+    advice = _advice(
+        ctx.properties,
+        cap.dynamic_allocation,
+        analysis.peak_running_tasks,
+        ctx.slots_per_executor,
+        n_executors,
+    )
     if share < thresholds.idle_share or idle < thresholds.idle_min_core_ms:
         return []
     return [
@@ -81,7 +111,8 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             rule=RULE,
             severity="info",
             title=f"Executors were idle {fmt_pct(share)} of their core time",
-            suggestion=_suggestion(dict(cap.settings), cap.dynamic_allocation),
+            suggestion=_suggestion(dict(cap.settings), cap.dynamic_allocation, advice),
+            advice=advice,
             estimated_lost_ms=0,
             estimate_method=METHOD,
             evidence=(

@@ -49,8 +49,8 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 ),
                 suggestion=(
                     "Keep large results out of the driver: write them (df.write) instead of "
-                    "collect()/toPandas(), aggregate or limit first; if a collect is needed, "
-                    "raise spark.driver.maxResultSize and spark.driver.memory."
+                    "collect()/toPandas(), aggregate or limit first (this collect fitted under "
+                    "the driver's result size limit: a larger one would fail the job)."
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,

@@ -91,15 +91,15 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     evidence.append(ev("lost_task_ms", "time in those stages' failed attempts", lost_task_ms, "ms"))
     if about_memory(reasons):
         suggestion = (
-            "The executors were killed for memory: raise spark.executor.memoryOverhead (off-heap "
-            "and Python memory live there), lower spark.executor.cores, or use smaller "
-            "partitions."
+            "The executors were killed for memory: give their containers more memory "
+            "outside the heap (spark.executor.memoryOverhead: off-heap and Python memory live "
+            "there), run fewer tasks per executor, or use smaller partitions."
         )
     else:
         suggestion = (
             "Find why executors died (the executor logs, the cluster manager's events); for "
-            "preempted or spot nodes enable spark.decommission.enabled and "
-            "spark.storage.decommission.shuffleBlocks.enabled so their work is not lost."
+            "preempted or spot nodes set spark.decommission.enabled=true and "
+            "spark.storage.decommission.shuffleBlocks.enabled=true so their work is not lost."
         )
     return [
         Finding(

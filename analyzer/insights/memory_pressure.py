@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
+from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.gc_pressure import gc_share, gc_wall_ms
 from analyzer.insights.spill import spill_task_ms, spill_wall_ms
@@ -36,6 +37,7 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
         wall = ctx.walls.get(key)
         cap = wall.run_ms + wall.tail_ms if wall is not None else gc_ms + spill_ms
         lost_ms = min(gc_ms + spill_ms, cap)
+        advice = memory_advice(analysis, key)
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -46,11 +48,12 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
                 f"and {fmt_bytes(spilled)} spilled"
             ),
             suggestion=(
-                "Give each task more memory: smaller partitions (raise "
-                "spark.sql.shuffle.partitions), fewer concurrent tasks per executor (lower "
-                "spark.executor.cores) or more executor memory (spark.executor.memory, "
-                "spark.memory.fraction); avoid caching deserialized objects."
+                "Give each task more memory: smaller partitions, fewer concurrent tasks per "
+                "executor or more executor memory"
+                + (f" ({advice_text(advice)})" if advice_text(advice) else "")
+                + "; avoid caching deserialized objects."
             ),
+            advice=advice,
             execution_id=execution_id,
             stage_id=s.stage_id,
             stage_attempt_id=s.stage_attempt_id,

@@ -49,7 +49,8 @@ def detect_no_partition_pruning(analysis: Analysis, thresholds: Thresholds) -> l
                     suggestion=(
                         "Filter on the table's partition columns (with literal values, not "
                         "expressions over them) so Spark prunes partitions; check that "
-                        "spark.sql.optimizer.dynamicPartitionPruning.enabled is on for joins."
+                        "spark.sql.optimizer.dynamicPartitionPruning.enabled=true (the "
+                        "default) for joins."
                     ),
                     estimated_lost_ms=0,
                     estimate_method=METHOD,

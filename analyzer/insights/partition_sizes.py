@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
+from analyzer.insights.advice import no_value, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.units import fmt_bytes
+from analyzer.units import fmt_bytes, fmt_count
 
 RULE = "partition-size"
 METHOD_HUGE = "not estimated: a huge partition risks spill and out-of-memory more than time"
@@ -25,6 +26,35 @@ def detect_partition_sizes(analysis: Analysis, thresholds: Thresholds) -> list[F
             continue
         execution_id = ctx.stage_execution(s.stage_id)
         if s.read_max_bytes > thresholds.huge_partition_bytes and s.read_max_task_id is not None:
+            wall = ctx.walls.get(_key)
+            slots = wall.slots if wall is not None and wall.slots > 0 else ctx.cores
+            if s.shuffle_read_max_bytes > 0:
+                advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, slots)
+                if int(advice.value or 0) <= s.n_successful:
+                    advice = no_value(
+                        ctx.properties,
+                        advice.setting,
+                        "200",
+                        f"no value: {advice.arithmetic}, no more than the stage's "
+                        f"{fmt_count(s.n_successful)} partitions; the large one holds a hot "
+                        "key, which more partitions would not split (see data-skew)",
+                        "count",
+                    )
+                how = (
+                    f"set {advice.setting}={advice.value}"
+                    if advice.value is not None
+                    else "spread its hot key (salt it, or let AQE split skewed joins)"
+                )
+            else:
+                advice = no_value(
+                    ctx.properties,
+                    "spark.sql.files.maxPartitionBytes",
+                    "128m",
+                    "no value: a task read more than a split holds, so its input is one "
+                    "unsplittable file or row group; rewrite it as smaller files or row groups",
+                    "bytes",
+                )
+                how = "rewrite the input as smaller files or row groups"
             findings.append(
                 Finding(
                     rule=RULE,
@@ -33,11 +63,8 @@ def detect_partition_sizes(analysis: Analysis, thresholds: Thresholds) -> list[F
                         f"Stage {s.stage_id}: task {s.read_max_task_id} read a "
                         f"{fmt_bytes(s.read_max_bytes)} partition"
                     ),
-                    suggestion=(
-                        "Split large partitions: raise spark.sql.shuffle.partitions, lower "
-                        "spark.sql.files.maxPartitionBytes, or let AQE size them "
-                        "(spark.sql.adaptive.advisoryPartitionSizeInBytes)."
-                    ),
+                    suggestion=f"Split large partitions: {how}.",
+                    advice=(advice,),
                     estimated_lost_ms=0,
                     estimate_method=METHOD_HUGE,
                     task_ids=(s.read_max_task_id,),

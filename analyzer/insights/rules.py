@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
+from analyzer.insights.advice import predict
 from analyzer.insights.broadcast import detect_large_broadcast
 from analyzer.insights.cold_executors import detect_cold_executors
 from analyzer.insights.data_skew import detect_data_skew
@@ -162,6 +163,7 @@ def _group(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
             stage_id=first.stage_id,
             stage_attempt_id=first.stage_attempt_id,
             task_ids=first.task_ids,
+            advice=first.advice,
             evidence=(
                 ev("stage_ids", "stages", ", ".join(map(str, stages)), "text"),
                 ev("n_stages", "", len(stages), "count"),
@@ -301,6 +303,7 @@ def _merge_batches(analysis: Analysis, findings: Sequence[Finding]) -> list[Find
             stage_id=first.stage_id,
             stage_attempt_id=first.stage_attempt_id,
             task_ids=first.task_ids,
+            advice=first.advice,
             evidence=(
                 ev("n_batches_with_finding", "micro-batches", len(group), "count"),
                 ev(
@@ -355,7 +358,8 @@ def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list
     # ran past their trigger, not by that execution's wall time.
     whole = [f for f in merged if _about_a_run(f)]
     rest = [f for f in merged if not _about_a_run(f)]
-    return sorted([*_cap_estimates(analysis, rest, chosen), *whole], key=_rank_key)
+    capped = [*_cap_estimates(analysis, rest, chosen), *whole]
+    return sorted((predict(analysis, f) for f in capped), key=_rank_key)
 
 
 def _about_a_run(finding: Finding) -> bool:

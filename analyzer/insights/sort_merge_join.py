@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, exchange_below, metric
+from analyzer.insights._common import adaptive_enabled, context, exchange_below, metric
+from analyzer.insights.advice import broadcast_threshold_above
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count
@@ -50,6 +51,9 @@ def detect_small_side_sort_merge_join(analysis: Analysis, thresholds: Thresholds
             write = metric(stats.get(large[2]), "shuffle write time")
             write_ms = (write.total // 1_000_000) if write is not None else 0
             lost_ms = (sort_ms + write_ms) // cores
+            advice = broadcast_threshold_above(
+                ctx.properties, small[0], adaptive_enabled(analysis, ex)
+            )
             finding = ctx.finding(
                 RULE,
                 METHOD,
@@ -61,10 +65,10 @@ def detect_small_side_sort_merge_join(analysis: Analysis, thresholds: Thresholds
                     f"sorting {fmt_bytes(large[0])}"
                 ),
                 suggestion=(
-                    "Broadcast the small side: add a broadcast() hint, or raise "
-                    "spark.sql.autoBroadcastJoinThreshold (and, with AQE, "
-                    "spark.sql.adaptive.autoBroadcastJoinThreshold) above its size."
+                    "Broadcast the small side: add a broadcast() hint, or set "
+                    f"{advice.setting}={advice.value} (above its size, with headroom)."
                 ),
+                advice=(advice,),
                 execution_id=ex.execution_id,
                 node_id=join.node_id,
                 stage_id=(stats[join.node_id].stage_ids or (None,))[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, metric, wall_share_ms
+from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes
@@ -84,6 +85,7 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 "bytes",
             ),
         ]
+        advice = memory_advice(analysis, key)
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -91,10 +93,10 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
             lost_ms,
             title=f"Stage {s.stage_id}: spilled {fmt_bytes(spilled)}{where}",
             suggestion=(
-                "Give each task more memory: raise spark.sql.shuffle.partitions (or "
-                "spark.sql.adaptive.advisoryPartitionSizeInBytes lower) so partitions are "
-                "smaller, or raise spark.executor.memory / spark.memory.fraction."
+                "Give each task more memory: smaller partitions or more memory per task"
+                + (f": {advice_text(advice)}." if advice_text(advice) else ".")
             ),
+            advice=advice,
             execution_id=execution_id,
             node_id=node_id,
             stage_id=s.stage_id,

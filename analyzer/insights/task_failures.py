@@ -61,7 +61,7 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 "Read the first failure: fix data or code errors at their source; for "
                 "out-of-memory errors raise spark.executor.memoryOverhead or use more "
                 "partitions; for fetch failures check lost executors and consider "
-                "spark.shuffle.service.enabled or spark.decommission.enabled."
+                "spark.shuffle.service.enabled=true or spark.decommission.enabled=true."
             ),
             execution_id=execution_id,
             stage_id=s.stage_id,

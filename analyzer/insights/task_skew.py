@@ -5,6 +5,7 @@ from __future__ import annotations
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_stats import is_first_wave_with_even_data
 from analyzer.insights._common import context
+from analyzer.insights.advice import flag
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_duration_ms
@@ -53,8 +54,24 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             ),
             suggestion=(
                 "Find what the slow partition holds (see data-skew findings): salt or "
-                "pre-aggregate hot keys, enable spark.sql.adaptive.skewJoin.enabled for "
+                "pre-aggregate hot keys, set spark.sql.adaptive.skewJoin.enabled=true for "
                 "joins, or set spark.speculation=true if the cause is a slow executor."
+            ),
+            advice=(
+                flag(
+                    ctx.properties,
+                    "spark.sql.adaptive.skewJoin.enabled",
+                    "true",
+                    "true",
+                    "for a join: AQE splits a skewed partition into several tasks",
+                ),
+                flag(
+                    ctx.properties,
+                    "spark.speculation",
+                    "true",
+                    "false",
+                    "for a slow executor: Spark re-runs a straggler elsewhere",
+                ),
             ),
             execution_id=execution_id,
             stage_id=s.stage_id,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, wall_share_ms
+from analyzer.insights.advice import no_value, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_count, fmt_duration_ms
@@ -35,8 +36,32 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         lost_ms = wall_share_ms(
             stage.duration_ms if stage else None, s.overhead_sum_ms, s.duration_sum_ms
         )
-        reads_shuffle = s.shuffle_read_median_bytes > 0 or s.read_sum_bytes == 0
+        reads_shuffle = s.shuffle_read_max_bytes > 0 or s.read_sum_bytes == 0
         per_task = s.read_sum_bytes // max(1, s.n_successful)
+        wall = ctx.walls.get(key)
+        slots = wall.slots if wall is not None and wall.slots > 0 else ctx.cores
+        if reads_shuffle:
+            advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, slots)
+            if int(advice.value or 0) >= s.n_successful:
+                advice = no_value(
+                    ctx.properties,
+                    advice.setting,
+                    "200",
+                    f"no value: {advice.arithmetic}, not fewer than the stage's "
+                    f"{fmt_count(s.n_successful)} tasks; their fixed cost, not their number, "
+                    "is the problem",
+                    "count",
+                )
+        else:
+            advice = no_value(
+                ctx.properties,
+                "spark.sql.files.maxPartitionBytes",
+                "128m",
+                "no value: Spark packs files into splits of min(maxPartitionBytes, "
+                "max(openCostInBytes, bytes read / default parallelism)), so with many small "
+                "files the file count, not this setting, makes the tasks; compact the files",
+                "bytes",
+            )
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -47,13 +72,19 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 f"{fmt_duration_ms(s.median_duration_ms)}"
             ),
             suggestion=(
-                "Use fewer, larger partitions: lower spark.sql.shuffle.partitions, keep "
+                f"Use fewer, larger partitions: set spark.sql.shuffle.partitions="
+                f"{advice.value}, keep "
+                "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
+                "instead of repartition() for small data."
+                if reads_shuffle and advice.value is not None
+                else "Use fewer, larger partitions: keep "
                 "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
                 "instead of repartition() for small data."
                 if reads_shuffle
-                else "Read fewer, larger splits: raise spark.sql.files.maxPartitionBytes "
-                "and spark.sql.files.openCostInBytes, or compact the input's small files."
+                else "Read fewer, larger splits: compact the input's small files, or write "
+                "fewer of them."
             ),
+            advice=(advice,),
             execution_id=execution_id,
             stage_id=s.stage_id,
             stage_attempt_id=s.stage_attempt_id,

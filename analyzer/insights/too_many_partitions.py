@@ -8,6 +8,7 @@ import math
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, parse_bytes
+from analyzer.insights.advice import shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms
@@ -98,6 +99,7 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
                 ev("median_duration_ms", "median task", s.median_duration_ms, "ms"),
                 ev("partitions_to_set", "spark.sql.shuffle.partitions to set", target, "count"),
             ),
+            advice=(shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, wall.slots),),
         )
         if finding is not None:
             findings.append(finding)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import adaptive_enabled, context
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights._common import adaptive_enabled, context, parse_bytes
+from analyzer.insights.advice import current, flag
+from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_duration_ms
 
@@ -14,6 +17,57 @@ METHOD = (
     "would have saved, at best)"
 )
 SKEW_KEYS = ("spark.sql.adaptive.skewJoin.enabled", "spark.sql.adaptive.enabled")
+
+
+def unsplit_advice(conf: dict[str, str], largest: int, median: int) -> tuple[Advice, ...]:
+    """The AQE skew-join settings under which a partition of `largest` bytes (median `median`)
+    counts as skewed: AQE splits one larger than both the factor × the median and the
+    threshold.
+
+    >>> [a.value for a in unsplit_advice({}, 200 << 20, 10 << 20)]
+    ['true', '199m']
+    """
+    out = [
+        flag(
+            conf,
+            "spark.sql.adaptive.skewJoin.enabled",
+            "true",
+            "true",
+            "AQE splits a skewed partition of a sort-merge join into several tasks",
+        )
+    ]
+    threshold_key = "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"
+    threshold = parse_bytes(conf.get(threshold_key), 256 << 20)
+    if largest <= threshold:
+        value_mib = max(1, (largest - 1) >> 20)
+        out.append(
+            Advice(
+                threshold_key,
+                f"{value_mib}m",
+                current(conf, threshold_key, "256m"),
+                f"the partition ({fmt_bytes(largest)}) is under the threshold "
+                f"({fmt_bytes(threshold)}): just under it → {value_mib} MiB",
+                "bytes",
+            )
+        )
+    factor_key = "spark.sql.adaptive.skewJoin.skewedPartitionFactor"
+    try:
+        factor = float(conf.get(factor_key, "5"))
+    except ValueError:
+        factor = 5.0
+    if median > 0 and largest <= factor * median:
+        value = max(1, math.floor(largest / median) - 1)
+        out.append(
+            Advice(
+                factor_key,
+                str(value),
+                current(conf, factor_key, "5.0"),
+                f"the partition is {largest / median:.1f}× the median, under the factor "
+                f"{factor:g}: ⌊{largest / median:.1f}⌋ − 1 → {value}",
+                "count",
+            )
+        )
+    return tuple(out)
 
 
 def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -47,6 +101,7 @@ def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Find
                 lost_ms = max(0, s.max_duration_ms - s.median_duration_ms)
                 skew_conf = conf.get("spark.sql.adaptive.skewJoin.enabled", "true (default)")
                 ratio = largest / median if median else None
+                advice = unsplit_advice(conf, largest, median)
                 finding = ctx.finding(
                     RULE,
                     METHOD,
@@ -57,12 +112,11 @@ def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Find
                         f"(median {fmt_bytes(median)}) was not split by AQE"
                     ),
                     suggestion=(
-                        "Let AQE split it: set spark.sql.adaptive.skewJoin.enabled=true and, "
-                        "if the partition is under its limits, lower "
-                        "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes or "
-                        "skewedPartitionFactor (AQE cannot split the join's outer side of "
-                        "some outer joins)."
+                        "Let AQE split it: "
+                        + "; ".join(f"set {a.setting}={a.value}" for a in advice)
+                        + " (AQE cannot split the outer side of some outer joins)."
                     ),
+                    advice=advice,
                     execution_id=ex.execution_id,
                     node_id=join.node_id,
                     stage_id=stage_id,

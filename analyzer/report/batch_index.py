@@ -10,7 +10,16 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
 from analyzer.report.findings import worst_of
 from analyzer.report.header import STATUS_WORDS, app_status
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_factor, fmt_timestamp_ms, plural
+from analyzer.units import (
+    fmt_amount,
+    fmt_count,
+    fmt_duration_ms,
+    fmt_factor,
+    fmt_money,
+    fmt_pct,
+    fmt_timestamp_ms,
+    plural,
+)
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
@@ -116,6 +125,52 @@ class JobEntry:
     """Its diff report against the previous run, if written."""
     diff_note: str | None = None
     """Why a regressed run has no diff report."""
+    cost: JobCostEntry | None = None
+    """What the latest run held and cost; None when not recorded."""
+    advice_applied: tuple[JobAdviceEntry, ...] = ()
+    """Advice of the run before that the latest run applied."""
+
+
+@dataclass(frozen=True)
+class JobAdviceEntry:
+    """An earlier run's advice the latest run applied (input of the view)."""
+
+    setting: str
+    before: str
+    after: str
+    status: str
+    rule: str
+    before_ms: int | None
+    """The advised finding's query in the earlier run."""
+    predicted_ms: int | None
+    after_ms: int | None
+
+
+@dataclass(frozen=True)
+class JobCostEntry:
+    """What a job's latest run held, used and cost (input of the view; docs/cost.md)."""
+
+    core_hours_allocated: float | None
+    idle_core_hours: float | None
+    idle_share: float | None
+    cost: float | None
+    """In `currency`; None when the run was not priced."""
+    cost_idle: float | None
+    currency: str | None
+
+
+@dataclass(frozen=True)
+class JobCostView:
+    """A job in the index's lists of the most expensive and the most wasteful."""
+
+    job_key: str = field(metadata={"help": "The job key."})
+    amount_str: str = field(
+        metadata={"help": "What ranks it: `$1.23` when priced, else `12.3 core-hours`."}
+    )
+    detail_str: str = field(
+        metadata={"help": "`12.3 core-hours allocated, 41.0 % idle` (the latest run)."}
+    )
+    report_href: str = field(metadata={"help": "The latest run's HTML report, or empty."})
 
 
 @dataclass(frozen=True)
@@ -169,6 +224,31 @@ class JobRowView:
     report_href: str = field(metadata={"help": "The latest run's HTML report, or empty."})
     diff_href: str = field(metadata={"help": "Its diff report against the previous run, or empty."})
     diff_note: str = field(metadata={"help": "Why a regressed run has no diff report, or empty."})
+    advice_lines: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "Advice of the run before that the latest run applied: `spark.sql.shuffle."
+            "partitions 400 → 2 as advised (too-many-partitions): its query went from 31.0 s "
+            "to 6.1 s; predicted 5.5 s`."
+        },
+    )
+
+
+def advice_line(a: JobAdviceEntry) -> str:
+    """Word an applied advice of the job history.
+
+    >>> advice_line(JobAdviceEntry("k", "400", "2", "applied", "r", 31_000, 5_500, 6_100))
+    'k 400 → 2 as advised (r): its query went from 31.0 s to 6.1 s; predicted 5.5 s'
+    """
+    how = "as advised" if a.status == "applied" else "toward the advice"
+    line = f"{a.setting} {a.before} → {a.after} {how} ({a.rule})"
+    if a.before_ms is not None and a.after_ms is not None:
+        line += (
+            f": its query went from {fmt_duration_ms(a.before_ms)} to {fmt_duration_ms(a.after_ms)}"
+        )
+    if a.predicted_ms is not None:
+        line += f"; predicted {fmt_duration_ms(a.predicted_ms)}"
+    return line
 
 
 @dataclass(frozen=True)
@@ -233,6 +313,64 @@ class BatchIndexView:
     history_notes: tuple[str, ...] = field(
         metadata={"help": "Problems with the history (unreadable files), one line each."}
     )
+    most_expensive: tuple[JobCostView, ...] = field(
+        default=(),
+        metadata={
+            "help": "Jobs whose latest run cost most (money when priced, else core-hours), at "
+            "most `MAX_COST_JOBS`."
+        },
+    )
+    most_wasteful: tuple[JobCostView, ...] = field(
+        default=(),
+        metadata={
+            "help": "Jobs whose latest run held most idle cores (money when priced, else "
+            "core-hours), at most `MAX_COST_JOBS`."
+        },
+    )
+
+
+MAX_COST_JOBS = 5
+"""Jobs listed as the most expensive and as the most wasteful."""
+
+
+def _cost_views(jobs: Sequence[JobEntry], wasted: bool) -> tuple[JobCostView, ...]:
+    """The jobs that cost (or wasted) most in their latest run, costliest first: by money when
+    every ranked run was priced in one currency, else by core-hours."""
+    costed = [j for j in jobs if j.cost is not None and j.cost.core_hours_allocated is not None]
+    currencies = {j.cost.currency for j in costed if j.cost is not None}
+    by_money = bool(costed) and len(currencies) == 1 and None not in currencies
+
+    def amount(j: JobEntry) -> float:
+        c = j.cost
+        assert c is not None
+        value = (
+            (c.cost_idle if wasted else c.cost)
+            if by_money
+            else (c.idle_core_hours if wasted else c.core_hours_allocated)
+        )
+        return value or 0.0
+
+    ranked = sorted(costed, key=lambda j: (-amount(j), j.job_key))[:MAX_COST_JOBS]
+    views = []
+    for j in ranked:
+        c = j.cost
+        assert c is not None
+        value = amount(j)
+        if value <= 0:
+            continue
+        unit = fmt_money(value, c.currency or "") if by_money else f"{fmt_amount(value)} core-hours"
+        views.append(
+            JobCostView(
+                job_key=j.job_key,
+                amount_str=unit + (" idle" if wasted else ""),
+                detail_str=(
+                    f"{fmt_amount(c.core_hours_allocated)} core-hours allocated, "
+                    f"{fmt_pct(c.idle_share)} idle"
+                ),
+                report_href=j.report_href or "",
+            )
+        )
+    return tuple(views)
 
 
 def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
@@ -352,6 +490,7 @@ def _job_row(job: JobEntry) -> JobRowView:
         report_href=job.report_href or "",
         diff_href=job.diff_href or "",
         diff_note=job.diff_note or "",
+        advice_lines=tuple(advice_line(a) for a in job.advice_applied),
     )
 
 
@@ -386,4 +525,6 @@ def build_index_view(
         n_regressed_str=fmt_count(sum(1 for j in job_rows if j.regressed)),
         regression_rule_str=regression_rule,
         history_notes=tuple(history_notes),
+        most_expensive=_cost_views(ordered, wasted=False),
+        most_wasteful=_cost_views(ordered, wasted=True),
     )

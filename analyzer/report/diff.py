@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from analyzer.compare.advice_check import AdviceOutcome
 from analyzer.compare.figures import ExecutionFigures, ExecutorFigures, NodeFigures
 from analyzer.compare.result import (
     CauseShare,
@@ -391,6 +392,45 @@ def _capacity(b: ExecutorFigures, c: ExecutorFigures) -> tuple[DeltaView, ...]:
 
 
 @dataclass(frozen=True)
+class AdviceCheckView:
+    """One advised setting the candidate applied, worded."""
+
+    status: str = field(metadata=_help("`applied` or `toward` (a CSS class too)."))
+    line_str: str = field(
+        metadata=_help(
+            "`spark.sql.shuffle.partitions 400 → 2 as advised (too-many-partitions): stage 9 "
+            "went from 15.1 s to 1.2 s; predicted 1.5 s`."
+        )
+    )
+
+
+def build_advice_check_view(outcome: AdviceOutcome) -> AdviceCheckView:
+    """Word one applied advice: the setting's change, then predicted against measured.
+
+    >>> o = AdviceOutcome("r", "k", "2", "400", "2", "applied", "stage 4", "stage 3", 31_000,
+    ...                   5_500, 6_100)
+    >>> for part in build_advice_check_view(o).line_str.split("; "):
+    ...     print(part)
+    k 400 → 2 as advised (r): stage 4 went from 31.0 s to 6.1 s (stage 3 in the candidate)
+    predicted 5.5 s
+    """
+    how = "as advised" if outcome.status == "applied" else f"toward the advised {outcome.advised}"
+    line = f"{outcome.setting} {outcome.before} → {outcome.after} {how} ({outcome.rule}): "
+    if outcome.after_ms is None:
+        line += f"{outcome.target_before} has no partner in the candidate"
+    else:
+        line += (
+            f"{outcome.target_before} went from {fmt_duration_ms(outcome.before_ms)} to "
+            f"{fmt_duration_ms(outcome.after_ms)}"
+        )
+        if outcome.target_after and outcome.target_after != outcome.target_before:
+            line += f" ({outcome.target_after} in the candidate)"
+    if outcome.predicted_ms is not None:
+        line += f"; predicted {fmt_duration_ms(outcome.predicted_ms)}"
+    return AdviceCheckView(status=outcome.status, line_str=line)
+
+
+@dataclass(frozen=True)
 class DiffView:
     """The whole comparison, as every format shows it."""
 
@@ -418,6 +458,9 @@ class DiffView:
         metadata=_help("Findings only in the baseline, numbered, by time lost.")
     )
     findings_str: str = field(metadata=_help("`1 new, 0 resolved, 3 in both`."))
+    advice: tuple[AdviceCheckView, ...] = field(
+        metadata=_help("The baseline's advice the candidate applied, predicted against measured.")
+    )
     config: tuple[ConfigChangeView, ...] = field(metadata=_help("Spark properties that differ."))
     config_note_str: str = field(
         metadata=_help("`4 per-run properties left out (ids, ports, start times)`, or empty.")
@@ -476,6 +519,7 @@ def build_diff_view(result: DiffResult, options: ReportOptions) -> DiffView:
             f"{len(findings.new)} new, {len(findings.resolved)} resolved, "
             f"{plural(len(findings.kept), 'finding')} in both"
         ),
+        advice=tuple(build_advice_check_view(o) for o in result.advice),
         config=_config_views(result.config),
         config_note_str=(
             f"{plural(result.n_config_per_run, 'per-run property', 'per-run properties')} left "

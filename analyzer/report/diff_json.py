@@ -204,6 +204,22 @@ def build_diff_document(result: DiffResult) -> dict[str, Any]:
             "resolved": [_finding(f) for f in result.findings.resolved],
             "n_kept": len(result.findings.kept),
         },
+        "advice_applied": [
+            {
+                "rule": o.rule,
+                "setting": o.setting,
+                "advised": o.advised,
+                "before": o.before,
+                "after": o.after,
+                "status": o.status,
+                "target_before": o.target_before,
+                "target_after": o.target_after,
+                "before_ms": o.before_ms,
+                "predicted_ms": o.predicted_ms,
+                "after_ms": o.after_ms,
+            }
+            for o in result.advice
+        ],
         "settings": {
             "changed": [
                 {"key": c.key, "baseline": c.baseline, "candidate": c.candidate}

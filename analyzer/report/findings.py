@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.insights import SEVERITIES, Finding, Thresholds
-from analyzer.insights.finding import Evidence
+from analyzer.insights.finding import Advice, Evidence
 from analyzer.model.application import Application
-from analyzer.units import fmt_duration_ms, fmt_value
+from analyzer.units import fmt_duration_ms, fmt_money, fmt_value
 
 SEVERITY_MARKS = {"critical": "✖", "warning": "⚠", "info": "ℹ"}
 """The mark printed before a finding of each severity."""
@@ -30,6 +30,42 @@ class EvidenceView:
 
     label: str = field(metadata=_help("What the value is, e.g. `median task duration`."))
     value_str: str = field(metadata=_help("The value in its unit, e.g. `85 ms`."))
+
+
+@dataclass(frozen=True)
+class AdviceView:
+    """One setting a finding advises, worded: its value, the arithmetic, the prediction."""
+
+    setting: str = field(metadata=_help("The Spark property, e.g. `spark.sql.shuffle.partitions`."))
+    value_str: str = field(
+        metadata=_help("`400 → 2` (now → advised), or `no value (now 128m (default))`.")
+    )
+    line_str: str = field(
+        metadata=_help(
+            "The whole advice on one line: `spark.sql.shuffle.partitions 400 → 2: ⌈7.1 MiB "
+            "shuffled / 64.0 MiB target …⌉ = 1 … → 2; predicted wall 1.5 s`."
+        )
+    )
+
+
+def build_advice_view(advice: Advice) -> AdviceView:
+    """Word one advised setting.
+
+    >>> v = build_advice_view(Advice("k", "2", "400", "why", "count", 1500, 9000, "stage 4"))
+    >>> v.line_str
+    'k 400 → 2: why; predicted: stage 4 from 9.0 s to 1.5 s'
+    """
+    if advice.value is None:
+        value = f"no value (now {advice.current})"
+    else:
+        value = f"{advice.current} → {advice.value}"
+    line = f"{advice.setting} {value}: {advice.arithmetic}"
+    if advice.predicted_ms is not None:
+        line += (
+            f"; predicted: {advice.predicted_of} from {fmt_duration_ms(advice.measured_ms)} "
+            f"to {fmt_duration_ms(advice.predicted_ms)}"
+        )
+    return AdviceView(setting=advice.setting, value_str=value, line_str=line)
 
 
 @dataclass(frozen=True)
@@ -66,6 +102,9 @@ class FindingView:
         metadata=_help("The evidence that has a label, in reading order.")
     )
     suggestion: str = field(metadata=_help("What to change: a Spark setting or a query change."))
+    advice: tuple[AdviceView, ...] = field(
+        metadata=_help("The settings advised, each with its value worked out from the run.")
+    )
     docs_anchor: str = field(
         metadata=_help("Where the rule is explained: `docs/findings.md#rule`.")
     )
@@ -182,9 +221,13 @@ def finding_where(finding: Finding, node_name: str) -> tuple[str, str]:
 
 
 def finding_lost_str(finding: Finding) -> str:
-    """Say the time a finding probably cost: `est. 4.2 s lost`, or that none was estimated."""
+    """Say the time a finding probably cost: `est. 4.2 s lost`, `est. 4.2 s lost (≈ $0.31)`
+    when priced, or that none was estimated."""
     if finding.estimated_lost_ms > 0:
-        return f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+        lost = f"est. {fmt_duration_ms(finding.estimated_lost_ms)} lost"
+        if finding.estimated_lost_cost is not None:
+            lost += f" (≈ {fmt_money(finding.estimated_lost_cost, finding.cost_currency)})"
+        return lost
     return "no time cost estimated"
 
 
@@ -223,6 +266,7 @@ def build_finding_view(finding: Finding, rank: int, node_name: str = "") -> Find
             if item.label
         ),
         suggestion=finding.suggestion,
+        advice=tuple(build_advice_view(a) for a in finding.advice),
         docs_anchor=f"{FINDINGS_DOC}#{finding.rule}",
         ref_str=f"{finding.rule}{f' at {at}' if at else ''} — {see}",
         node_ref_str=f"{finding.rule} — {see}",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.cost import CostFigures
 from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_summary import StageTaskSummary
 from analyzer.aggregate.stage_wall import PARTS, StageWall
@@ -117,6 +118,32 @@ def _what_if(
     ]
 
 
+def _cost(c: CostFigures) -> dict[str, Any]:
+    """What the run held and used, priced when a price was given (docs/cost.md)."""
+    p = c.pricing
+    return {
+        "wall_ms": c.wall_ms,
+        "n_executors": c.n_executors,
+        "local_mode": c.local_mode,
+        "core_hours_allocated": c.core_hours_allocated,
+        "core_hours_used": c.core_hours_used,
+        "idle_share": c.idle_share,
+        "memory_bytes_per_executor": c.memory_bytes_per_executor,
+        "memory_basis": c.memory_basis_str,
+        "memory_gib_hours": c.memory_gib_hours,
+        "price": None
+        if p is None
+        else {
+            "core_hour": p.core_hour,
+            "gib_hour": p.gib_hour,
+            "currency": p.currency,
+            "source": p.source,
+        },
+        "cost_allocated": c.cost_allocated,
+        "cost_idle": c.cost_idle,
+    }
+
+
 def _wall_parts(wall: StageWall | None) -> dict[str, int] | None:
     """A stage attempt's wall time taken apart (`aggregate.stage_wall`), or None."""
     if wall is None:
@@ -207,6 +234,8 @@ def _finding(f: Finding) -> dict[str, Any]:
         "title": f.title,
         "suggestion": f.suggestion,
         "estimated_lost_ms": f.estimated_lost_ms,
+        "estimated_lost_cost": f.estimated_lost_cost,
+        "cost_currency": f.cost_currency,
         "estimate_method": f.estimate_method,
         "execution_id": f.execution_id,
         "node_id": f.node_id,
@@ -225,6 +254,19 @@ def _finding(f: Finding) -> dict[str, Any]:
             if item.label
         ],
         "numbers": f.numbers(),
+        "advice": [
+            {
+                "setting": a.setting,
+                "value": a.value,
+                "current": a.current,
+                "arithmetic": a.arithmetic,
+                "kind": a.kind,
+                "predicted_ms": a.predicted_ms,
+                "measured_ms": a.measured_ms,
+                "predicted_of": a.predicted_of,
+            }
+            for a in f.advice
+        ],
     }
 
 
@@ -409,6 +451,7 @@ def _document(
             "completed": app.completed,
             "time_spent": _app_time(analysis),
         },
+        "cost": _cost(analysis.cost(options.prices)),
         "environment": _environment(analysis),
         "executors": EXECUTORS_PLACEHOLDER,
         "jobs": _jobs(analysis),

@@ -16,6 +16,7 @@ from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanGraph
+from analyzer.report.cost import CostView, cost_view
 from analyzer.report.findings import FindingView, build_findings_view, worst_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
@@ -80,6 +81,7 @@ class MarkdownReportView:
     streaming: StreamingSectionView = field(
         metadata=_help("Structured Streaming queries (empty for other applications).")
     )
+    cost: CostView = field(metadata=_help("What the run held and used, priced when asked."))
     findings: tuple[FindingView, ...] = field(metadata=_help("The first findings, by time lost."))
     n_findings_hidden: int = field(metadata=_help("Findings not listed."))
     hot_plans: tuple[HotPlanView, ...] = field(
@@ -212,6 +214,7 @@ def build_markdown_view(
         time_spent=build_time_spent_view(analysis, selection, items),
         what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, set()),
+        cost=cost_view(analysis, options.prices),
         findings=items[:MAX_FINDINGS],
         n_findings_hidden=max(0, len(items) - MAX_FINDINGS),
         hot_plans=tuple(_hot_plan(analysis, e, items) for e in hot),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from analyzer.aggregate.pricing import PriceSpec
 from analyzer.errors import UsageError
 from analyzer.insights import Thresholds
 
@@ -90,7 +91,8 @@ class ReportOptions:
     printed as the generation time (None: not printed in text, the real clock in HTML);
     `redact` replaces literals, paths, hosts and users with stable tokens in every format
     (docs/redaction.md); `what_if_slots` are the task slot counts of the what-if section (None:
-    half, double and four times the run's, docs/what-if.md).
+    half, double and four times the run's, docs/what-if.md); `prices` prices the run's core-hours
+    and findings (docs/cost.md).
     """
 
     fmt: ReportFormat = "text"
@@ -104,6 +106,7 @@ class ReportOptions:
     now_ms: int | None = None
     redact: bool = False
     what_if_slots: tuple[int, ...] | None = None
+    prices: PriceSpec | None = None
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:

@@ -16,6 +16,7 @@ from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.insights import Finding
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.context import MAX_ROWS, ContextView, build_context_view, other_stages
+from analyzer.report.cost import CostView, cost_view
 from analyzer.report.execution import (
     ExecutionView,
     build_execution_view,
@@ -210,6 +211,7 @@ class TextReportView:
     streaming: StreamingSectionView = field(
         metadata=_help("Structured Streaming queries, printed before where the time went.")
     )
+    cost: CostView = field(metadata=_help("What the run held and used, priced when asked."))
     findings: FindingsView = field(metadata=_help("The Findings section."))
     executions: tuple[TextExecutionView, ...] = field(metadata=_help("Shown executions, by start."))
     context: ContextView = field(
@@ -561,6 +563,7 @@ def build_text_view(
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
         what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, set(selection.ids)),
+        cost=cost_view(analysis, options.prices),
         findings=findings_view,
         executions=tuple(executions),
         context=context,

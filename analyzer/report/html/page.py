@@ -20,6 +20,7 @@ from analyzer.model.plan import PlanNode
 from analyzer.report.anchors import node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.bounds import long_text
 from analyzer.report.context import ContextView, build_context_view
+from analyzer.report.cost import CostView, cost_view
 from analyzer.report.execution import ExecutionView, build_execution_view, execution_stages
 from analyzer.report.findings import (
     FindingGroupView,
@@ -170,6 +171,7 @@ class HtmlReportView:
     streaming: StreamingSectionView = field(
         metadata=_help("Structured Streaming queries with their batch charts (`_streaming`).")
     )
+    cost: CostView = field(metadata=_help("What the run held and used, priced when asked."))
     findings: FindingsView = field(metadata=_help("The Findings section."))
     finding_links: tuple[HtmlFindingView, ...] = field(
         metadata=_help("The same findings with their links into the page, in order.")
@@ -406,6 +408,7 @@ def build_html_view(
         time_spent=build_time_spent_view(analysis, selection, findings_view.items),
         what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, detailed_ids),
+        cost=cost_view(analysis, options.prices),
         findings=findings_view,
         finding_links=links,
         finding_groups=groups,

@@ -1,0 +1,46 @@
+"""How much execution memory each stage's tasks had and needed: the base of memory advice.
+
+A task's `peakExecutionMemory` is the most execution memory it held; `memoryBytesSpilled` is
+the in-memory size of what it spilled for want of more. Their sum is about what the task needed
+to run without spilling (an upper bound when it spilled the same records more than once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    """A stage attempt's largest task memory figures, bytes."""
+
+    max_peak_bytes: int
+    """The most execution memory one task held."""
+    max_need_bytes: int
+    """The most one task held plus spilled (in-memory size): what it needed not to spill."""
+    need_task_id: int | None
+    """The task with `max_need_bytes`."""
+
+
+def stage_memory_needs(tasks: pl.DataFrame) -> dict[tuple[int, int], MemoryNeed]:
+    """Return per (stage, attempt) its tasks' largest peak and largest need (successful tasks)."""
+    if tasks.is_empty():
+        return {}
+    need = (pl.col("peak_execution_memory_bytes") + pl.col("memory_bytes_spilled")).alias("need")
+    frame = (
+        tasks.filter(pl.col("successful"))
+        .select("stage_id", "stage_attempt_id", "task_id", "peak_execution_memory_bytes", need)
+        .sort("need", "task_id", descending=[True, False])
+        .group_by("stage_id", "stage_attempt_id", maintain_order=True)
+        .agg(
+            pl.col("peak_execution_memory_bytes").max().alias("peak"),
+            pl.col("need").first(),
+            pl.col("task_id").first(),
+        )
+    )
+    return {
+        (int(r[0]), int(r[1])): MemoryNeed(int(r[2] or 0), int(r[3] or 0), r[4])
+        for r in frame.iter_rows()
+    }
