@@ -45,7 +45,7 @@ class WhatIfRowView:
     app_wall_str: str = field(metadata=_help("Predicted application wall, or `–`."))
     change_str: str = field(
         metadata=_help(
-            "Against the measured application wall: `-35 %`, `+67 %`, or `measured "
+            "Against the measured application wall: `−35 %`, `+67 %`, or `measured "
             "9.8 s` on the run's own row."
         )
     )
@@ -88,15 +88,19 @@ NOTE = (
 
 
 def _change(predicted: int | None, measured: int | None) -> str:
-    """`-35 %` / `+67 %` / `±0 %` against the measured wall, or `–`.
+    """`−35 %` / `+67 %` / `±0 %` against the measured wall, or `–`.
+
+    A fall is written with the minus sign (U+2212), as every other change in the reports.
 
     >>> _change(650, 1000), _change(1670, 1000), _change(1000, 1000), _change(None, 5)
-    ('-35 %', '+67 %', '±0 %', '–')
+    ('−35 %', '+67 %', '±0 %', '–')
     """
     if predicted is None or not measured:
         return "–"
     pct = round(100 * (predicted - measured) / measured)
-    return "±0 %" if pct == 0 else f"{pct:+d} %"
+    if pct == 0:
+        return "±0 %"
+    return f"+{pct} %" if pct > 0 else f"−{-pct} %"
 
 
 def _row(scenario: WhatIf, measured_app_ms: int | None, ids: list[int]) -> WhatIfRowView:
