@@ -20,8 +20,8 @@ from reports import NOW_MS, analysis_of, parse_page
 from typer.testing import CliRunner
 
 from analyzer import api
+from analyzer.aggregate.fingerprint import canonical_tree, plan_fingerprint, shape_fingerprint
 from analyzer.cli import EXIT_INPUT_ERROR, EXIT_USAGE, app
-from analyzer.compare.fingerprint import canonical_tree, plan_fingerprint, shape_fingerprint
 from analyzer.compare.result import DiffResult
 from analyzer.render.markdown import MAX_MARKDOWN_CHARS
 from analyzer.render.terminal import visible_len

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.fingerprint import canonical_tree, is_join
 from analyzer.compare.advice_check import check_advice
 from analyzer.compare.figures import (
     ExecutionFigures,
@@ -17,7 +18,6 @@ from analyzer.compare.figures import (
     executor_figures,
     node_figures,
 )
-from analyzer.compare.fingerprint import canonical_tree, is_join
 from analyzer.compare.matching import pair_executions
 from analyzer.compare.node_match import match_nodes
 from analyzer.compare.result import (

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ROW_METRICS
+from analyzer.aggregate.fingerprint import canonical_tree, is_join
 from analyzer.aggregate.node_metrics import NodeStats
-from analyzer.compare.fingerprint import canonical_tree, is_join
 from analyzer.compare.node_match import match_nodes
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanGraph

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from analyzer.compare.fingerprint import (
+from analyzer.aggregate.fingerprint import (
     canonical_tree,
     family,
     normalize_description,

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from analyzer.compare.fingerprint import CanonNode, family, is_transparent
+from analyzer.aggregate.fingerprint import CanonNode, family, is_transparent
 
 MAX_ALIGN_CELLS = 1_000_000
 """Above this many child pairs (a union of thousands of inputs), children pair by position."""

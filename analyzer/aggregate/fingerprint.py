@@ -59,6 +59,9 @@ through when aligning two plans. A local `Sort` (one a join or window needs) is 
 
 _EXPR_ID = re.compile(r"#\d+L?\b")
 _PLAN_ID = re.compile(r",?\s*\[plan_id=\d+\]")
+_EPOCH = re.compile(r"(MicroBatchWrite\[epoch: )\d+")
+_STATE_INFO = re.compile(r"(runId = )[0-9a-f-]{36}|(ver = )\d+")
+_STATE_WATERMARKS = re.compile(r"\b(Append|Update|Complete), -?\d+, -?\d+")
 _SPACES = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
 _LOCAL_SORT = re.compile(r"\],\s*false,\s*\d+\s*$")
@@ -71,9 +74,25 @@ def normalize_desc(desc: str) -> str:
     'Exchange hashpartitioning(id, 200), ENSURE_REQUIREMENTS'
     >>> normalize_desc("Subquery subquery#45, [id=#123]")
     'Subquery subquery, [id=]'
+
+    A streaming query numbers its micro-batches in the write (`epoch`) and the state store
+    versions (`ver`), gives each run of the query a new `runId`, and puts the batch's watermarks
+    in a stateful operator's description: every batch would be a different plan.
+
+    >>> normalize_desc("WriteToDataSourceV2 MicroBatchWrite[epoch: 12, writer: NoopStreamingWrite]")
+    'WriteToDataSourceV2 MicroBatchWrite[epoch: , writer: NoopStreamingWrite]'
+    >>> normalize_desc("StateStoreSave [page_id#7], state info [ checkpoint = file:/c, "
+    ...     "runId = 1fd651fa-972e-4937-aef6-d31b59d07c03, opId = 0, ver = 3, numPartitions = 2]"
+    ...     " Append, 1795620240000, 1795620239000, 2").split("[ ")[1]
+    'checkpoint = file:/c, runId = , opId = 0, ver = , numPartitions = 2] Append, , , 2'
     """
     text = _PLAN_ID.sub("", desc)
     text = _EXPR_ID.sub("", text)
+    if "MicroBatchWrite[" in text:
+        text = _EPOCH.sub(r"\1", text)
+    if "state info [" in text:
+        text = _STATE_INFO.sub(lambda m: m.group(1) or m.group(2), text)
+        text = _STATE_WATERMARKS.sub(r"\1, , ", text)
     return _SPACES.sub(" ", text).strip()
 
 
