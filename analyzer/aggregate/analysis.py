@@ -19,6 +19,7 @@ from analyzer.aggregate.executor_summary import (
     executor_summaries,
     summarize_executor,
 )
+from analyzer.aggregate.families import QueryFamily, query_families
 from analyzer.aggregate.memory_need import MemoryNeed, stage_memory_needs
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
@@ -225,6 +226,13 @@ class Analysis:
         if not self.application.streaming:
             return ()
         return self._once("streaming", lambda: streaming_figures(self.application, self.times))
+
+    @property
+    def query_families(self) -> tuple[QueryFamily, ...]:
+        """The root executions that ran the same query, grouped by the plan fingerprint of their
+        initial plans, the most wall time first (`aggregate.families`); empty when no query
+        ran twice."""
+        return self._once("query_families", lambda: query_families(self.application))
 
     @property
     def time_spent(self) -> AppTimeSpent:

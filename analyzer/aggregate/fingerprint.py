@@ -62,6 +62,7 @@ _PLAN_ID = re.compile(r",?\s*\[plan_id=\d+\]")
 _EPOCH = re.compile(r"(MicroBatchWrite\[epoch: )\d+")
 _STATE_INFO = re.compile(r"(runId = )[0-9a-f-]{36}|(ver = )\d+")
 _STATE_WATERMARKS = re.compile(r"\b(Append|Update|Complete), -?\d+, -?\d+")
+_JVM_OBJECT = re.compile(r"(\$\$Lambda)\$\d+/0x[0-9a-f]+|(\$?@)[0-9a-f]{1,8}\b")
 _SPACES = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
 _LOCAL_SORT = re.compile(r"\],\s*false,\s*\d+\s*$")
@@ -81,6 +82,12 @@ def normalize_desc(desc: str) -> str:
 
     >>> normalize_desc("WriteToDataSourceV2 MicroBatchWrite[epoch: 12, writer: NoopStreamingWrite]")
     'WriteToDataSourceV2 MicroBatchWrite[epoch: , writer: NoopStreamingWrite]'
+
+    Spark 3.5 prints the write's objects with their JVM identity hashes, new every batch:
+
+    >>> normalize_desc("MicroBatchWrite[epoch: 3, writer: noop.NoopStreamingWrite$@617eaf2d], "
+    ...     "v2.DataSourceV2Strategy$$Lambda$3906/0x00007f90390cb050@66a1d6ed")
+    'MicroBatchWrite[epoch: , writer: noop.NoopStreamingWrite$@], v2.DataSourceV2Strategy$$Lambda@'
     >>> normalize_desc("StateStoreSave [page_id#7], state info [ checkpoint = file:/c, "
     ...     "runId = 1fd651fa-972e-4937-aef6-d31b59d07c03, opId = 0, ver = 3, numPartitions = 2]"
     ...     " Append, 1795620240000, 1795620239000, 2").split("[ ")[1]
@@ -90,6 +97,8 @@ def normalize_desc(desc: str) -> str:
     text = _EXPR_ID.sub("", text)
     if "MicroBatchWrite[" in text:
         text = _EPOCH.sub(r"\1", text)
+    if "@" in text:
+        text = _JVM_OBJECT.sub(lambda m: m.group(1) or m.group(2), text)
     if "state info [" in text:
         text = _STATE_INFO.sub(lambda m: m.group(1) or m.group(2), text)
         text = _STATE_WATERMARKS.sub(r"\1, , ", text)

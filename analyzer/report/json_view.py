@@ -429,6 +429,31 @@ def _streaming(analysis: Analysis) -> dict[str, Any]:
     return {"queries": queries}
 
 
+def _query_families(analysis: Analysis) -> list[dict[str, Any]]:
+    """The queries the application ran more than once (`aggregate.families`), the most wall
+    time first."""
+    return [
+        {
+            "fingerprint": f.fingerprint,
+            "n_executions": f.n_executions,
+            "execution_ids": list(f.execution_ids),
+            "description": f.description,
+            "wall_ms": f.covered_ms,
+            "total_ms": f.total_ms,
+            "min_ms": f.min_ms,
+            "median_ms": f.median_ms,
+            "p90_ms": f.p90_ms,
+            "max_ms": f.max_ms,
+            "slowest_execution_id": f.slowest_execution_id,
+            "first_half_median_ms": f.first_half_median_ms,
+            "second_half_median_ms": f.second_half_median_ms,
+            "trend": f.trend,
+            "n_failed": f.n_failed,
+        }
+        for f in analysis.query_families
+    ]
+
+
 def _document(
     analysis: Analysis,
     findings: Sequence[Finding],
@@ -501,6 +526,7 @@ def _document(
         },
         "streaming": _streaming(analysis),
         "what_if": _what_if(analysis, options, selected_ids),
+        "query_families": _query_families(analysis),
         "executions": EXECUTIONS_PLACEHOLDER,
         "findings": [_finding(f) for f in kept_findings(findings, selected_ids)],
     }

@@ -1,5 +1,11 @@
-"""Where the time went: the application's wall time → its slowest executions → the stages on
-their critical paths → the operators with the most self time there. Shown first in every format.
+"""Where the time went: the application's wall time → its query families and slowest
+executions → the stages on their critical paths → the operators with the most self time there.
+Shown first in every format.
+
+An application that runs the same query many times (`Analysis.query_families`) is read by query:
+a family of N executions is one row with its share of the application, its members' wall-time
+distribution and trend, and the critical path of its slowest member; the executions the section
+then follows one by one are the others.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime
+from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.time_spent import AppTimeSpent
 from analyzer.model.application import Execution, Job
@@ -20,7 +27,13 @@ from analyzer.units import fmt_duration_ms, fmt_pct, plural
 MAX_EXECUTIONS = 3
 """How many of the slowest executions the section follows …"""
 MIN_EXECUTION_SHARE = 0.05
-"""… of those taking at least this share of the slowest one's wall time."""
+"""… of those taking at least this share of the slowest one's wall time (or of the largest query
+family's)."""
+MAX_FAMILIES = 3
+"""How many query families the section leads with (those with the most wall time, each at least
+`MIN_EXECUTION_SHARE` of the largest family's or slowest execution's)."""
+MAX_FAMILY_IDS = 6
+"""Member ids a family's row names (the first ones, then the last)."""
 MAX_STAGES = 3
 """How many of an execution's critical-path stages it names (the longest ones)."""
 MAX_OPERATORS = 3
@@ -155,6 +168,47 @@ class ExecutionTimeView:
 
 
 @dataclass(frozen=True)
+class FamilyTimeView:
+    """A query the application ran many times (executions with one plan fingerprint), as one
+    row: its share of the application, its members' wall times and the slowest member."""
+
+    fingerprint: str = field(metadata=_help("The members' plan fingerprint (16 hex digits)."))
+    n_executions: int = field(metadata=_help("How many executions ran the query."))
+    description_str: str = field(
+        metadata=_help(
+            "What the members are: their common description on one line, or `micro-batches of "
+            "streaming query orders`."
+        )
+    )
+    wall_str: str = field(
+        metadata=_help("Wall time covered by at least one member (overlaps counted once).")
+    )
+    share_str: str = field(metadata=_help("That wall time's share of the application."))
+    total_str: str = field(
+        metadata=_help(
+            "`members' wall times sum to 1m 2s` when members ran at once (the sum exceeds the "
+            "covered wall time), else empty."
+        )
+    )
+    distribution_str: str = field(
+        metadata=_help("`min 120 ms · median 180 ms · p90 250 ms · max 1.2 s` (nearest rank).")
+    )
+    trend_str: str = field(
+        metadata=_help(
+            "`slower over time: second half's median 1.6× the first's (7.7 s vs 4.7 s)`, "
+            "`faster over time: …`, `steady: …`, or empty with fewer than 4 members."
+        )
+    )
+    failed_str: str = field(metadata=_help("`3 failed` when members failed, else empty."))
+    executions_str: str = field(
+        metadata=_help("The members' ids: `SQL executions 3, 5, 7, 9, 11, 13, … 301`.")
+    )
+    slowest: ExecutionTimeView = field(
+        metadata=_help("The slowest member, with its critical path and hot operators.")
+    )
+
+
+@dataclass(frozen=True)
 class OtherJobView:
     """A job outside any SQL execution (RDD work, file listing)."""
 
@@ -176,8 +230,14 @@ class TimeSpentView:
             "job 3.0 s`."
         )
     )
+    families: tuple[FamilyTimeView, ...] = field(
+        metadata=_help(
+            "The queries the application ran many times, the most wall time first: they lead "
+            "the section (empty when no query ran twice, or with --execution or --top)."
+        )
+    )
     executions: tuple[ExecutionTimeView, ...] = field(
-        metadata=_help("The slowest shown executions, slowest first.")
+        metadata=_help("The slowest shown executions outside those families, slowest first.")
     )
     other_jobs_str: str = field(
         metadata=_help("`31 jobs outside SQL executions, 20.0 s in all`, or empty.")
@@ -187,8 +247,8 @@ class TimeSpentView:
     )
     segments: tuple[TimeSegmentView, ...] = field(
         metadata=_help(
-            "The application's wall time as bar segments: the followed executions, other SQL, "
-            "jobs outside SQL, the driver alone."
+            "The application's wall time as bar segments: the query families and followed "
+            "executions, other SQL, jobs outside SQL, the driver alone."
         )
     )
 
@@ -320,7 +380,9 @@ def _execution_view(
     )
 
 
-def _segments(spent: AppTimeSpent, followed: Sequence[Execution]) -> tuple[TimeSegmentView, ...]:
+def _segments(
+    spent: AppTimeSpent, families: Sequence[QueryFamily], followed: Sequence[Execution]
+) -> tuple[TimeSegmentView, ...]:
     """Split the application's wall time into bar segments (executions may overlap: the
     followed ones are shown in full and the rest of SQL time is what they leave)."""
     wall = spent.wall_ms
@@ -328,6 +390,18 @@ def _segments(spent: AppTimeSpent, followed: Sequence[Execution]) -> tuple[TimeS
         return ()
     parts: list[tuple[str, str, str, int]] = []
     shown_ms = 0
+    for family in families:
+        ms = family.covered_ms
+        parts.append(
+            (
+                f"{family.n_executions} × query {family.slowest_execution_id} "
+                f"{fmt_duration_ms(ms)}",
+                "sql",
+                execution_anchor(family.slowest_execution_id),
+                ms,
+            )
+        )
+        shown_ms += ms
     for e in followed:
         ms = e.duration_ms or 0
         parts.append(
@@ -373,6 +447,59 @@ def _execution_description(analysis: Analysis, execution: Execution) -> str:
     return _one_line(execution.description) or "(no description)"
 
 
+def _ids_str(ids: Sequence[int]) -> str:
+    """`SQL executions 3, 5, 7, 9, 11, 13, … 301`: the first members and the last."""
+    if len(ids) <= MAX_FAMILY_IDS + 1:
+        shown = ", ".join(map(str, ids))
+    else:
+        shown = ", ".join(map(str, ids[:MAX_FAMILY_IDS])) + f", … {ids[-1]}"
+    return f"SQL executions {shown}"
+
+
+def _family_view(
+    analysis: Analysis,
+    family: QueryFamily,
+    app_wall_ms: int | None,
+    findings: Sequence[FindingView],
+) -> FamilyTimeView:
+    slowest = analysis.executions_by_id[family.slowest_execution_id]
+    batch = analysis.streaming_batches.get(family.slowest_execution_id)
+    description = (
+        f"micro-batches of streaming query {batch[0]}"
+        if batch is not None
+        else _one_line(family.description) or "(no description)"
+    )
+    trend = family.trend
+    trend_str = ""
+    if trend is not None and family.trend_ratio is not None:
+        words = {"slower": "slower over time", "faster": "faster over time", "steady": "steady"}
+        trend_str = (
+            f"{words[trend]}: second half's median {family.trend_ratio:.1f}× the first's "
+            f"({fmt_duration_ms(family.second_half_median_ms)} vs "
+            f"{fmt_duration_ms(family.first_half_median_ms)})"
+        )
+    return FamilyTimeView(
+        fingerprint=family.fingerprint,
+        n_executions=family.n_executions,
+        description_str=description,
+        wall_str=fmt_duration_ms(family.covered_ms),
+        share_str=_share(family.covered_ms, app_wall_ms),
+        total_str=(
+            f"members' wall times sum to {fmt_duration_ms(family.total_ms)}"
+            if family.total_ms > family.covered_ms
+            else ""
+        ),
+        distribution_str=(
+            f"min {fmt_duration_ms(family.min_ms)} · median {fmt_duration_ms(family.median_ms)}"
+            f" · p90 {fmt_duration_ms(family.p90_ms)} · max {fmt_duration_ms(family.max_ms)}"
+        ),
+        trend_str=trend_str,
+        failed_str=f"{family.n_failed} failed" if family.n_failed else "",
+        executions_str=_ids_str(family.execution_ids),
+        slowest=_execution_view(analysis, slowest, app_wall_ms, findings),
+    )
+
+
 def build_time_spent_view(
     analysis: Analysis, selection: Selection, findings: Sequence[FindingView]
 ) -> TimeSpentView:
@@ -415,19 +542,35 @@ def build_time_spent_view(
         if j.execution_id is None and j.submission_ms is not None and j.completion_ms is not None
     ]
     other.sort(key=lambda j: (-((j.completion_ms or 0) - (j.submission_ms or 0)), j.job_id))
-    # A sub-execution runs inside its root's time: the root stands for both.
-    roots = [e for e in selection.executions if app.parent_of(e) is None]
+    # A sub-execution runs inside its root's time: the root stands for both. A query run many
+    # times is one unit (its family), not one row per run: with the whole application shown.
+    families = () if selection.is_filtered else analysis.query_families
+    in_family = {i for f in families for i in f.execution_ids}
+    roots = [
+        e
+        for e in selection.executions
+        if app.parent_of(e) is None and e.execution_id not in in_family
+    ]
     slowest = by_duration(roots)[:MAX_EXECUTIONS]
-    longest = slowest[0].duration_ms or 0 if slowest else 0
+    largest = max(
+        [f.covered_ms for f in families[:1]] + [e.duration_ms or 0 for e in slowest[:1]],
+        default=0,
+    )
+    led = [
+        f
+        for i, f in enumerate(families[:MAX_FAMILIES])
+        if f.covered_ms >= MIN_EXECUTION_SHARE * largest or (i == 0 and not slowest)
+    ]
     followed = [
         e
         for i, e in enumerate(slowest)
-        if i == 0 or (e.duration_ms or 0) >= MIN_EXECUTION_SHARE * longest
+        if (i == 0 and not led) or (e.duration_ms or 0) >= MIN_EXECUTION_SHARE * largest
     ]
     return TimeSpentView(
         summary_str=summary,
+        families=tuple(_family_view(analysis, f, wall, findings) for f in led),
         executions=tuple(_execution_view(analysis, e, wall, findings) for e in followed),
-        segments=_segments(spent, followed),
+        segments=_segments(spent, led, followed),
         other_jobs_str=(
             f"{len(other)} job{'' if len(other) == 1 else 's'} outside SQL executions, "
             f"{fmt_duration_ms(spent.other_jobs_ms)} of wall time"
