@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.fingerprint import canonical_tree, is_join
+from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.compare.advice_check import check_advice
 from analyzer.compare.figures import (
     ExecutionFigures,
@@ -28,6 +29,7 @@ from analyzer.compare.result import (
     NodeDelta,
     OperatorSwitch,
     PlanChanges,
+    StreamingQueryDiff,
 )
 from analyzer.compare.verdict import build_verdict
 from analyzer.insights import Finding
@@ -146,6 +148,32 @@ def compare_findings(
     return FindingChanges(new=tuple(new), resolved=tuple(left), kept=tuple(kept))
 
 
+def pair_streaming_queries(
+    baseline: Sequence[StreamingFigures], candidate: Sequence[StreamingFigures]
+) -> tuple[StreamingQueryDiff, ...]:
+    """Pair two runs' streaming query runs by name (an unnamed query by its id), several runs
+    with one key in log order; the baseline's order, then the candidate's unpaired runs."""
+
+    def key(fig: StreamingFigures) -> str:
+        return f"name {fig.query.name}" if fig.query.name else f"id {fig.query.query_id}"
+
+    left: dict[str, list[StreamingFigures]] = {}
+    for fig in candidate:
+        left.setdefault(key(fig), []).append(fig)
+    out: list[StreamingQueryDiff] = []
+    for fig in baseline:
+        partners = left.get(key(fig), [])
+        partner = partners.pop(0) if partners else None
+        out.append(StreamingQueryDiff(label=fig.query.label, baseline=fig, candidate=partner))
+    taken = {id(d.candidate) for d in out if d.candidate is not None}
+    out += [
+        StreamingQueryDiff(label=fig.query.label, baseline=None, candidate=fig)
+        for fig in candidate
+        if id(fig) not in taken
+    ]
+    return tuple(out)
+
+
 def diff_analyses(
     baseline: Analysis,
     candidate: Analysis,
@@ -228,4 +256,5 @@ def diff_analyses(
         advice=check_advice(
             baseline, candidate, baseline_findings, {b: c for b, c, _ in pairing.pairs}
         ),
+        streaming=pair_streaming_queries(baseline.streaming, candidate.streaming),
     )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.compare.advice_check import AdviceOutcome
 from analyzer.compare.figures import ExecutionFigures, ExecutorFigures, NodeFigures
 from analyzer.compare.matching import MatchTier
@@ -174,6 +175,16 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class StreamingQueryDiff:
+    """One Structured Streaming query in both runs (or in one), paired by its name, else by its
+    query id (kept across restarts from one checkpoint)."""
+
+    label: str = field(metadata=_help("The query's name, or the start of its id."))
+    baseline: StreamingFigures | None = field(metadata=_help("The baseline's run, if any."))
+    candidate: StreamingFigures | None = field(metadata=_help("The candidate's run, if any."))
+
+
+@dataclass(frozen=True)
 class DiffResult:
     """Two runs compared (`api.diff`); `api.render_diff` words it in any format."""
 
@@ -205,5 +216,12 @@ class DiffResult:
         metadata=_help(
             "Settings the baseline's findings advised that the candidate applied, with the "
             "predicted and the measured wall time."
+        ),
+    )
+    streaming: tuple[StreamingQueryDiff, ...] = field(
+        default=(),
+        metadata=_help(
+            "Streaming queries of either run, paired: the baseline's order, then the "
+            "candidate's unpaired ones."
         ),
     )

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.compare.advice_check import AdviceOutcome
 from analyzer.compare.figures import ExecutionFigures, ExecutorFigures, NodeFigures
 from analyzer.compare.result import (
@@ -431,6 +432,61 @@ def build_advice_check_view(outcome: AdviceOutcome) -> AdviceCheckView:
 
 
 @dataclass(frozen=True)
+class StreamingDiffView:
+    """One streaming query in both runs: its batches and rates side by side."""
+
+    label: str = field(metadata=_help("The query's name, or the start of its id."))
+    status_str: str = field(
+        metadata=_help("`stopped → stopped`, or `only in the baseline` / `only in the candidate`.")
+    )
+    figures: tuple[DeltaView, ...] = field(
+        metadata=_help(
+            "Batches, trigger interval, median and longest batch, late batches and the time "
+            "they ran past the trigger, input and processing rates, rows read."
+        )
+    )
+
+
+def _rate_str(value: float) -> str:
+    return f"{value:,.0f} rows/s"
+
+
+STREAMING_FIGURES: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("batches", "n_batches", fmt_count),
+    ("trigger interval", "trigger_interval_ms", fmt_duration_ms),
+    ("median batch", "median_trigger_ms", fmt_duration_ms),
+    ("longest batch", "max_trigger_ms", fmt_duration_ms),
+    ("late batches", "n_late_batches", fmt_count),
+    ("past the trigger", "late_ms", fmt_duration_ms),
+    ("input rate", "mean_input_rows_per_s", _rate_str),
+    ("processing rate", "mean_processed_rows_per_s", _rate_str),
+    ("rows read", "n_input_rows", fmt_count),
+)
+"""The figures of a streaming query the diff sets side by side: (label, `StreamingFigures`
+field, format)."""
+
+
+def _streaming_views(result: DiffResult) -> tuple[StreamingDiffView, ...]:
+    views = []
+    for d in result.streaming:
+        b, c = d.baseline, d.candidate
+        if b is not None and c is not None:
+            status = f"{b.query.status} → {c.query.status}"
+        else:
+            status = "only in the baseline" if c is None else "only in the candidate"
+
+        def side(fig: StreamingFigures | None, name: str) -> float | None:
+            return None if fig is None else getattr(fig, name)
+
+        rows = tuple(
+            _delta(label, side(b, name), side(c, name), fmt)
+            for label, name, fmt in STREAMING_FIGURES
+        )
+        views.append(StreamingDiffView(label=d.label, status_str=status, figures=rows))
+    return tuple(views)
+
+
+@dataclass(frozen=True)
 class DiffView:
     """The whole comparison, as every format shows it."""
 
@@ -440,6 +496,9 @@ class DiffView:
     verdict: DiffVerdictView = field(metadata=_help("The verdict."))
     capacity: tuple[DeltaView, ...] = field(
         metadata=_help("Peak cores, and the executor counts that differ, side by side.")
+    )
+    streaming: tuple[StreamingDiffView, ...] = field(
+        metadata=_help("Each streaming query of either run, its batches and rates side by side.")
     )
     executions_str: str = field(
         metadata=_help("`2 paired, 1 only in the baseline, 0 only in the candidate`.")
@@ -501,6 +560,7 @@ def build_diff_view(result: DiffResult, options: ReportOptions) -> DiffView:
         title_str=title,
         verdict=_verdict_view(result),
         capacity=_capacity(result.baseline_executors, result.candidate_executors),
+        streaming=_streaming_views(result),
         executions_str=(
             f"{n_paired} paired, {len(result.baseline_only)} only in the baseline, "
             f"{len(result.candidate_only)} only in the candidate"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.compare.figures import AqeSummary, ExecutionFigures, ExecutorFigures, NodeFigures
 from analyzer.compare.result import DiffResult, ExecutionDiff, NodeDelta
 from analyzer.insights import Finding
@@ -170,6 +171,29 @@ def _run(result: DiffResult, side: str) -> dict[str, Any]:
     }
 
 
+def _streaming(fig: StreamingFigures | None) -> dict[str, Any] | None:
+    """A streaming query run's batch and rate figures, or None for a run without the query."""
+    if fig is None:
+        return None
+    q = fig.query
+    return {
+        "name": q.name,
+        "id": q.query_id,
+        "run_id": q.run_id,
+        "status": q.status,
+        "trigger_interval_ms": fig.trigger_interval_ms,
+        "n_batches": fig.n_batches,
+        "median_trigger_execution_ms": fig.median_trigger_ms,
+        "max_trigger_execution_ms": fig.max_trigger_ms,
+        "n_late_batches": fig.n_late_batches,
+        "late_ms": fig.late_ms,
+        "mean_input_rows_per_s": fig.mean_input_rows_per_s,
+        "mean_processed_rows_per_s": fig.mean_processed_rows_per_s,
+        "input_rows": fig.n_input_rows,
+        "trigger_execution_ms": list(fig.trigger_ms),
+    }
+
+
 def build_diff_document(result: DiffResult) -> dict[str, Any]:
     """Return the JSON document of a comparison: runs, verdict, executions, findings, settings."""
     v = result.verdict
@@ -194,6 +218,14 @@ def build_diff_document(result: DiffResult) -> dict[str, Any]:
         "executions": [
             _execution(e, causes.get((e.baseline.execution_id, e.candidate.execution_id)))
             for e in result.executions
+        ],
+        "streaming": [
+            {
+                "label": d.label,
+                "baseline": _streaming(d.baseline),
+                "candidate": _streaming(d.candidate),
+            }
+            for d in result.streaming
         ],
         "unpaired": {
             "baseline": [_figures(f) for f in result.baseline_only],
