@@ -3,9 +3,9 @@
 An application that runs a query many times (the micro-batches of a streaming query, a notebook
 cell re-run, a dashboard refresh in a loop) logs one SQL execution per run. Executions whose
 initial plans have the same plan fingerprint (`aggregate.fingerprint`: operators and normalized
-descriptions, Spark's per-run numbering left out, literals kept) are one family; a family of N
-executions is one unit of the application's time, with the distribution and trend of its
-members' wall times.
+descriptions, Spark's per-run numbering left out, literals kept) and the same description (for
+a micro-batch: the same streaming query run) are one family; a family of N executions is one
+unit of the application's time, with the distribution and trend of its members' wall times.
 
 Only root executions count (a sub-execution's time is inside its root's) and only finished ones
 with a plan: a running execution has no wall time yet.
@@ -181,22 +181,40 @@ def _family(fingerprint: str, members: list[Execution], interrupted: frozenset[i
 
 
 def query_families(app: Application) -> tuple[QueryFamily, ...]:
-    """Group the application's finished root executions by plan fingerprint; return the groups
-    of at least `MIN_FAMILY_EXECUTIONS`, the most wall time covered first."""
-    groups: dict[str, list[Execution]] = {}
+    """Group the application's finished root executions by plan fingerprint and description (a
+    streaming query's micro-batches, whose descriptions number their batch, by query run);
+    return the groups of at least `MIN_FAMILY_EXECUTIONS`, the most wall time covered first.
+
+    The description is part of the key because a plan graph does not show every expression: a
+    query and the same query with one more output column computed in its aggregate draw the same
+    graph, and the code that ran them (the call site Spark uses as the description) tells them
+    apart.
+    """
+    run_of = {
+        execution_id: query.run_id
+        for query in app.streaming
+        for batch in (
+            *((b.batch_id, b.execution_ids) for b in query.batches),
+            *query.unfinished_batches,
+        )
+        for execution_id in batch[1]
+    }
+    groups: dict[tuple[str, str], list[Execution]] = {}
     for execution in app.executions:
         if execution.duration_ms is None or app.parent_of(execution) is not None:
             continue
         fingerprint = execution_fingerprint(execution)
         if fingerprint is not None:
-            groups.setdefault(fingerprint, []).append(execution)
+            run = run_of.get(execution.execution_id)
+            key = (fingerprint, f"run {run}" if run else execution.description)
+            groups.setdefault(key, []).append(execution)
     families = [
         _family(
             fp,
             sorted(members, key=lambda e: (e.start_ms or 0, e.execution_id)),
             app.interrupted_execution_ids,
         )
-        for fp, members in groups.items()
+        for (fp, _), members in groups.items()
         if len(members) >= MIN_FAMILY_EXECUTIONS
     ]
     families.sort(key=lambda f: (-f.covered_ms, f.execution_ids[0]))

@@ -22,7 +22,7 @@ from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection, by_duration
-from analyzer.units import fmt_duration_ms, fmt_pct, plural
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct, plural
 
 MAX_EXECUTIONS = 3
 """How many of the slowest executions the section follows …"""
@@ -174,6 +174,7 @@ class FamilyTimeView:
 
     fingerprint: str = field(metadata=_help("The members' plan fingerprint (16 hex digits)."))
     n_executions: int = field(metadata=_help("How many executions ran the query."))
+    n_executions_str: str = field(metadata=_help("The same, formatted: `1,000`."))
     description_str: str = field(
         metadata=_help(
             "What the members are: their common description on one line, or `micro-batches of "
@@ -394,7 +395,7 @@ def _segments(
         ms = family.covered_ms
         parts.append(
             (
-                f"{family.n_executions} × query {family.slowest_execution_id} "
+                f"{fmt_count(family.n_executions)} × query {family.slowest_execution_id} "
                 f"{fmt_duration_ms(ms)}",
                 "sql",
                 execution_anchor(family.slowest_execution_id),
@@ -481,6 +482,7 @@ def _family_view(
     return FamilyTimeView(
         fingerprint=family.fingerprint,
         n_executions=family.n_executions,
+        n_executions_str=fmt_count(family.n_executions),
         description_str=description,
         wall_str=fmt_duration_ms(family.covered_ms),
         share_str=_share(family.covered_ms, app_wall_ms),
