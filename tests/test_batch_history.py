@@ -322,3 +322,32 @@ def test_runs_recorded_out_of_order_compare_with_earlier_runs_only(
 def test_store_lists_no_file_of_an_empty_history(tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "tables")
     assert store.load().runs == [] and store.remove_uncommitted() == []
+
+
+def _streaming_run(directory: Path) -> Path:
+    manifest = directory / ".manifest.json"
+    if manifest.is_file():
+        for entry in json.loads(manifest.read_text())["logs"]:
+            if entry["workload"] == "stream-keeps-up":
+                return directory / entry["file"]
+    pytest.skip(f"no keeping-up streaming sample in {directory}")
+
+
+def test_runs_of_a_streaming_job_are_one_job_compared_with_its_previous_run(
+    tmp_path: Path,
+) -> None:
+    """Two runs of the keeping-up stream (written by Spark 3.5, then by 4.3) on two nights: one
+    job key, the application name, as for any job; the second run points at the first."""
+    older = _streaming_run(SAMPLES / "spark-3.5")
+    newer = _streaming_run(SAMPLES)
+    out = tmp_path / "out"
+    first, second = sorted((older, newer), key=lambda p: api.analyze(p).application.start_ms or 0)
+    _batch(_night(tmp_path / "night-1", [first]), out)
+    _batch(_night(tmp_path / "night-2", [second]), out)
+    runs = _table(out, "runs").sort("run_start_ms")
+    assert runs["job_key"].to_list() == ["sea-stream-keeps-up"] * 2
+    assert runs["previous_app_key"].to_list() == [None, runs["app_key"][0]]
+    executions = _table(out, "executions")
+    assert executions.height == runs["n_executions"].sum()
+    index = (out / "index.html").read_text()
+    assert "<code>sea-stream-keeps-up</code>" in _jobs_section(index)

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PUBLIC, public, sample_id
+from eventlog_samples import PUBLIC, log_size, public, sample_id
 from reports import NOW_MS, analysis_of, json_report, sample_logs, text_report
 
 from analyzer.errors import UsageError
@@ -49,12 +49,18 @@ def _public(name: str) -> object:
 
 
 SAMPLES = sample_logs()
+MANY_EXECUTIONS_LOG_BYTES = 1 << 20
+"""A sample log larger than this holds hundreds of executions (`sea-repeated-queries`): its
+`summary` and `full` reports are megabytes, so only its `none` level (the first screen and every
+plan) is kept as gold; tests/test_query_families.py checks the rest."""
+MANY_EXECUTIONS = {sample_id(p) for p in SAMPLES if log_size(p) > MANY_EXECUTIONS_LOG_BYTES}
 LOGS = [pytest.param(p, id=sample_id(p)) for p in SAMPLES] + [_public(n) for n in PUBLIC_LOGS]
 TEXT_CASES = [
     pytest.param(p.values[0], level, id=f"{p.id}-{level}", marks=p.marks)
     for p in LOGS
     for level in LEVELS
     if not (level == "full" and p.id in PLAN_AND_SUMMARY_ONLY)
+    and not (level != "none" and p.id in MANY_EXECUTIONS)
 ]
 SAMPLE_IDS = {sample_id(s) for s in SAMPLES}
 JSON_CASES = [p for p in LOGS if p.id in JSON_GOLD]
