@@ -3,35 +3,31 @@
 from __future__ import annotations
 
 import dataclasses
-import errno
 import gc
 import importlib
 import os
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.errors import (
-    CannotWriteError,
     EmptyLogError,
     LogNotFoundError,
-    OutputIsInputError,
     Strictness,
     UsageError,
 )
+from analyzer.output import check_output_is_not_input, write_atomic
 
 if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
     from analyzer.compare.result import DiffResult
     from analyzer.eventlog.discover import AppInfo
     from analyzer.eventlog.remote import RemoteOptions
-    from analyzer.eventlog.source import LogSource
     from analyzer.insights import Finding, Thresholds
     from analyzer.redact import Redactor
     from analyzer.report.options import ReportFormat, ReportOptions
@@ -388,149 +384,6 @@ def make_redactor(*analyses: Analysis) -> Redactor:
     from analyzer.redact import redactor_for
 
     return redactor_for(*analyses)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-WRITE_HINT = "give -o a file path in a directory you can write to"
-
-
-def write_atomic(
-    path: str | Path, text: str | bytes | Iterable[bytes | memoryview], hint: str = WRITE_HINT
-) -> None:
-    """Write `text` (or its chunks) to `path` through a temporary file and a rename: never a
-    half-written file.
-
-    The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
-    not the owner-only ones of a temporary file: reports are meant to be shared. Raises
-    `CannotWriteError` with the path and the operating system's reason when the report cannot
-    be written there (a directory, a path under a regular file, no permission, a read-only or
-    special file system, a full disk) and `hint` as what to do; the temporary file is removed
-    whatever happens.
-    """
-    target = Path(path)
-    try:
-        if target.is_dir():
-            raise IsADirectoryError(errno.EISDIR, "it is a directory")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as error:
-        raise _cannot_write(target, error, hint) from None
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        chunks = (text.encode("utf-8"),) if isinstance(text, str) else text
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(chunks, bytes):
-                handle.write(chunks)
-            else:
-                for chunk in chunks:
-                    handle.write(chunk)
-        os.replace(tmp, target)
-    except OSError as error:
-        Path(tmp).unlink(missing_ok=True)
-        raise _cannot_write(target, error, hint) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _cannot_write(target: Path, error: OSError, hint: str) -> CannotWriteError:
-    if isinstance(error, FileExistsError | NotADirectoryError) and not target.is_dir():
-        # mkdir met a regular file where a directory of the path should be.
-        reason = "a part of the path is a regular file, not a directory"
-    else:
-        reason = error.strerror or str(error)
-    return CannotWriteError(f"cannot write here: {reason}", path=str(target), hint=hint)
-
-
-OUTPUT_IS_INPUT_HINT = "give -o a path outside the event logs read"
-
-
-def _local_path(path: str) -> str | None:
-    """The local file-system path of `path` (a plain path or a `file://` URL), else None."""
-    if path.startswith("file://"):
-        import urllib.parse
-        from urllib.request import url2pathname
-
-        return url2pathname(urllib.parse.urlparse(path).path)
-    from analyzer.eventlog.source import is_url
-
-    return None if is_url(path) else path
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    """The (device, inode) of what `path` names, links followed; None if nothing is there."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def enclosing_directories(path: str) -> list[tuple[str, tuple[int, int]]]:
-    """The existing directories that hold `path` once resolved, nearest first, each with its
-    (device, inode): what writing `path` would write into."""
-    out = []
-    current = os.path.dirname(os.path.realpath(path))
-    while True:
-        ident = _identity(current)
-        if ident is not None:
-            out.append((current, ident))
-        up = os.path.dirname(current)
-        if up == current:
-            return out
-        current = up
-
-
-def check_output_is_not_input(output: str | Path, sources: Iterable[LogSource]) -> None:
-    """Raise `OutputIsInputError` when writing `output` would replace a log being read or write
-    into a log's directory (a rolling or Databricks log); nothing has been written then.
-
-    Paths are compared resolved (symbolic links, `..`, relative spellings) and by device and
-    inode, so a hard link or a bind mount of a log is caught too. Remote logs are not compared:
-    the output is always a local file.
-    """
-    out = os.fspath(output)
-    out_real = os.path.realpath(out)
-    out_id = _identity(out)
-    holders = {ident for _, ident in enclosing_directories(out)}
-    for source in sources:
-        directory = _local_path(source.path) if source.layout != "single" else None
-        directory_id = _identity(directory) if directory is not None else None
-        if directory_id is not None and (directory_id in holders or directory_id == out_id):
-            raise OutputIsInputError(
-                f"the output is inside the {source.layout} event log {source.path}: "
-                "writing there would change the log",
-                path=out,
-                hint=OUTPUT_IS_INPUT_HINT,
-            )
-        for part in source.parts:
-            local = _local_path(part.path)
-            if local is None:
-                continue
-            if os.path.realpath(local) == out_real or (
-                out_id is not None and out_id == _identity(local)
-            ):
-                what = "the event log" if source.layout == "single" else "a part of the event log"
-                raise OutputIsInputError(
-                    f"the output is {what} {source.path} being read: writing would destroy it",
-                    path=out,
-                    hint=OUTPUT_IS_INPUT_HINT,
-                )
-
-
-def check_output_against_logs(output: str | Path, logs: Iterable[str]) -> None:
-    """Resolve the local logs named (not reading them) and `check_output_is_not_input`; for a
-    command line to refuse before any work. Raises what `resolve_log` raises for a bad log."""
-    from analyzer.eventlog.source import resolve_log
-
-    check_output_is_not_input(
-        output, [resolve_log(log) for log in logs if _local_path(log) is not None]
-    )
 
 
 def write_report(

@@ -20,14 +20,35 @@ from analyzer.batch.limits import (
     DEFAULT_REGRESSION_THRESHOLD,
     DEFAULT_TIMEOUT_S,
 )
-from analyzer.errors import AnalyzerError, BatchBusyError, Strictness, UsageError
+from analyzer.cli_options import (
+    ANONYMOUS_OPTION,
+    DIR_OPTION,
+    ENDPOINT_URL_OPTION,
+    FORMAT_OPTION,
+    LENIENT_OPTION,
+    NO_COLOR_OPTION,
+    OUTPUT_OPTION,
+    PRICE_FILE_OPTION,
+    PRICE_OPTION,
+    PROFILE_OPTION,
+    REDACT_OPTION,
+    REMOTE_CONFIG_OPTION,
+    REMOTE_TIMEOUT_OPTION,
+    STORAGE_OPTION,
+    THRESHOLD_OPTION,
+    WIDTH_OPTION,
+    prices_of,
+    remote_options_of,
+    strictness_of,
+    thresholds_of,
+)
+from analyzer.errors import AnalyzerError, BatchBusyError, UsageError
+from analyzer.output import check_output_against_logs
 from analyzer.render.terminal import neutralize
 
 if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
-    from analyzer.aggregate.pricing import PriceSpec
     from analyzer.eventlog.remote import RemoteOptions
-    from analyzer.insights import Thresholds
     from analyzer.report.options import ReportOptions
 
 # `analyzer.api` imports the heavy layers (polars, pydantic, jinja) in the functions that use
@@ -69,18 +90,6 @@ def _fail(error: AnalyzerError, exit_code: int = EXIT_INPUT_ERROR) -> typer.Exit
     return typer.Exit(exit_code)
 
 
-def _strictness(lenient: bool) -> Strictness:
-    """`--lenient` as a strictness level."""
-    return Strictness.LENIENT if lenient else Strictness.STRICT
-
-
-def _thresholds(overrides: list[str] | None) -> Thresholds:
-    """`--threshold NAME=VALUE` options as thresholds (a bad one is a `UsageError`)."""
-    from analyzer.insights import Thresholds
-
-    return Thresholds().with_overrides(overrides or ())
-
-
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"spark-explain {__version__}")
@@ -96,75 +105,18 @@ def _root(
     """EXPLAIN ANALYZE for Apache Spark event logs."""
 
 
-# How remote logs are reached: the same options on every command that reads logs.
-_REMOTE_TIMEOUT_OPTION = typer.Option(
-    None,
-    "--remote-timeout",
-    metavar="SECONDS",
-    help="Connect and read timeout of each request to remote storage (default 60; a request "
-    "is tried twice at most).",
-)
-_ENDPOINT_URL_OPTION = typer.Option(
-    None,
-    "--endpoint-url",
-    metavar="URL",
-    help="Endpoint of the remote storage: an S3-compatible server, a GCS emulator.",
-)
-_PROFILE_OPTION = typer.Option(
-    None, "--profile", metavar="NAME", help="AWS profile for s3:// URLs."
-)
-_ANONYMOUS_OPTION = typer.Option(
-    False, "--anonymous", help="Read remote storage without credentials (public buckets)."
-)
-_STORAGE_OPTION = typer.Option(
-    None,
-    "--storage-option",
-    metavar="KEY=VALUE",
-    help="An option of the storage's fsspec driver (repeatable; VALUE as JSON if it parses).",
-)
-_REMOTE_CONFIG_OPTION = typer.Option(
-    None,
-    "--remote-config",
-    metavar="FILE",
-    envvar="SPARK_EXPLAIN_REMOTE_CONFIG",
-    help="A TOML file of remote-storage settings: timeout_s, and driver options under [s3], "
-    "[gcs], [abfs]... (docs/cli.md).",
-)
-
-
-def _remote_options(
-    timeout_s: float | None,
-    endpoint_url: str | None,
-    profile: str | None,
-    anonymous: bool,
-    storage_options: list[str] | None,
-    config_path: str | None,
-) -> RemoteOptions:
-    """The remote-storage options of a command (a bad one is a `UsageError`)."""
-    from analyzer.eventlog.remote import make_remote_options
-
-    return make_remote_options(
-        timeout_s=timeout_s,
-        endpoint_url=endpoint_url,
-        profile=profile,
-        anonymous=anonymous,
-        storage_options=storage_options or (),
-        config_path=config_path,
-    )
-
-
 @app.command("apps", cls=_Command)
 def apps_command(
     log_dir: str = typer.Argument(
         ..., metavar="LOG_DIR", help="A directory of event logs (History Server log dir)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
-    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
-    profile: str | None = _PROFILE_OPTION,
-    anonymous: bool = _ANONYMOUS_OPTION,
-    storage_option: list[str] | None = _STORAGE_OPTION,
-    remote_config: str | None = _REMOTE_CONFIG_OPTION,
+    remote_timeout: float | None = REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = ENDPOINT_URL_OPTION,
+    profile: str | None = PROFILE_OPTION,
+    anonymous: bool = ANONYMOUS_OPTION,
+    storage_option: list[str] | None = STORAGE_OPTION,
+    remote_config: str | None = REMOTE_CONFIG_OPTION,
 ) -> None:
     """List the applications in a log directory: id, name, state, size and path of each log.
 
@@ -175,7 +127,7 @@ def apps_command(
       spark-explain apps s3://bucket/spark-events --endpoint-url http://127.0.0.1:9000
     """
     with _errors_as_lines("ran out of memory listing this directory", path=log_dir):
-        remote = _remote_options(
+        remote = remote_options_of(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
         infos = api.list_applications(log_dir, remote)
@@ -185,82 +137,6 @@ def apps_command(
     from analyzer.render.apps_table import format_apps_table
 
     sys.stdout.write(format_apps_table(infos))
-
-
-# Options that `report` and `diff` share: one definition, the same help.
-_DIR_OPTION = typer.Option(
-    None,
-    "--dir",
-    "-d",
-    metavar="DIR",
-    help="Find the logs named in this log directory: by application id or by the log's name.",
-)
-_OUTPUT_OPTION = typer.Option(
-    None,
-    "-o",
-    "--output",
-    metavar="FILE",
-    help="Write here (atomically) instead of standard output.",
-)
-_FORMAT_OPTION = typer.Option(
-    None,
-    "--format",
-    "-f",
-    metavar="FORMAT",
-    help="text, html, json or markdown; by default the output file's extension decides, else text.",
-)
-_WIDTH_OPTION = typer.Option(
-    None,
-    "--width",
-    metavar="COLUMNS",
-    help="Columns the text output fits in (default: the terminal's width, 100 when not a "
-    "terminal).",
-)
-_LENIENT_OPTION = typer.Option(
-    False, "--lenient", help="Skip malformed lines (and count them) instead of stopping."
-)
-_NO_COLOR_OPTION = typer.Option(False, "--no-color", help="Never colour the text output.")
-_THRESHOLD_OPTION = typer.Option(
-    None,
-    "--threshold",
-    metavar="NAME=VALUE",
-    help="Tune a finding rule (repeatable; names in docs/findings.md).",
-)
-_REDACT_OPTION = typer.Option(
-    False,
-    "--redact",
-    help="Replace literals, paths, hosts and users with stable tokens, and secrets in free text "
-    "with *********(redacted) (docs/redaction.md).",
-)
-
-_PRICE_OPTION = typer.Option(
-    None,
-    "--price-per-core-hour",
-    metavar="PRICE",
-    help="Price of one core for one hour: the report shows the run's cost and each finding's "
-    "time lost in money (docs/cost.md).",
-)
-_PRICE_FILE_OPTION = typer.Option(
-    None,
-    "--price-file",
-    metavar="FILE",
-    envvar="SPARK_EXPLAIN_PRICE_FILE",
-    help="A TOML file of prices per cluster or instance type, matched on the log's Spark "
-    "properties (docs/cost.md); --price-per-core-hour wins over it.",
-)
-
-
-def _prices(price_per_core_hour: float | None, price_file: str | None) -> PriceSpec | None:
-    """The prices of a command's options (a negative price is a `UsageError`; a bad file a
-    `PriceFileError`)."""
-    if price_per_core_hour is None and price_file is None:
-        return None
-    from analyzer.aggregate.pricing import PriceSpec, read_price_table
-
-    if price_per_core_hour is not None and not 0 <= price_per_core_hour < float("inf"):
-        raise UsageError(f"--price-per-core-hour must be a number ≥ 0, not {price_per_core_hour}")
-    table = read_price_table(price_file) if price_file is not None else None
-    return PriceSpec(core_hour=price_per_core_hour, table=table)
 
 
 @contextlib.contextmanager
@@ -306,14 +182,14 @@ def _logs_to_read(
     overwrite one of them."""
     paths = [api.find_log(log_dir, name, remote) if log_dir is not None else name for name in names]
     if output is not None:
-        api.check_output_against_logs(output, paths)
+        check_output_against_logs(output, paths)
     return paths
 
 
 def _analyze(path: str, lenient: bool, remote: RemoteOptions) -> Analysis:
     """Read and analyze one log, with a progress line on a terminal."""
     with _progress_on_terminal() as progress:
-        return api.analyze(path, _strictness(lenient), progress=progress, remote=remote)
+        return api.analyze(path, strictness_of(lenient), progress=progress, remote=remote)
 
 
 @app.command("report", cls=_Command)
@@ -324,9 +200,9 @@ def report_command(
         help="An event log (a file, a rolling directory, or a URL); with --dir, an application "
         "id or a log's name in that directory.",
     ),
-    log_dir: str | None = _DIR_OPTION,
-    output: str | None = _OUTPUT_OPTION,
-    fmt: str | None = _FORMAT_OPTION,
+    log_dir: str | None = DIR_OPTION,
+    output: str | None = OUTPUT_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     execution: list[int] | None = typer.Option(
         None, "--execution", "-e", metavar="ID", help="Only these SQL execution ids (repeatable)."
     ),
@@ -353,19 +229,19 @@ def report_command(
         help="Predict the walls with these task slot counts, comma-separated (default: half, "
         "double and four times the run's; docs/what-if.md).",
     ),
-    width: int | None = _WIDTH_OPTION,
-    lenient: bool = _LENIENT_OPTION,
-    no_color: bool = _NO_COLOR_OPTION,
-    threshold: list[str] | None = _THRESHOLD_OPTION,
-    redact: bool = _REDACT_OPTION,
-    price_per_core_hour: float | None = _PRICE_OPTION,
-    price_file: str | None = _PRICE_FILE_OPTION,
-    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
-    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
-    profile: str | None = _PROFILE_OPTION,
-    anonymous: bool = _ANONYMOUS_OPTION,
-    storage_option: list[str] | None = _STORAGE_OPTION,
-    remote_config: str | None = _REMOTE_CONFIG_OPTION,
+    width: int | None = WIDTH_OPTION,
+    lenient: bool = LENIENT_OPTION,
+    no_color: bool = NO_COLOR_OPTION,
+    threshold: list[str] | None = THRESHOLD_OPTION,
+    redact: bool = REDACT_OPTION,
+    price_per_core_hour: float | None = PRICE_OPTION,
+    price_file: str | None = PRICE_FILE_OPTION,
+    remote_timeout: float | None = REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = ENDPOINT_URL_OPTION,
+    profile: str | None = PROFILE_OPTION,
+    anonymous: bool = ANONYMOUS_OPTION,
+    storage_option: list[str] | None = STORAGE_OPTION,
+    remote_config: str | None = REMOTE_CONFIG_OPTION,
 ) -> None:
     """Analyze one event log and print or write its EXPLAIN ANALYZE report.
 
@@ -391,13 +267,13 @@ def report_command(
             metrics=metrics,
             executions=tuple(execution or ()),
             top=top,
-            thresholds=_thresholds(threshold),
+            thresholds=thresholds_of(threshold),
             sections=parse_sections(sections),
             redact=redact,
             what_if_slots=None if what_if_slots is None else parse_what_if_slots(what_if_slots),
-            prices=_prices(price_per_core_hour, price_file),
+            prices=prices_of(price_per_core_hour, price_file),
         )
-        remote = _remote_options(
+        remote = remote_options_of(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
         (path,) = _logs_to_read(log_dir, [log], output, remote)
@@ -431,23 +307,23 @@ def diff_command(
         metavar="CANDIDATE",
         help="The run to explain: an event log, or with --dir an application id or a log's name.",
     ),
-    log_dir: str | None = _DIR_OPTION,
-    output: str | None = _OUTPUT_OPTION,
-    fmt: str | None = _FORMAT_OPTION,
+    log_dir: str | None = DIR_OPTION,
+    output: str | None = OUTPUT_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     top: int | None = typer.Option(
         None, "--top", metavar="N", help="Only the N paired executions whose time changed most."
     ),
-    width: int | None = _WIDTH_OPTION,
-    lenient: bool = _LENIENT_OPTION,
-    no_color: bool = _NO_COLOR_OPTION,
-    threshold: list[str] | None = _THRESHOLD_OPTION,
-    redact: bool = _REDACT_OPTION,
-    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
-    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
-    profile: str | None = _PROFILE_OPTION,
-    anonymous: bool = _ANONYMOUS_OPTION,
-    storage_option: list[str] | None = _STORAGE_OPTION,
-    remote_config: str | None = _REMOTE_CONFIG_OPTION,
+    width: int | None = WIDTH_OPTION,
+    lenient: bool = LENIENT_OPTION,
+    no_color: bool = NO_COLOR_OPTION,
+    threshold: list[str] | None = THRESHOLD_OPTION,
+    redact: bool = REDACT_OPTION,
+    remote_timeout: float | None = REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = ENDPOINT_URL_OPTION,
+    profile: str | None = PROFILE_OPTION,
+    anonymous: bool = ANONYMOUS_OPTION,
+    storage_option: list[str] | None = STORAGE_OPTION,
+    remote_config: str | None = REMOTE_CONFIG_OPTION,
 ) -> None:
     """Compare two runs of a job and say what explains the change in time.
 
@@ -460,8 +336,8 @@ def diff_command(
     """
     with _errors_as_lines("ran out of memory comparing these logs"):
         options = _output_options(output, fmt, width, no_color, top=top, redact=redact)
-        thresholds = _thresholds(threshold)
-        remote = _remote_options(
+        thresholds = thresholds_of(threshold)
+        remote = remote_options_of(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
         paths = _logs_to_read(log_dir, [baseline, candidate], output, remote)
@@ -574,14 +450,14 @@ def batch_command(
         "--regression-min-change-s",
         help="...and at least this many seconds above that median.",
     ),
-    price_per_core_hour: float | None = _PRICE_OPTION,
-    price_file: str | None = _PRICE_FILE_OPTION,
-    remote_timeout: float | None = _REMOTE_TIMEOUT_OPTION,
-    endpoint_url: str | None = _ENDPOINT_URL_OPTION,
-    profile: str | None = _PROFILE_OPTION,
-    anonymous: bool = _ANONYMOUS_OPTION,
-    storage_option: list[str] | None = _STORAGE_OPTION,
-    remote_config: str | None = _REMOTE_CONFIG_OPTION,
+    price_per_core_hour: float | None = PRICE_OPTION,
+    price_file: str | None = PRICE_FILE_OPTION,
+    remote_timeout: float | None = REMOTE_TIMEOUT_OPTION,
+    endpoint_url: str | None = ENDPOINT_URL_OPTION,
+    profile: str | None = PROFILE_OPTION,
+    anonymous: bool = ANONYMOUS_OPTION,
+    storage_option: list[str] | None = STORAGE_OPTION,
+    remote_config: str | None = REMOTE_CONFIG_OPTION,
 ) -> None:
     """Analyze every application of a log directory: a report per application, an index, tables.
 
@@ -604,16 +480,16 @@ def batch_command(
             master=master,
             max_memory_mb=max_memory_mb,
             timeout_s=timeout_s,
-            strictness=_strictness(lenient),
+            strictness=strictness_of(lenient),
             report=ReportOptions(
-                thresholds=_thresholds(threshold),
+                thresholds=thresholds_of(threshold),
                 redact=redact,
-                prices=_prices(price_per_core_hour, price_file),
+                prices=prices_of(price_per_core_hour, price_file),
             ),
             job_key=job_key,
             regression_threshold=regression_threshold,
             regression_min_change_s=regression_min_change_s,
-            remote=_remote_options(
+            remote=remote_options_of(
                 remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
             ),
         )

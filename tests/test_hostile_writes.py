@@ -11,9 +11,9 @@ from eventlog_builder import application_start, event_line
 from eventlog_samples import SAMPLES
 from typer.testing import CliRunner
 
-from analyzer import api
 from analyzer.cli import EXIT_INPUT_ERROR, app
 from analyzer.errors import CannotWriteError
+from analyzer.output import write_atomic
 
 LOG = SAMPLES / "local-1795320224872"
 
@@ -59,7 +59,7 @@ def _leftovers(tmp_path: Path) -> list[Path]:
 def test_write_atomic_cannot_write_is_one_error(tmp_path: Path, where: str) -> None:
     target = _targets(tmp_path)[where]
     with pytest.raises(CannotWriteError) as info:
-        api.write_atomic(target, "report")
+        write_atomic(target, "report")
     message = str(info.value)
     assert str(target) in message
     assert message.endswith("[cannot-write]")
@@ -70,7 +70,7 @@ def test_write_atomic_cannot_write_is_one_error(tmp_path: Path, where: str) -> N
 def test_write_atomic_into_a_directory_leaves_no_temp_file(tmp_path: Path) -> None:
     target = _targets(tmp_path)["a directory"]
     with pytest.raises(CannotWriteError, match=r"is a directory"):
-        api.write_atomic(target, "report")
+        write_atomic(target, "report")
     assert list(target.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir", "a-file"]
 
@@ -90,8 +90,8 @@ def test_write_atomic_cli_output_to_a_directory_is_one_line(
 
 def test_write_atomic_still_writes_and_replaces(tmp_path: Path) -> None:
     target = tmp_path / "new" / "dir" / "report.txt"
-    api.write_atomic(target, "one")
-    api.write_atomic(target, "two")
+    write_atomic(target, "one")
+    write_atomic(target, "two")
     assert target.read_text() == "two"
     assert _leftovers(tmp_path) == []
 

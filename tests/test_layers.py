@@ -22,10 +22,11 @@ ORDER = [
     "redact",
     "report",
     "render",
+    "output",
     "api",
     "cli",
 ]
-RANK_ALIASES = {"batch": "cli"}
+RANK_ALIASES = {"batch": "cli", "cli_options": "cli"}
 
 
 def _layer(module: str) -> str | None:

@@ -18,13 +18,13 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from analyzer import api
 from analyzer.batch.jobs import REPORT_FILES, Job, JobResult
 from analyzer.batch.layout import APPS_DIR, OWN_NAMES, STAGING_PREFIX, OutputLayout
 from analyzer.batch.manifest import Manifest
 from analyzer.errors import AnalyzerError, BatchBusyError, CannotWriteError, OutputIsInputError
 from analyzer.eventlog.source import resolve_log
 from analyzer.eventlog.storage import is_url, storage_for
+from analyzer.output import write_atomic
 
 _OS_ERROR_RE = re.compile(r"\(os error (\d+)\)")
 _OUTPUT_HINT = "check free space and permissions of the output directory"
@@ -84,7 +84,7 @@ class OutputWriter:
                     target.mkdir(parents=True, exist_ok=True)
                     os.replace(staged / file_name, path)
                 elif file_name in given:
-                    api.write_atomic(path, given[file_name], _OUTPUT_HINT)
+                    write_atomic(path, given[file_name], _OUTPUT_HINT)
                 else:
                     path.unlink(missing_ok=True)
 
@@ -97,17 +97,17 @@ class OutputWriter:
             if staged is not None and staged.is_file():
                 os.replace(staged, path)
             elif file_name in given:
-                api.write_atomic(path, given[file_name], _OUTPUT_HINT)
+                write_atomic(path, given[file_name], _OUTPUT_HINT)
 
     def save_manifest(self, manifest: Manifest) -> None:
         """Write the manifest."""
         with writing(self.layout.manifest_path):
-            api.write_atomic(self.layout.manifest_path, manifest.to_json(), _OUTPUT_HINT)
+            write_atomic(self.layout.manifest_path, manifest.to_json(), _OUTPUT_HINT)
 
     def write_index(self, html: str) -> None:
         """Write the index page."""
         with writing(self.layout.index_path):
-            api.write_atomic(self.layout.index_path, html, _OUTPUT_HINT)
+            write_atomic(self.layout.index_path, html, _OUTPUT_HINT)
 
 
 def remove_leftovers(layout: OutputLayout) -> int:

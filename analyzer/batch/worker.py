@@ -26,6 +26,7 @@ from analyzer.batch.jobs import (
 )
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
 from analyzer.insights import Finding
+from analyzer.output import write_atomic
 from analyzer.redact import Redactor, redact_view, scrub_secrets
 from analyzer.report.batch_index import summarize
 
@@ -164,5 +165,5 @@ def stage_reports(result: JobResult, staging_dir: Path, job: AnyJob) -> JobResul
         return result
     target = staging_dir / job.app_key
     for file_name, text in result.reports:
-        api.write_atomic(target / file_name, text)
+        write_atomic(target / file_name, text)
     return dataclasses.replace(result, reports=(), staged_dir=str(target))
