@@ -27,132 +27,53 @@ The model here (docs/metrics.md, "Time attribution") starts from what the tasks 
 
 So for every execution the self times of its nodes add up to at most its tasks' executor run
 time, and the driver time is reported beside it.
+
+Which metrics claim time and what a row costs are in `self_time_rules.py`; the stages' budgets
+and the metric values per stage, from the task and slot frames, in `stage_budgets.py`. Their
+public names are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import polars as pl
 
 from analyzer.aggregate.node_metrics import NodeStats
+from analyzer.aggregate.self_time_rules import (
+    CODEGEN_DURATION,
+    COST_FACTORS,
+    DEFAULT_COST,
+    DRIVER_METRICS,
+    EXCHANGE_READ_ROWS,
+    EXCHANGE_WRITE_ROWS,
+    EXCLUSIVE_METRICS,
+    EXPRESSION_COST,
+    MAX_EXPRESSION_COST,
+    NESTED_LOOP_COST,
+    NO_WORK_OPERATORS,
+    OWN_TIME_PARTS,
+    PYTHON_OPERATORS,
+    ROW_METRICS,
+    claiming_metrics,
+    cost_factor,
+    is_nested_loop,
+    is_python_operator,
+)
 from analyzer.aggregate.shared import SharedValues
+from analyzer.aggregate.stage_budgets import (
+    acc_stage_sums,
+    stage_outside_ms,
+    stage_run_ms,
+    task_cpus,
+)
 from analyzer.model.application import Application, Execution
-from analyzer.model.plan import MetricDef, PlanGraph, PlanNode
+from analyzer.model.plan import PlanGraph, PlanNode
 
 NS_PER_MS = 1_000_000
 TOTAL = -1
 """The stage id under which a metric's total (task and driver values) is kept."""
-
-EXCLUSIVE_METRICS: frozenset[str] = frozenset(
-    {
-        "shuffle write time",
-        "fetch wait time",
-        "sort time",
-        "scan time",
-        "task commit time",
-        # spark-rapids 21.12+: an operator's own time, its GPU children's left out. Its build,
-        # stream, sort, aggregation, decode and buffer times are parts of it or of its inputs.
-        "op time",
-        # Databricks Photon: an operator's own time; its `cumulative time` includes its inputs'.
-        "exclusive time",
-    }
-)
-"""Timing metrics that measure one operator's own work in a task, overlapping nothing else.
-
-Not here, because they include other operators' work: a codegen `duration`, `time in aggregation
-build` (every operator fused below the aggregate), `time to build hash map` (the build side's
-input), file-system API times (parts of `scan time`), `remote reqs duration` (network threads),
-a GPU operator's `total time` (its children's included) and Python worker times (waiting for
-input included)."""
-
-OWN_TIME_PARTS: dict[str, frozenset[str]] = {
-    "op time": frozenset({"sort time"}),
-    "exclusive time": frozenset(
-        {"fetch wait time", "shuffle write time", "sort time", "scan time"}
-    ),
-}
-"""For a metric that is an operator's whole own time, the exclusive metrics that are parts of it:
-on a node that declares both, only the whole is claimed (a GpuSort's `sort time` is inside its
-`op time`; a Photon operator's `exclusive time` covers everything it does itself)."""
-
-DRIVER_METRICS: frozenset[str] = frozenset(
-    {
-        "time to build",
-        "time to broadcast",
-        "metadata time",
-        "dynamic partition pruning time",
-        "job commit time",
-    }
-)
-"""Timing metrics of work done by the driver, outside every task."""
-
-CODEGEN_DURATION = "duration"
-"""The metric of a WholeStageCodegen cluster: its pipeline's wall time in each task."""
-
-ROW_METRICS = ("number of output rows", "output rows", "num output rows")
-"""Names of an operator's output row count, by Spark version and plugin."""
-EXCHANGE_WRITE_ROWS = ("shuffle records written",)
-EXCHANGE_READ_ROWS = ("records read",)
-
-NO_WORK_OPERATORS = frozenset(
-    {
-        "AdaptiveSparkPlan",
-        "InputAdapter",
-        "ReusedExchange",
-        "ReusedSubquery",
-        "ShuffleQueryStage",
-        "BroadcastQueryStage",
-        "TableCacheQueryStage",
-        "ResultQueryStage",
-        "Subquery",
-        "SubqueryBroadcast",
-        "BroadcastExchange",
-        "WriteFiles",
-    }
-)
-"""Operators that only wrap, reuse or hand over another's output: no task work of their own
-(a broadcast's work is its build side's and the driver's; a write's is its command's)."""
-
-PYTHON_OPERATORS = (
-    "EvalPython",
-    "InPandas",
-    "InArrow",
-    "PythonUDTF",
-    "FlatMapCoGroupsInPandas",
-    "PythonMapInArrow",
-)
-"""Name parts of the operators that run Python code in a worker process."""
-
-COST_FACTORS: tuple[tuple[str, float], ...] = (
-    ("Python", 50.0),
-    ("Join", 1.0),
-    ("Aggregate", 1.0),
-    ("Window", 2.0),
-    ("Expand", 1.0),
-    ("Generate", 1.0),
-    ("Sort", 0.5),
-    ("Exchange", 0.2),
-    ("ColumnarToRow", 0.3),
-    ("RowToColumnar", 0.3),
-    ("Filter", 0.1),
-    ("Scan", 0.2),
-    ("Project", 0.1),
-    ("Range", 0.05),
-    ("Write", 1.0),
-    ("Insert", 1.0),
-)
-"""Relative cost of one row by operator family (first name part that matches): the weight by
-which time no metric claims is shared. A Python operator's per-row cost dwarfs fused JVM code."""
-DEFAULT_COST = 0.2
-EXPRESSION_COST = 0.05
-"""What each function call in a Project's or Filter's expressions adds to its cost per row (a
-projection that builds strings costs far more than one that drops columns)."""
-MAX_EXPRESSION_COST = 2.0
-NESTED_LOOP_COST = 0.01
-"""Cost of one pair of rows compared by a nested-loop or cartesian join."""
 
 
 def _help(text: str) -> dict[str, str]:
@@ -225,38 +146,6 @@ class ExecutionTime:
         return sum(n.self_time_ms or 0.0 for n in self.nodes.values())
 
 
-@lru_cache(maxsize=4096)
-def cost_factor(name: str, desc: str = "") -> float:
-    """Return the cost of one row for an operator called `name` (see `COST_FACTORS`); a Project's
-    or Filter's grows with the function calls in its description `desc`.
-
-    >>> cost_factor("BatchEvalPython"), cost_factor("SortMergeJoin"), cost_factor("Project")
-    (50.0, 1.0, 0.1)
-    >>> round(cost_factor("Project", "Project [upper(trim(name#1)) AS n#2]"), 2)
-    0.2
-    """
-    if is_python_operator(name):
-        return COST_FACTORS[0][1]
-    for part, factor in COST_FACTORS[1:]:
-        if part in name:
-            if part in ("Project", "Filter") and desc:
-                calls = desc.count("(")  # every function call opens a parenthesis
-                return factor + min(MAX_EXPRESSION_COST, EXPRESSION_COST * calls)
-            return factor
-    return DEFAULT_COST
-
-
-@lru_cache(maxsize=4096)
-def is_python_operator(name: str) -> bool:
-    """Return True for an operator that evaluates Python code in a worker process."""
-    return any(part in name for part in PYTHON_OPERATORS)
-
-
-def is_nested_loop(name: str) -> bool:
-    """Return True for joins that compare every pair of rows."""
-    return "NestedLoopJoin" in name or "CartesianProduct" in name
-
-
 def _metric_ms(metric_type: str, value: float) -> float:
     return value / NS_PER_MS if metric_type == "nsTiming" else float(value)
 
@@ -273,83 +162,6 @@ class _Sums:
     """stage id → executor run time of all its task attempts."""
     outside_ms: dict[int, float]
     """stage id → run time of its successful tasks beyond their longest codegen duration."""
-
-
-def _acc_stage_sums(slots: pl.DataFrame) -> dict[int, dict[tuple[int, int], int]]:
-    """Per execution: (accumulator, stage) → sum of the task values (negatives count as 0)."""
-    if not slots.height:
-        return {}
-    frame = (
-        slots.filter(pl.col("stage_id").is_not_null())
-        .group_by("execution_id", "accumulator_id", "stage_id")
-        .agg(pl.col("value").clip(lower_bound=0).sum().alias("total"))
-    )
-    out: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
-    for eid, acc, stage, total in frame.iter_rows():
-        out[eid][(acc, stage)] = int(total)
-    return out
-
-
-def task_cpus(app: Application) -> int:
-    """Return what Spark multiplied executor run times by: `spark.task.cpus` from Spark 4.0.
-
-    >>> from analyzer.model.application import Application
-    >>> app = Application(app_id=None, attempt_id=None, name="a", spark_version="4.1.0",
-    ...     user="u", start_ms=None, end_ms=None, completed=True, executors=(), jobs=(),
-    ...     stages=(), executions=(), spark_properties=(("spark.task.cpus", "2"),))
-    >>> task_cpus(app)
-    2
-    """
-    major = app.spark_version.split(".", 1)[0]
-    if not major.isdigit() or int(major) < 4:
-        return 1
-    raw = dict(app.spark_properties).get("spark.task.cpus", "1").strip()
-    try:
-        return max(1, int(float(raw)))
-    except ValueError:
-        return 1
-
-
-def _stage_run_ms(tasks: pl.DataFrame, cpus: int) -> tuple[dict[int, int], dict[int, int]]:
-    """Per stage id: run time of the successful task attempts, and of every attempt."""
-    if not tasks.height:
-        return {}, {}
-    run = (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run")
-    frame = (
-        tasks.with_columns(run)
-        .group_by("stage_id")
-        .agg(
-            pl.col("run").filter(pl.col("successful")).sum().alias("ok"),
-            pl.col("run").sum().alias("all"),
-        )
-    )
-    ok: dict[int, int] = {}
-    every: dict[int, int] = {}
-    for stage, ok_ms, all_ms in frame.iter_rows():
-        ok[int(stage)] = int(ok_ms or 0)
-        every[int(stage)] = int(all_ms or 0)
-    return ok, every
-
-
-def _outside_ms(
-    slots: pl.DataFrame, tasks: pl.DataFrame, codegen_accs: set[int], cpus: int
-) -> dict[int, float]:
-    """Per stage id: Σ over successful tasks of run time beyond the task's longest pipeline."""
-    if not codegen_accs or not slots.height or not tasks.height:
-        return {}
-    longest = (
-        slots.filter(pl.col("accumulator_id").is_in(list(codegen_accs)) & (pl.col("task_id") >= 0))
-        .group_by("task_id")
-        .agg(pl.col("value").max().alias("pipeline_ms"))
-    )
-    frame = (
-        tasks.filter(pl.col("successful"))
-        .select("task_id", "stage_id", (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run"))
-        .join(longest, on="task_id", how="inner")
-        .group_by("stage_id")
-        .agg((pl.col("run") - pl.col("pipeline_ms")).clip(lower_bound=0).sum().alias("outside"))
-    )
-    return {int(stage): float(outside or 0) for stage, outside in frame.iter_rows()}
 
 
 def _rows_metric(node: PlanNode, names: tuple[str, ...]) -> int | None:
@@ -506,7 +318,7 @@ class _ExecutionAttribution:
             in_stage = [n for n in operators if stage in self.node_stages.get(n.node_id, set())]
             claims: dict[int, float] = defaultdict(float)
             for node in in_stage:
-                for m in _claiming_metrics(node):
+                for m in claiming_metrics(node):
                     claims[node.node_id] += _metric_ms(
                         m.metric_type, self.value(m.accumulator_id, stage)
                     )
@@ -572,20 +384,6 @@ class _ExecutionAttribution:
         return self.sums.by_acc_stage.get((acc_id, TOTAL), 0)
 
 
-def _claiming_metrics(node: PlanNode) -> list[MetricDef]:
-    """The timing metrics whose values are a node's measured self time (`EXCLUSIVE_METRICS`),
-    less those that are parts of an own-time metric the node also declares (`OWN_TIME_PARTS`)."""
-    timed = [
-        m
-        for m in node.metrics
-        if m.name in EXCLUSIVE_METRICS and m.metric_type in ("timing", "nsTiming")
-    ]
-    parts: set[str] = set()
-    for m in timed:
-        parts |= OWN_TIME_PARTS.get(m.name, frozenset())
-    return [m for m in timed if m.name not in parts] if parts else timed
-
-
 def attribute_time(
     app: Application,
     node_stats: dict[int, dict[int, NodeStats]],
@@ -593,9 +391,9 @@ def attribute_time(
     tasks: pl.DataFrame,
 ) -> dict[int, ExecutionTime]:
     """Work out every execution's node self times and driver times (see the module docstring)."""
-    per_execution = _acc_stage_sums(slots)
+    per_execution = acc_stage_sums(slots)
     cpus = task_cpus(app)
-    run_ok, run_all = _stage_run_ms(tasks, cpus)
+    run_ok, run_all = stage_run_ms(tasks, cpus)
     codegen_accs = {
         m.accumulator_id
         for e in app.executions
@@ -604,7 +402,7 @@ def attribute_time(
         for m in n.metrics
         if m.name == CODEGEN_DURATION
     }
-    outside = _outside_ms(slots, tasks, codegen_accs, cpus)
+    outside = stage_outside_ms(slots, tasks, codegen_accs, cpus)
     shared = SharedValues()
     out: dict[int, ExecutionTime] = {}
     for execution in app.executions:
@@ -619,3 +417,31 @@ def attribute_time(
         )
         out[execution.execution_id] = _ExecutionAttribution(execution, sums).run(shared)
     return out
+
+
+__all__ = [
+    "CODEGEN_DURATION",
+    "COST_FACTORS",
+    "DEFAULT_COST",
+    "DRIVER_METRICS",
+    "EXCHANGE_READ_ROWS",
+    "EXCHANGE_WRITE_ROWS",
+    "EXCLUSIVE_METRICS",
+    "EXPRESSION_COST",
+    "MAX_EXPRESSION_COST",
+    "NESTED_LOOP_COST",
+    "NO_WORK_OPERATORS",
+    "NS_PER_MS",
+    "OWN_TIME_PARTS",
+    "PYTHON_OPERATORS",
+    "ROW_METRICS",
+    "TOTAL",
+    "ExecutionTime",
+    "NodeTime",
+    "StageTime",
+    "attribute_time",
+    "cost_factor",
+    "is_nested_loop",
+    "is_python_operator",
+    "task_cpus",
+]
