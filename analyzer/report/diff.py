@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.streaming import StreamingFigures
-from analyzer.compare.advice_check import AdviceOutcome
 from analyzer.compare.figures import ExecutionFigures, ExecutorFigures, NodeFigures
 from analyzer.compare.result import (
     CauseShare,
@@ -25,6 +24,7 @@ from analyzer.compare.verdict import aqe_differences
 from analyzer.insights import Finding
 from analyzer.model.application import Application
 from analyzer.redact import REDACTION_NOTE, Redactor, redact_view
+from analyzer.report.advice_check import AdviceCheckView, build_advice_check_view
 from analyzer.report.findings import FindingView, build_finding_view, node_name_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
@@ -390,45 +390,6 @@ def _capacity(b: ExecutorFigures, c: ExecutorFigures) -> tuple[DeltaView, ...]:
         _delta("executors removed", b.n_removed, c.n_removed, fmt_count),
     )
     return tuple(r for r in rows if r.changed or r.label == "peak cores")
-
-
-@dataclass(frozen=True)
-class AdviceCheckView:
-    """One advised setting the candidate applied, worded."""
-
-    status: str = field(metadata=_help("`applied` or `toward` (a CSS class too)."))
-    line_str: str = field(
-        metadata=_help(
-            "`spark.sql.shuffle.partitions 400 → 2 as advised (too-many-partitions): stage 9 "
-            "went from 15.1 s to 1.2 s; predicted 1.5 s`."
-        )
-    )
-
-
-def build_advice_check_view(outcome: AdviceOutcome) -> AdviceCheckView:
-    """Word one applied advice: the setting's change, then predicted against measured.
-
-    >>> o = AdviceOutcome("r", "k", "2", "400", "2", "applied", "stage 4", "stage 3", 31_000,
-    ...                   5_500, 6_100)
-    >>> for part in build_advice_check_view(o).line_str.split("; "):
-    ...     print(part)
-    k 400 → 2 as advised (r): stage 4 went from 31.0 s to 6.1 s (stage 3 in the candidate)
-    predicted 5.5 s
-    """
-    how = "as advised" if outcome.status == "applied" else f"toward the advised {outcome.advised}"
-    line = f"{outcome.setting} {outcome.before} → {outcome.after} {how} ({outcome.rule}): "
-    if outcome.after_ms is None:
-        line += f"{outcome.target_before} has no partner in the candidate"
-    else:
-        line += (
-            f"{outcome.target_before} went from {fmt_duration_ms(outcome.before_ms)} to "
-            f"{fmt_duration_ms(outcome.after_ms)}"
-        )
-        if outcome.target_after and outcome.target_after != outcome.target_before:
-            line += f" ({outcome.target_after} in the candidate)"
-    if outcome.predicted_ms is not None:
-        line += f"; predicted {fmt_duration_ms(outcome.predicted_ms)}"
-    return AdviceCheckView(status=outcome.status, line_str=line)
 
 
 @dataclass(frozen=True)
