@@ -26,7 +26,9 @@ def history_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History
     reason = missing_requirement()
     if reason is not None:
         pytest.skip(reason)
-    log_dirs = [d for d in (SAMPLE_EVENTLOGS, PUBLIC_CORPUS, PUBLIC_EVENTLOGS) if d.is_dir()]
+    # ../shared's public logs first: where a corpus log has the same application id, the
+    # server reads the shared one (HistoryServer.shadowed lists the others).
+    log_dirs = [d for d in (PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS, PUBLIC_CORPUS) if d.is_dir()]
     with HistoryServer(log_dirs, tmp_path_factory.mktemp("history_server")) as server:
         yield server
 

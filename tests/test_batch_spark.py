@@ -94,7 +94,9 @@ def test_spark_engine_on_local_cluster_matches_local_engine(tmp_path: Path) -> N
             frame = pl.read_parquet(out / "tables" / "history" / table / "*.parquet")
             frame = frame.drop("batch_run_ms")
             frames.append(frame.sort(frame.columns))
-        assert frames[0].height > 0 and frames[0].equals(frames[1]), table
+        # One night has no earlier run whose advice it could have applied.
+        assert frames[0].height > 0 or table == "advice_applied", table
+        assert frames[0].equals(frames[1]), table
     from pyspark.sql import SparkSession
 
     spark_session = (

@@ -205,6 +205,9 @@ class HistoryServer:
         base_url: `http://127.0.0.1:<port>`.
         spark_version: version of the SHS itself (the one whose rules the oracle applies).
         staged: every staged entry, by staged name.
+        shadowed: logs left out because an earlier log directory's log has the same
+            application id and attempt: the History Server would keep only one of them, chosen
+            by file times, so the harness chooses instead (the first in `log_dirs` order).
         unavailable: staged entries no listed application attempt was read from, i.e. logs
             the SHS could not parse or ignores (sorted by source path).
         listening_seconds: wall time from `start()` until the REST API first answered.
@@ -247,6 +250,7 @@ class HistoryServer:
         self.base_url = ""
         self.spark_version = ""
         self.staged: dict[str, StagedLog] = {}
+        self.shadowed: list[StagedLog] = []
         self.unavailable: list[StagedLog] = []
         self.startup_seconds = 0.0
         self.listening_seconds = 0.0
@@ -329,12 +333,21 @@ class HistoryServer:
                 raise OracleError(f"{stage_dir} holds {old.name}, not a link of this harness")
             old.unlink()
         self.staged = {}
+        self.shadowed = []
+        attempts = _attempts_by_path(self.log_dirs)
+        seen: set[tuple[str, str | None]] = set()
         for entry in _event_log_entries(self.log_dirs):
             if entry.name in self.staged:
                 raise OracleError(
                     f"two event logs are both named {entry.name!r}: "
                     f"{self.staged[entry.name].source} and {entry.source}"
                 )
+            attempt = attempts.get(entry.source) if shs_reads(entry) else None
+            if attempt is not None and attempt in seen:
+                self.shadowed.append(entry)
+                continue
+            if attempt is not None:
+                seen.add(attempt)
             link = stage_dir / entry.name
             link.symlink_to(entry.source, target_is_directory=entry.source.is_dir())
             self.staged[entry.name] = entry
@@ -661,6 +674,21 @@ class HistoryServer:
             with contextlib.closing(err):
                 text = err.read().decode("utf-8", errors="replace")
             raise OracleHTTPError(url, err.code, text) from None
+
+
+def _attempts_by_path(log_dirs: Iterable[Path]) -> dict[Path, tuple[str, str | None]]:
+    """The (application id, attempt id) each readable log of `log_dirs` names in its head, by
+    resolved path; logs whose head cannot be read are left out (the SHS decides on them)."""
+    from analyzer.eventlog.discover import discover_applications
+
+    out: dict[Path, tuple[str, str | None]] = {}
+    for log_dir in log_dirs:
+        if not log_dir.is_dir():
+            continue  # `_event_log_entries` says so
+        for info in discover_applications(str(log_dir)):
+            if info.app_id is not None and info.error is None:
+                out[Path(info.path).resolve()] = (info.app_id, info.attempt_id)
+    return out
 
 
 def _event_log_entries(log_dirs: Iterable[Path]) -> list[StagedLog]:
