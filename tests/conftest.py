@@ -50,3 +50,11 @@ def s3_server() -> Iterator[S3Server]:
         yield server
     finally:
         server.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n`), run every test that needs a JVM in one worker: the History
+    Server and the Spark session are started once per run, as without workers."""
+    for item in items:
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.xdist_group("jvm"))
