@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
@@ -319,10 +319,13 @@ def _stage_wall(ctx: RuleContext, stage_id: int) -> int | None:
     return max(end for _, end in spans) - min(start for start, _ in spans)
 
 
-def descendants_in_stage(graph: PlanGraph, node_id: int, stage_nodes: set[int]) -> list[int]:
-    """Return the nodes below `node_id` reachable without leaving `stage_nodes`, nearest first."""
+def _reachable_in_stage(
+    step: Callable[[int], Iterable[int]], node_id: int, stage_nodes: set[int]
+) -> list[int]:
+    """The nodes reached from `node_id` by repeated `step`s without leaving `stage_nodes`,
+    nearest first (breadth first)."""
     out: list[int] = []
-    frontier = [c.node_id for c in graph.children_of(node_id)]
+    frontier = list(step(node_id))
     seen: set[int] = set()
     while frontier:
         current = frontier.pop(0)
@@ -330,20 +333,19 @@ def descendants_in_stage(graph: PlanGraph, node_id: int, stage_nodes: set[int]) 
             continue
         seen.add(current)
         out.append(current)
-        frontier.extend(c.node_id for c in graph.children_of(current))
+        frontier.extend(step(current))
     return out
+
+
+def descendants_in_stage(graph: PlanGraph, node_id: int, stage_nodes: set[int]) -> list[int]:
+    """Return the nodes below `node_id` reachable without leaving `stage_nodes`, nearest first."""
+    return _reachable_in_stage(
+        lambda n: [c.node_id for c in graph.children_of(n)], node_id, stage_nodes
+    )
 
 
 def ancestors_in_stage(graph: PlanGraph, node_id: int, stage_nodes: set[int]) -> list[int]:
     """Return the nodes above `node_id` (its consumers) that ran in the same stage."""
-    out: list[int] = []
-    frontier = [p.node_id for p in graph.parents_of(node_id)]
-    seen: set[int] = set()
-    while frontier:
-        current = frontier.pop(0)
-        if current in seen or current not in stage_nodes:
-            continue
-        seen.add(current)
-        out.append(current)
-        frontier.extend(p.node_id for p in graph.parents_of(current))
-    return out
+    return _reachable_in_stage(
+        lambda n: [p.node_id for p in graph.parents_of(n)], node_id, stage_nodes
+    )
