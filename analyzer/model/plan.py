@@ -9,7 +9,7 @@ typed, without pydantic's validation (it would cost more than the rest of the pl
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from typing import Any
 
@@ -116,6 +116,47 @@ _METRIC_DEF_SLOTS = _slot_setters(MetricDef)
 _PLAN_NODE_SLOTS = _slot_setters(PlanNode)
 
 
+class PlanLinks:
+    """The children and parents of each node of a graph whose node ids are 0 to `n_nodes` - 1,
+    made on first use and shared by every graph with the same edges: the plans of the runs of
+    a repeated query (micro-batches) have the same shape, so one copy serves them all."""
+
+    __slots__ = ("_children", "_parents", "edges", "n_nodes")
+
+    def __init__(self, n_nodes: int, edges: tuple[PlanEdge, ...]) -> None:
+        self.n_nodes = n_nodes
+        self.edges = edges
+        self._children: dict[int, list[int]] | None = None
+        self._parents: dict[int, list[int]] | None = None
+
+    def children(self) -> dict[int, list[int]]:
+        """Node id → the ids of the operators feeding it, in build order."""
+        if self._children is None:
+            self._children = _children_by_id(range(self.n_nodes), self.edges)
+        return self._children
+
+    def parents(self) -> dict[int, list[int]]:
+        """Node id → the ids of the operators consuming it, in build order."""
+        if self._parents is None:
+            self._parents = _parents_by_id(range(self.n_nodes), self.edges)
+        return self._parents
+
+
+def _children_by_id(node_ids: Iterable[int], edges: tuple[PlanEdge, ...]) -> dict[int, list[int]]:
+    # An ordered set per node: a node with many children stays linear to build.
+    seen: dict[int, dict[int, None]] = {node_id: {} for node_id in node_ids}
+    for e in edges:
+        seen[e.to_id][e.from_id] = None
+    return {node_id: list(children) for node_id, children in seen.items()}
+
+
+def _parents_by_id(node_ids: Iterable[int], edges: tuple[PlanEdge, ...]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {node_id: [] for node_id in node_ids}
+    for e in edges:
+        out[e.from_id].append(e.to_id)
+    return out
+
+
 class PlanGraph(BaseModel):
     """A physical plan as Spark's SparkPlanGraph: nodes, clusters and child→parent edges."""
 
@@ -127,15 +168,25 @@ class PlanGraph(BaseModel):
     """Edges in Spark's build order."""
 
     @classmethod
-    def typed(cls, nodes: tuple[PlanNode, ...], edges: tuple[PlanEdge, ...]) -> PlanGraph:
+    def typed(
+        cls,
+        nodes: tuple[PlanNode, ...],
+        edges: tuple[PlanEdge, ...],
+        links: PlanLinks | None = None,
+    ) -> PlanGraph:
         """Build from values already of the fields' types, without validating them again.
 
         Validation would copy both tuples (equal edge lists are one tuple, see
         `replay.plan_graph.PlanParts`), and every graph would hold its own set of the names of
         the fields it was given: a log of thousands of executions holds a graph per plan
-        version.
+        version. `links`, for nodes numbered 0 to n - 1 and these edges, lends the children
+        and parents of each node made once for every graph of the same shape.
         """
-        return cls.model_construct(_PLAN_GRAPH_FIELDS, nodes=nodes, edges=edges)
+        graph = cls.model_construct(_PLAN_GRAPH_FIELDS, nodes=nodes, edges=edges)
+        if links is not None:
+            assert links.n_nodes == len(nodes) and links.edges is edges, "links of another graph"
+            graph.__dict__["_links"] = links
+        return graph
 
     @cached_property
     def _by_id(self) -> dict[int, PlanNode]:
@@ -143,35 +194,44 @@ class PlanGraph(BaseModel):
 
     @cached_property
     def _children(self) -> dict[int, list[int]]:
-        # An ordered set per node: a node with many children stays linear to build.
-        seen: dict[int, dict[int, None]] = {n.node_id: {} for n in self.nodes}
-        for e in self.edges:
-            seen[e.to_id][e.from_id] = None
-        return {node_id: list(children) for node_id, children in seen.items()}
+        links: PlanLinks | None = self.__dict__.get("_links")
+        if links is not None:
+            return links.children()
+        return _children_by_id((n.node_id for n in self.nodes), self.edges)
 
     @cached_property
     def _parents(self) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {n.node_id: [] for n in self.nodes}
-        for e in self.edges:
-            out[e.from_id].append(e.to_id)
-        return out
+        links: PlanLinks | None = self.__dict__.get("_links")
+        if links is not None:
+            return links.parents()
+        return _parents_by_id((n.node_id for n in self.nodes), self.edges)
+
+    def _node(self, node_id: int) -> PlanNode:
+        """The node with this id: found at its place when the ids are 0 to n - 1, as in every
+        graph the replay builds, so no graph needs its own index of them."""
+        nodes = self.nodes
+        if 0 <= node_id < len(nodes):
+            node = nodes[node_id]
+            if node.node_id == node_id:
+                return node
+        return self._by_id[node_id]
 
     def node(self, node_id: int) -> PlanNode:
         """Return the node with this id (KeyError if absent)."""
-        return self._by_id[node_id]
+        return self._node(node_id)
 
     def children_of(self, node_id: int) -> list[PlanNode]:
         """Return the operators feeding `node_id`, in build order."""
-        return [self._by_id[c] for c in self._children[node_id]]
+        return [self._node(c) for c in self._children[node_id]]
 
     def parents_of(self, node_id: int) -> list[PlanNode]:
         """Return the operators consuming `node_id` (several for a reused exchange)."""
-        return [self._by_id[p] for p in self._parents[node_id]]
+        return [self._node(p) for p in self._parents[node_id]]
 
     def parent_of(self, node_id: int) -> PlanNode | None:
         """Return the first consumer of `node_id`, or None for a root."""
         parents = self._parents[node_id]
-        return self._by_id[parents[0]] if parents else None
+        return self._node(parents[0]) if parents else None
 
     @property
     def roots(self) -> list[PlanNode]:
@@ -190,7 +250,7 @@ class PlanGraph(BaseModel):
             stack: list[tuple[int, int]] = [(root.node_id, 0)]
             while stack:
                 node_id, depth = stack.pop()
-                node = self._by_id[node_id]
+                node = self._node(node_id)
                 if node_id in seen:
                     yield node, depth, True
                     continue

@@ -17,6 +17,7 @@ from analyzer.model.application import (
     PlanVersion,
     StageAttempt,
 )
+from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import MetricDef, PlanGraph
 
 # Spark's CpuAmount: a cores-per-task amount has 9 decimal places and lies in [1e-9, 2^31 - 1].
@@ -24,12 +25,13 @@ _CPU_SCALE = Decimal("1e-9")
 _CPU_MAX = Decimal(2**31 - 1)
 _INT_MAX = 2**31 - 1
 
-# Jobs and stage attempts are built from values already of their fields' types, without
-# validating them again, and with one set of field names for all of them (frozen models never
-# change it): each would otherwise hold its own set, 0.7 KB, and a log of thousands of
+# Jobs, stage attempts and executions are built from values already of their fields' types,
+# without validating them again, and with one set of field names for all of them (frozen models
+# never change it): each would otherwise hold its own set, 0.7 KB, and a log of thousands of
 # executions holds tens of thousands of them.
 _JOB_FIELDS = set(Job.model_fields)
 _STAGE_FIELDS = set(StageAttempt.model_fields)
+_EXECUTION_FIELDS = set(Execution.model_fields)
 EMPTY_GRAPH = PlanGraph.typed(nodes=(), edges=())
 """The plan of an execution that logged none."""
 
@@ -103,7 +105,9 @@ class LiveExecution:
         plans = tuple(self.plans) or (
             PlanVersion.typed(index=0, physical_plan_description="", graph=EMPTY_GRAPH),
         )
-        return Execution(
+        # Its one validator (secrets redacted) applied here.
+        return Execution.model_construct(
+            _EXECUTION_FIELDS,
             execution_id=self.execution_id,
             root_execution_id=self.root_execution_id,
             description=self.description,
@@ -116,7 +120,7 @@ class LiveExecution:
             stage_ids=tuple(stage_ids),
             plans=plans,
             metric_catalog=tuple(self.metrics.values()),
-            modified_configs=tuple(sorted(self.modified_configs.items())),
+            modified_configs=redact_pairs(sorted(self.modified_configs.items())),
             ended=self.ended,
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from analyzer.eventlog.app_events import SparkPlanInfo, SqlPlanMetric
-from analyzer.model.plan import MetricDef, PlanEdge, PlanGraph, PlanNode
+from analyzer.model.plan import MetricDef, PlanEdge, PlanGraph, PlanLinks, PlanNode
 
 _CODEGEN_ID = re.compile(r"WholeStageCodegen \((\d+)\)")
 _SPECIAL = frozenset(
@@ -188,7 +188,8 @@ class _Builder:
             )
             for node_id, (info, cluster) in enumerate(zip(self.infos, self.clusters, strict=True))
         )
-        return PlanGraph.typed(nodes=nodes, edges=parts.edges(tuple(self.edges)))
+        edges = parts.edges(tuple(self.edges))
+        return PlanGraph.typed(nodes=nodes, edges=edges, links=parts.links(len(nodes), edges))
 
 
 class PlanParts:
@@ -209,6 +210,7 @@ class PlanParts:
         self._nodes: dict[tuple[object, ...], PlanNode] = {}
         self._edges: dict[tuple[tuple[int, int], ...], tuple[PlanEdge, ...]] = {}
         self._edge: dict[tuple[int, int], PlanEdge] = {}
+        self._links: dict[tuple[int, int], PlanLinks] = {}
         self._texts: dict[str, str] = {}
 
     def text(self, value: str) -> str:
@@ -292,6 +294,15 @@ class PlanParts:
                 edge.get(pair) or edge.setdefault(pair, PlanEdge(from_id=pair[0], to_id=pair[1]))
                 for pair in pairs
             )
+        return found
+
+    def links(self, n_nodes: int, edges: tuple[PlanEdge, ...]) -> PlanLinks:
+        """The one `PlanLinks` of graphs of `n_nodes` nodes and these edges (a tuple from
+        `edges`, kept here, so its id stands for it)."""
+        key = (n_nodes, id(edges))
+        found = self._links.get(key)
+        if found is None:
+            found = self._links[key] = PlanLinks(n_nodes, edges)
         return found
 
 
