@@ -129,7 +129,11 @@ class ApplicationBuilder:
     def _add_plan(
         self, ex: LiveExecution, description: str, plan: ev.SparkPlanInfo | None
     ) -> PlanGraph:
-        graph = EMPTY_GRAPH if plan is None else build_plan_graph(plan, self.plan_parts)
+        graph = (
+            EMPTY_GRAPH
+            if plan is None
+            else build_plan_graph(plan, self.plan_parts, ex.execution_id)
+        )
         ex.plans.append(
             PlanVersion.typed(
                 index=len(ex.plans),
@@ -316,6 +320,7 @@ class ApplicationBuilder:
         ex.ended = True
         ex.error_message = event.error_message or None
         self.listener.execution_end(event.execution_id)
+        self.plan_parts.forget(event.execution_id)
 
     def _on_executor_added(self, event: ev.ExecutorAdded) -> None:
         executor = self._live_executor(event.executor_id, event.timestamp_ms)

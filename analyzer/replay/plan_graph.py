@@ -169,7 +169,7 @@ class _Builder:
                 self.edge(node_id, parent)
                 stack.extend((child, node_id, cluster) for child in reversed(info.children))
 
-    def graph(self, shared: PlanParts | None = None) -> PlanGraph:
+    def graph(self, shared: PlanParts | None = None, execution_id: int | None = None) -> PlanGraph:
         parts = shared if shared is not None else PlanParts()
         codegen_ids: dict[int, int | None] = {}
         for cluster in self.members:
@@ -177,8 +177,10 @@ class _Builder:
             codegen_ids[cluster] = int(match.group(1)) if match else None
         members = self.members
         node = parts.node
+        scope = parts.scope(execution_id)
         nodes = tuple(
             node(
+                scope,
                 node_id,
                 info,
                 cluster,
@@ -192,6 +194,16 @@ class _Builder:
         return PlanGraph.typed(nodes=nodes, edges=edges, links=parts.links(len(nodes), edges))
 
 
+class _Scope:
+    """Operators (their fields, by their logged fields) and the nodes built of them."""
+
+    __slots__ = ("nodes", "operators")
+
+    def __init__(self) -> None:
+        self.operators: dict[tuple[object, ...], _Operator] = {}
+        self.nodes: dict[tuple[object, ...], PlanNode] = {}
+
+
 class PlanParts:
     """The plan nodes, metric declarations, edges and texts built so far, shared by the plan
     graphs of an application: an adaptive execution logs its whole plan again at every update,
@@ -203,15 +215,35 @@ class PlanParts:
     An operator's own fields (name, description, metrics, metadata) are looked up as logged:
     its metrics compare as msgspec structs, in C, without building anything; then the node, by
     those fields and its place in the graph. The keys kept hold the shared texts, not the
-    event's own copies."""
+    event's own copies.
+
+    An operator that declares metrics is of one execution only (accumulator ids differ from
+    run to run), so it and its nodes are kept in that execution's scope, dropped when the
+    execution ends (`forget`): the keys, a copy of every logged declaration, would otherwise
+    stay until the end of the replay, about 9 KB per execution. Operators without metrics are
+    kept for the whole application."""
 
     def __init__(self) -> None:
-        self._operators: dict[tuple[object, ...], _Operator] = {}
-        self._nodes: dict[tuple[object, ...], PlanNode] = {}
+        self._shared = _Scope()
+        self._scopes: dict[int, _Scope] = {}
         self._edges: dict[tuple[tuple[int, int], ...], tuple[PlanEdge, ...]] = {}
         self._edge: dict[tuple[int, int], PlanEdge] = {}
         self._links: dict[tuple[int, int], PlanLinks] = {}
         self._texts: dict[str, str] = {}
+
+    def scope(self, execution_id: int | None) -> _Scope:
+        """The operators and nodes with metrics of this execution (None: of no execution, kept
+        with those without metrics)."""
+        if execution_id is None:
+            return self._shared
+        found = self._scopes.get(execution_id)
+        if found is None:
+            found = self._scopes[execution_id] = _Scope()
+        return found
+
+    def forget(self, execution_id: int) -> None:
+        """Drop the operators and nodes with metrics of an execution that has ended."""
+        self._scopes.pop(execution_id, None)
 
     def text(self, value: str) -> str:
         """The one copy of a string equal to `value`."""
@@ -227,7 +259,9 @@ class PlanParts:
             intern(logged.metric_type, logged.metric_type),
         )
 
-    def _operator(self, info: SparkPlanInfo, metadata: tuple[tuple[str, str], ...]) -> _Operator:
+    def _operator(
+        self, scope: _Scope, info: SparkPlanInfo, metadata: tuple[tuple[str, str], ...]
+    ) -> _Operator:
         """Build and keep the fields of an operator not seen before (`info`'s own)."""
         intern = self._texts.setdefault
         keys: list[SqlPlanMetric] = []
@@ -243,7 +277,7 @@ class PlanParts:
         metadata = tuple((intern(k, k), intern(v, v)) for k, v in metadata)
         name = intern(info.node_name, info.node_name)
         desc = intern(info.simple_string, info.simple_string)
-        found = self._operators[(name, desc, tuple(keys), metadata)] = (
+        found = scope.operators[(name, desc, tuple(keys), metadata)] = (
             self.text(name.strip()),
             desc,
             tuple(metrics),
@@ -253,6 +287,7 @@ class PlanParts:
 
     def node(
         self,
+        scope: _Scope,
         node_id: int,
         info: SparkPlanInfo,
         cluster_id: int | None,
@@ -260,19 +295,22 @@ class PlanParts:
         is_cluster: bool,
         member_ids: tuple[int, ...],
     ) -> PlanNode:
-        """The plan node `node_id` built from `info` (its children are not looked at)."""
+        """The plan node `node_id` built from `info` (its children are not looked at), kept in
+        `scope` if its operator declares metrics."""
+        if not info.metrics:
+            scope = self._shared
         metadata = tuple(info.metadata.items()) if info.metadata else ()
-        operator = self._operators.get(
+        operator = scope.operators.get(
             (info.node_name, info.simple_string, tuple(info.metrics), metadata)
         )
         if operator is None:
-            operator = self._operator(info, metadata)
-        # The operator is kept for good, so its id stands for it.
+            operator = self._operator(scope, info, metadata)
+        # The operator is kept as long as the scope and its nodes, so its id stands for it.
         key = (node_id, id(operator), is_cluster, cluster_id, codegen_id, member_ids)
-        found = self._nodes.get(key)
+        found = scope.nodes.get(key)
         if found is None:
             name, desc, metrics, sorted_metadata = operator
-            found = self._nodes[key] = PlanNode.typed(
+            found = scope.nodes[key] = PlanNode.typed(
                 node_id,
                 name,
                 desc,
@@ -306,11 +344,14 @@ class PlanParts:
         return found
 
 
-def build_plan_graph(plan: SparkPlanInfo, shared: PlanParts | None = None) -> PlanGraph:
+def build_plan_graph(
+    plan: SparkPlanInfo, shared: PlanParts | None = None, execution_id: int | None = None
+) -> PlanGraph:
     """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows.
 
-    `shared` lends nodes equal to those of graphs built before (see `PlanParts`).
+    `shared` lends nodes equal to those of graphs built before (see `PlanParts`), those with
+    metrics from the graphs of the same `execution_id`.
     """
     builder = _Builder()
     builder.build(plan)
-    return builder.graph(shared)
+    return builder.graph(shared, execution_id)
