@@ -45,7 +45,13 @@ from analyzer.aggregate.task_detail import (
     task_counts,
     top_task_rows,
 )
-from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan, app_time_spent, critical_path
+from analyzer.aggregate.time_spent import (
+    AppTimeSpent,
+    StageSpan,
+    app_time_spent,
+    attempts_of,
+    critical_path,
+)
 from analyzer.aggregate.timeline import Timeline, timeline_lanes
 from analyzer.aggregate.what_if import ReplayPlan, WhatIfFigures, build_replay_plan, what_if_figures
 from analyzer.eventlog.events import DecodeStats
@@ -272,6 +278,14 @@ class Analysis:
         return self._once("retried_task_counts", lambda: retried_task_counts(self))
 
     # Figures of one execution.
+
+    def stage_attempts_of(self, execution: Execution) -> list[StageAttempt]:
+        """The attempts of an execution's stages, in the application's order (from an index of
+        the stages: the reports ask this of every execution)."""
+        return self._once(
+            ("stage_attempts_of", execution.execution_id),
+            lambda: attempts_of(set(execution.stage_ids), self.application.stages),
+        )
 
     def critical_path(self, stage_ids: Collection[int]) -> tuple[StageSpan, ...]:
         """The chain of stages an execution (of `stage_ids`, its own or with its sub-executions')

@@ -75,10 +75,10 @@ def stage_spans(stages: Iterable[StageAttempt]) -> dict[int, StageSpan]:
 
 
 _INDEX: list[tuple[tuple[StageAttempt, ...], dict[int, list[tuple[int, StageAttempt]]]]] = []
-"""The position and attempts of each stage of the last stage tuple indexed (see `_attempts_of`)."""
+"""The position and attempts of each stage of the last stage tuple indexed (see `attempts_of`)."""
 
 
-def _attempts_of(stage_ids: set[int], stages: Sequence[StageAttempt]) -> list[StageAttempt]:
+def attempts_of(stage_ids: set[int], stages: Sequence[StageAttempt]) -> list[StageAttempt]:
     """The attempts of `stages` whose stage is in `stage_ids`, in their order in `stages`.
 
     The reports ask this for every execution of an application, each time with all of its
@@ -114,7 +114,7 @@ def critical_path(
     stage's parents are often skipped copies of stages that ran in earlier jobs, under other
     ids: then the step goes to the stage that finished last before this one was submitted.
     """
-    mine = _attempts_of(set(stage_ids), stages)
+    mine = attempts_of(set(stage_ids), stages)
     spans = stage_spans(mine)
     parents: dict[int, set[int]] = {}
     for s in mine:

@@ -104,10 +104,9 @@ def nesting_str(app: Application, execution: Execution) -> str:
     return ""
 
 
-def execution_stages(app: Application, execution: Execution) -> list[StageAttempt]:
-    """Return the stage attempts of an execution's stages."""
-    stage_set = set(execution.stage_ids)
-    return [s for s in app.stages if s.stage_id in stage_set]
+def execution_stages(analysis: Analysis, execution: Execution) -> list[StageAttempt]:
+    """Return the stage attempts of an execution's stages, in the application's order."""
+    return analysis.stage_attempts_of(execution)
 
 
 def _operator_counts(graph: PlanGraph) -> Counter[str]:
@@ -188,7 +187,7 @@ def build_execution_view(
 ) -> ExecutionView:
     """Describe one SQL execution with its (already built) stage views and the findings at it."""
     app = analysis.application
-    stage_attempts = execution_stages(app, execution)
+    stage_attempts = execution_stages(analysis, execution)
     return ExecutionView(
         execution_id=execution.execution_id,
         anchor=f"exec-{execution.execution_id}",

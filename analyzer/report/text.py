@@ -480,7 +480,7 @@ def build_text_view(
     with_executions = "plans" in sections or "stages" in sections
     # Work outside SQL (RDD jobs, or a log with no SQL at all) is listed when nothing is filtered.
     others = other_stages(analysis, selection.is_filtered) if stage_level != "none" else []
-    stages_of = {e.execution_id: execution_stages(app, e) for e in selection.executions}
+    stages_of = {e.execution_id: execution_stages(analysis, e) for e in selection.executions}
     task_rows = {}
     if stage_level == "full":  # one pass over the tasks for every stage's task lines
         keys = {(s.stage_id, s.attempt_id) for ss in stages_of.values() for s in ss}

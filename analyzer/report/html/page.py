@@ -310,9 +310,7 @@ def _execution_view(
         budget.timeline_bars -= len(timeline.bars)
     if timeline is not None and timeline.note:
         notes.append(timeline.note)
-    stages = build_stage_views(
-        analysis, execution_stages(analysis.application, execution), with_quantiles=True
-    )
+    stages = build_stage_views(analysis, execution_stages(analysis, execution), with_quantiles=True)
     return HtmlExecutionView(
         execution=build_execution_view(analysis, execution, findings, stages),
         plans=plans,
