@@ -23,6 +23,7 @@ from typing import Literal
 from analyzer.aggregate.fingerprint import canonical_tree, normalize_desc, plan_fingerprint
 from analyzer.aggregate.time_spent import covered_ms
 from analyzer.model.application import Application, Execution
+from analyzer.model.plan import PlanEdge
 
 MIN_FAMILY_EXECUTIONS = 2
 """A plan fingerprint shared by at least this many executions makes a family."""
@@ -139,17 +140,58 @@ def execution_fingerprint(execution: Execution) -> str | None:
     for every run of one query (docs/diff.md#matching-executions). A command (its plan graph one
     `Execute …` node) is told apart by its text plan too: creating two views is not one query.
     """
-    if not execution.plans:
-        return None
-    plan = execution.plans[0]
-    tree = canonical_tree(plan.graph)
-    fingerprint = plan_fingerprint(tree)
-    if len(tree) == 1 and tree[0].name.startswith("Execute "):
-        # A command's graph is one node named after the command (`Execute CreateViewCommand`):
-        # what it acts on (the view, the table) is only in the text plan.
-        text = normalize_desc(plan.physical_plan_description[:COMMAND_TEXT_CHARS])
-        fingerprint = hashlib.sha256(f"{fingerprint}\n{text}".encode()).hexdigest()[:16]
-    return fingerprint
+    return PlanFingerprints().of(execution)
+
+
+class PlanFingerprints:
+    """Plan fingerprints of many executions (`execution_fingerprint`), each plan shape worked out
+    once: the runs of a repeated query and the micro-batches of a stream have the same graph and,
+    once normalized, the same descriptions, and differ only in what normalizing leaves out."""
+
+    def __init__(self) -> None:
+        self._descs: dict[str, str] = {}
+        self._edges: dict[int, tuple[object, tuple[int, ...]]] = {}
+        self._shapes: dict[tuple[object, ...], tuple[str, bool]] = {}
+
+    def _normalized(self, desc: str) -> str:
+        out = self._descs.get(desc)
+        if out is None:
+            out = self._descs[desc] = normalize_desc(desc)
+        return out
+
+    def _edge_ids(self, edges: tuple[PlanEdge, ...]) -> tuple[int, ...]:
+        # Equal edge lists are one tuple (the replay shares them); the tuple is held, so its id
+        # is not reused while it is a key here.
+        held = self._edges.get(id(edges))
+        if held is None:
+            flat = tuple(i for e in edges for i in (e.from_id, e.to_id))
+            held = self._edges[id(edges)] = (edges, flat)
+        return held[1]
+
+    def of(self, execution: Execution) -> str | None:
+        """Return the plan fingerprint of `execution` (see `execution_fingerprint`)."""
+        if not execution.plans:
+            return None
+        plan = execution.plans[0]
+        graph = plan.graph
+        # Everything `canonical_tree` reads: the edges, and each node's id, name, cluster flag
+        # and normalized description.
+        shape = (
+            self._edge_ids(graph.edges),
+            *((n.node_id, n.name, n.is_cluster, self._normalized(n.desc)) for n in graph.nodes),
+        )
+        known = self._shapes.get(shape)
+        if known is None:
+            tree = canonical_tree(graph)
+            is_command = len(tree) == 1 and tree[0].name.startswith("Execute ")
+            known = self._shapes[shape] = (plan_fingerprint(tree), is_command)
+        fingerprint, is_command = known
+        if is_command:
+            # A command's graph is one node named after the command (`Execute
+            # CreateViewCommand`): what it acts on (the view, the table) is only in the text plan.
+            text = normalize_desc(plan.physical_plan_description[:COMMAND_TEXT_CHARS])
+            fingerprint = hashlib.sha256(f"{fingerprint}\n{text}".encode()).hexdigest()[:16]
+        return fingerprint
 
 
 def _family(fingerprint: str, members: list[Execution], interrupted: frozenset[int]) -> QueryFamily:
@@ -200,10 +242,11 @@ def query_families(app: Application) -> tuple[QueryFamily, ...]:
         for execution_id in batch[1]
     }
     groups: dict[tuple[str, str], list[Execution]] = {}
+    fingerprints = PlanFingerprints()
     for execution in app.executions:
         if execution.duration_ms is None or app.parent_of(execution) is not None:
             continue
-        fingerprint = execution_fingerprint(execution)
+        fingerprint = fingerprints.of(execution)
         if fingerprint is not None:
             run = run_of.get(execution.execution_id)
             key = (fingerprint, f"run {run}" if run else execution.description)
