@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -341,15 +341,23 @@ def stage_task_summaries(
             pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk
         )
     out: dict[tuple[int, int], StageTaskSummary] = {}
-    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once.
+    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once, and
+    # each metric's repeated quantiles looked up once (a column's values are of one type, so
+    # equal tuples of one metric are the same values).
     shared = SharedValues()
+    held: dict[str, dict[tuple[Any, ...], tuple[Any, ...]]] = {m.field: {} for m in SUMMARY_METRICS}
+    missing = (None,) * len(qs)
     for row in frame.iter_rows(named=True):
         key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
-        # A rank past a metric's values gives None, where Spark's iterator gives NaN.
-        by_field = {
-            m.field: shared.one(shared.numbers(tuple(row[m.field] or (None,) * len(qs))))
-            for m in SUMMARY_METRICS
-        }
+        by_field = {}
+        for m in SUMMARY_METRICS:
+            # A rank past a metric's values gives None, where Spark's iterator gives NaN.
+            at_ranks = tuple(row[m.field] or missing)
+            of_metric = held[m.field]
+            one = of_metric.get(at_ranks)
+            if one is None:
+                one = of_metric[at_ranks] = shared.one(shared.numbers(at_ranks))
+            by_field[m.field] = one
         out[key] = StageTaskSummary(
             stage_id=key[0],
             stage_attempt_id=key[1],
