@@ -35,7 +35,7 @@ public names are re-exported here.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -172,7 +172,12 @@ def _rows_metric(node: PlanNode, names: tuple[str, ...]) -> int | None:
 
 
 class _ExecutionAttribution:
-    """Works out one execution's node times (see the module docstring)."""
+    """Works out one execution's node times (see the module docstring).
+
+    What each node's metrics are (its row count, an exchange's read and write rows, the metrics
+    that claim time) and its inputs are looked up once per execution, not once per stage and
+    walk: a log of thousands of short executions runs this for each of them.
+    """
 
     def __init__(self, execution: Execution, sums: _Sums) -> None:
         self.execution = execution
@@ -181,26 +186,39 @@ class _ExecutionAttribution:
         self.stages = sorted(
             {s for s in execution.stage_ids if s in sums.run_ms or s in sums.all_run_ms}
         )
+        graph = self.graph
+        self.children: dict[int, list[PlanNode]] = {
+            n.node_id: graph.children_of(n.node_id) for n in graph.nodes
+        }
+        self.rows_acc: dict[int, int | None] = {
+            n.node_id: _rows_metric(n, ROW_METRICS) for n in graph.nodes
+        }
         self.node_stages: dict[int, set[int]] = {}
         self._assign_stages()
 
     def value(self, acc_id: int, stage: int) -> int:
         return self.sums.by_acc_stage.get((acc_id, stage), 0)
 
-    def _own_stages(self, node: PlanNode) -> set[int]:
-        return {
-            s
-            for s in self.stages
-            for m in node.metrics
-            if self.sums.by_acc_stage.get((m.accumulator_id, s))
-        }
+    def _acc_stages(self) -> dict[int, set[int]]:
+        """Accumulator id → the execution's stages in which its task values sum to non-zero."""
+        in_execution = set(self.stages)
+        out: dict[int, set[int]] = defaultdict(set)
+        for (acc_id, stage), total in self.sums.by_acc_stage.items():
+            if total and stage in in_execution:
+                out[acc_id].add(stage)
+        return out
 
     def _assign_stages(self) -> None:
         """Give every operator the stages it ran in: its metrics', else its cluster's, else the
         nearest descendant's within the same stage (an exchange's read side for its parent)."""
         graph = self.graph
+        acc_stages = self._acc_stages()
+        no_stages: set[int] = set()
         for node in graph.nodes:
-            self.node_stages[node.node_id] = self._own_stages(node)
+            own: set[int] = set()
+            for m in node.metrics:
+                own |= acc_stages.get(m.accumulator_id, no_stages)
+            self.node_stages[node.node_id] = own
         for node in graph.nodes:
             if node.is_cluster or self.node_stages[node.node_id]:
                 continue
@@ -213,13 +231,14 @@ class _ExecutionAttribution:
 
     def _inherited(self, node: PlanNode) -> set[int]:
         seen: set[int] = set()
-        frontier = [c.node_id for c in self.graph.children_of(node.node_id)]
+        children = self.children
+        frontier = deque(children[node.node_id])
         while frontier:
-            child_id = frontier.pop(0)
+            child = frontier.popleft()
+            child_id = child.node_id
             if child_id in seen:
                 continue
             seen.add(child_id)
-            child = self.graph.node(child_id)
             stages = self.node_stages.get(child_id, set())
             if "Exchange" in child.name and stages:
                 read = {s for s in stages if self._reads_in(child, s)}
@@ -228,7 +247,7 @@ class _ExecutionAttribution:
                 continue
             if stages and not child.is_cluster:
                 return set(stages)
-            frontier.extend(c.node_id for c in self.graph.children_of(child_id))
+            frontier.extend(children[child_id])
         return set()
 
     def _reads_in(self, exchange: PlanNode, stage: int) -> bool:
@@ -244,7 +263,7 @@ class _ExecutionAttribution:
         if key in memo:
             return memo[key]
         memo[key] = 0  # a reused node reached again while being worked out
-        acc = _rows_metric(node, ROW_METRICS)
+        acc = self.rows_acc[node.node_id]
         if "Exchange" in node.name:
             write = _rows_metric(node, EXCHANGE_WRITE_ROWS)
             read = _rows_metric(node, EXCHANGE_READ_ROWS)
@@ -260,8 +279,9 @@ class _ExecutionAttribution:
 
     def _rows_in(self, node: PlanNode, stage: int, memo: dict[tuple[int, int], int]) -> int:
         total = 0
-        for child in self.graph.children_of(node.node_id):
-            if stage in self.node_stages.get(child.node_id, set()) or child.is_cluster:
+        node_stages = self.node_stages
+        for child in self.children[node.node_id]:
+            if child.is_cluster or stage in node_stages[child.node_id]:
                 total += self._rows_out(child, stage, memo)
         return total
 
@@ -271,7 +291,7 @@ class _ExecutionAttribution:
         rows_in = self._rows_in(node, stage, memo)
         rows_out = self._rows_out(node, stage, memo)
         if is_nested_loop(name):
-            sides = [self._side_rows(child) for child in self.graph.children_of(node.node_id)]
+            sides = [self._side_rows(child) for child in self.children[node.node_id]]
             pairs = sides[0] * sides[1] if len(sides) == 2 else 0
             return NESTED_LOOP_COST * pairs + rows_out
         if "Join" in name:
@@ -286,10 +306,10 @@ class _ExecutionAttribution:
         """All rows one input of a join produced, driver values included (a broadcast's rows are
         counted on the driver), else what its own inputs produced."""
         memo: dict[tuple[int, int], int] = {}
-        acc = _rows_metric(node, ROW_METRICS)
+        acc = self.rows_acc[node.node_id]
         if acc is not None:
             return self.sums.by_acc_stage.get((acc, TOTAL), 0)
-        children = self.graph.children_of(node.node_id)
+        children = self.children[node.node_id]
         if len(children) == 1:
             return self._side_rows(children[0])
         return sum(self._rows_out(node, s, memo) for s in self.stages)
@@ -312,15 +332,20 @@ class _ExecutionAttribution:
                         m.metric_type, self._driver_total(m.accumulator_id)
                     )
         memo: dict[tuple[int, int], int] = {}
+        node_claims = {
+            n.node_id: [(m.accumulator_id, m.metric_type) for m in claiming_metrics(n)]
+            for n in operators
+        }
+        by_acc_stage = sums.by_acc_stage
         for stage in self.stages:
             budget = float(sums.run_ms.get(stage, 0))
             outside = min(budget, sums.outside_ms.get(stage, 0.0))
-            in_stage = [n for n in operators if stage in self.node_stages.get(n.node_id, set())]
+            in_stage = [n for n in operators if stage in self.node_stages[n.node_id]]
             claims: dict[int, float] = defaultdict(float)
             for node in in_stage:
-                for m in claiming_metrics(node):
+                for acc_id, metric_type in node_claims[node.node_id]:
                     claims[node.node_id] += _metric_ms(
-                        m.metric_type, self.value(m.accumulator_id, stage)
+                        metric_type, by_acc_stage.get((acc_id, stage), 0)
                     )
             claimed = sum(claims.values())
             if claimed > budget - outside:  # the measured work needs the room: outside gives way
