@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
-from analyzer.aggregate.stage_stats import task_durations, task_input_bytes
+from analyzer.aggregate.stage_stats import StageTaskStats, task_durations, task_input_bytes
 from analyzer.aggregate.task_detail import task_metric_shares
 from analyzer.insights._common import (
     ROW_GROUP_BYTES,
@@ -111,8 +111,11 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
     join or aggregate that reads a skewed shuffle (a hot key), else the node itself.
     """
     ctx = context(analysis)
-    findings = []
+    findings: list[Finding] = []
     stats_by_stage = {key[0]: s for key, s in sorted(ctx.stage_stats.items())}
+    # (execution, stage, its statistics, skew ratio, node id, row metric) of every skewed
+    # stage; the hot tasks' durations are then looked up in one pass over the task frame.
+    candidates: list[tuple[Execution, int, StageTaskStats, float, int, MetricStats]] = []
     for execution in analysis.application.executions:
         graph = execution.final_plan.graph
         per_stage: dict[int, list[tuple[float, int, MetricStats]]] = {}
@@ -132,46 +135,55 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             # The node nearest the root among the skewed ones: the skew's furthest effect.
             hits.sort(key=lambda h: (h[1], -h[0]))
             ratio, node_id, m = hits[0]
-            assert m.max_at is not None and m.max_at.task_id is not None
-            task_id = m.max_at.task_id
-            task_ms = task_durations(analysis.tasks, [task_id]).get(task_id, 0)
-            lost_ms = max(0, task_ms - s.median_duration_ms)
-            if not ctx.significant(lost_ms, execution.execution_id, thresholds):
-                continue
-            origin, share = _origin(analysis, execution, stage_id, node_id, task_id, thresholds)
-            stats = analysis.node_stats.get(execution.execution_id, {})
-            in_stage = {nid for nid, ns in stats.items() if stage_id in ns.stage_ids}
-            origin_node = graph.node(origin)
-            if _is_scan(origin_node):
-                where, why = origin, "uneven files"
-            elif "Exchange" in origin_node.name:
-                where = _keyed_consumer(execution, origin, in_stage) or node_id
-                why = "hot key"
-            else:
-                where, why = origin, "hot key"
-            node = graph.node(where)
-            ratio_str = fmt_factor(ratio) if m.median else "∞ (median 0)"
-            findings.append(
-                _finding(
-                    execution,
-                    stage_id,
-                    node,
-                    m,
-                    why,
-                    ratio,
-                    ratio_str,
-                    share,
-                    task_id,
-                    task_ms,
-                    s.median_duration_ms,
-                    lost_ms,
-                    ctx.severity(lost_ms, execution.execution_id, thresholds),
-                    f"{graph.node(node_id).name} (#{node_id})" if where != node_id else "",
-                    split_can_shrink(_input_bytes(analysis, task_id), ctx.properties),
-                    ctx.properties,
-                    _input_bytes(analysis, task_id),
-                )
+            candidates.append((execution, stage_id, s, ratio, node_id, m))
+    hot_task_ids = [
+        m.max_at.task_id
+        for *_, m in candidates
+        if m.max_at is not None and m.max_at.task_id is not None
+    ]
+    durations = task_durations(analysis.tasks, hot_task_ids) if hot_task_ids else {}
+    for execution, stage_id, s, ratio, node_id, m in candidates:
+        graph = execution.final_plan.graph
+        assert m.max_at is not None and m.max_at.task_id is not None
+        task_id = m.max_at.task_id
+        task_ms = durations.get(task_id, 0)
+        lost_ms = max(0, task_ms - s.median_duration_ms)
+        if not ctx.significant(lost_ms, execution.execution_id, thresholds):
+            continue
+        origin, share = _origin(analysis, execution, stage_id, node_id, task_id, thresholds)
+        stats = analysis.node_stats.get(execution.execution_id, {})
+        in_stage = {nid for nid, ns in stats.items() if stage_id in ns.stage_ids}
+        origin_node = graph.node(origin)
+        if _is_scan(origin_node):
+            where, why = origin, "uneven files"
+        elif "Exchange" in origin_node.name:
+            where = _keyed_consumer(execution, origin, in_stage) or node_id
+            why = "hot key"
+        else:
+            where, why = origin, "hot key"
+        node = graph.node(where)
+        ratio_str = fmt_factor(ratio) if m.median else "∞ (median 0)"
+        findings.append(
+            _finding(
+                execution,
+                stage_id,
+                node,
+                m,
+                why,
+                ratio,
+                ratio_str,
+                share,
+                task_id,
+                task_ms,
+                s.median_duration_ms,
+                lost_ms,
+                ctx.severity(lost_ms, execution.execution_id, thresholds),
+                f"{graph.node(node_id).name} (#{node_id})" if where != node_id else "",
+                split_can_shrink(_input_bytes(analysis, task_id), ctx.properties),
+                ctx.properties,
+                _input_bytes(analysis, task_id),
             )
+        )
     return findings
 
 
