@@ -361,6 +361,8 @@ def _json_chunks(
     from analyzer.report.json_view import (
         EXECUTIONS_PLACEHOLDER,
         EXECUTORS_PLACEHOLDER,
+        JOBS_PLACEHOLDER,
+        STAGES_PLACEHOLDER,
         build_json_parts,
         build_json_view,
     )
@@ -374,7 +376,11 @@ def _json_chunks(
         "executions",
         EXECUTIONS_PLACEHOLDER,
         parts.executions,
-        more=[("executors", EXECUTORS_PLACEHOLDER, parts.executors)],
+        more=[
+            ("executors", EXECUTORS_PLACEHOLDER, parts.executors),
+            ("stages", STAGES_PLACEHOLDER, parts.stages),
+            ("jobs", JOBS_PLACEHOLDER, parts.jobs),
+        ],
     )
 
 

@@ -84,8 +84,9 @@ def render_json_chunks(
         first = True
         for item in values:
             body = visible_json(orjson.dumps(item, option=orjson.OPT_INDENT_2))
-            body = body.replace(b"\n", b"\n    ")
-            yield (b"[\n    " if first else b",\n    ") + body
+            # The separator apart: joined to the item, it would copy the item's bytes again.
+            yield b"[\n    " if first else b",\n    "
+            yield body.replace(b"\n", b"\n    ")
             first = False
         yield b"[]" if first else b"\n  ]"
         done = at + size

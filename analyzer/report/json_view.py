@@ -206,9 +206,9 @@ def _executors(analysis: Analysis) -> Iterator[dict[str, Any]]:
         }
 
 
-def _jobs(analysis: Analysis) -> list[dict[str, Any]]:
-    """Every job by id, with its SQL execution, description and call site."""
-    return [
+def _jobs(analysis: Analysis) -> Iterator[dict[str, Any]]:
+    """Every job by id, with its SQL execution, description and call site, one at a time."""
+    return (
         {
             "job_id": j.job_id,
             "execution_id": j.execution_id,
@@ -223,7 +223,7 @@ def _jobs(analysis: Analysis) -> list[dict[str, Any]]:
             "error_message": j.error_message,
         }
         for j in sorted(analysis.application.jobs, key=lambda j: j.job_id)
-    ]
+    )
 
 
 def _finding(f: Finding) -> dict[str, Any]:
@@ -274,6 +274,10 @@ EXECUTIONS_PLACEHOLDER = "@executions@"
 """The value `JsonParts.document` holds under "executions" until the executions are put there."""
 EXECUTORS_PLACEHOLDER = "@executors@"
 """The value `JsonParts.document` holds under "executors" until the executors are put there."""
+STAGES_PLACEHOLDER = "@stages@"
+"""The value `JsonParts.document` holds under "stages" until the stages are put there."""
+JOBS_PLACEHOLDER = "@jobs@"
+"""The value `JsonParts.document` holds under "jobs" until the jobs are put there."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +295,12 @@ class JsonParts:
     executors: Iterator[dict[str, Any]]
     """The document's executors (`EXECUTORS_PLACEHOLDER` in the document), built as they are
     asked for."""
+    stages: Iterator[dict[str, Any]]
+    """The document's stage attempts (`STAGES_PLACEHOLDER` in the document), built as they are
+    asked for: each holds Spark's task quantiles of every metric, so a log of thousands of
+    stages makes tens of MB of them."""
+    jobs: Iterator[dict[str, Any]]
+    """The document's jobs (`JOBS_PLACEHOLDER` in the document), built as they are asked for."""
 
 
 def build_json_view(
@@ -303,7 +313,12 @@ def build_json_view(
     `UsageError` for an execution id the log does not hold.
     """
     parts = build_json_parts(analysis, findings, options)
-    streamed = {"executions": parts.executions, "executors": parts.executors}
+    streamed = {
+        "executions": parts.executions,
+        "executors": parts.executors,
+        "stages": parts.stages,
+        "jobs": parts.jobs,
+    }
     return {
         key: list(streamed[key]) if key in streamed else value
         for key, value in parts.document.items()
@@ -326,6 +341,8 @@ def build_json_parts(
         document=document,
         executions=(_execution(analysis, ex) for ex in chosen),
         executors=_executors(analysis),
+        stages=_stages(analysis),
+        jobs=_jobs(analysis),
     )
 
 
@@ -371,6 +388,29 @@ def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
         "edges": [{"from_id": e.from_id, "to_id": e.to_id} for e in graph.edges],
         "time": _execution_time(analysis, ex),
     }
+
+
+def _stages(analysis: Analysis) -> Iterator[dict[str, Any]]:
+    """Every stage attempt with its task quantiles and wall time taken apart, one at a time."""
+    summaries = analysis.stage_summaries
+    walls = analysis.stage_walls
+    for s in analysis.application.stages:
+        key = (s.stage_id, s.attempt_id)
+        yield {
+            "stage_id": s.stage_id,
+            "attempt_id": s.attempt_id,
+            "name": s.name,
+            "status": s.status,
+            "n_tasks": s.n_tasks,
+            "n_task_attempts": s.n_task_attempts,
+            "n_failed_attempts": s.n_failed_attempts,
+            "submission_ms": s.submission_ms,
+            "completion_ms": s.completion_ms,
+            "failure_reason": s.failure_reason,
+            "job_ids": list(s.job_ids),
+            "task_summary": _task_summary(summaries.get(key)),
+            "wall_parts": _wall_parts(walls.get(key)),
+        }
 
 
 def _streaming(analysis: Analysis) -> dict[str, Any]:
@@ -462,7 +502,6 @@ def _document(
 ) -> dict[str, Any]:
     app = analysis.application
     rs = analysis.read_stats
-    summaries = analysis.stage_summaries
     return {
         "format_version": FORMAT_VERSION,
         "application": {
@@ -479,7 +518,7 @@ def _document(
         "cost": _cost(analysis.cost(options.prices)),
         "environment": _environment(analysis),
         "executors": EXECUTORS_PLACEHOLDER,
-        "jobs": _jobs(analysis),
+        "jobs": JOBS_PLACEHOLDER,
         "log": {
             "path": analysis.source.path,
             "layout": analysis.source.layout,
@@ -502,24 +541,7 @@ def _document(
                 else {}
             ),
         },
-        "stages": [
-            {
-                "stage_id": s.stage_id,
-                "attempt_id": s.attempt_id,
-                "name": s.name,
-                "status": s.status,
-                "n_tasks": s.n_tasks,
-                "n_task_attempts": s.n_task_attempts,
-                "n_failed_attempts": s.n_failed_attempts,
-                "submission_ms": s.submission_ms,
-                "completion_ms": s.completion_ms,
-                "failure_reason": s.failure_reason,
-                "job_ids": list(s.job_ids),
-                "task_summary": _task_summary(summaries.get((s.stage_id, s.attempt_id))),
-                "wall_parts": _wall_parts(analysis.stage_walls.get((s.stage_id, s.attempt_id))),
-            }
-            for s in app.stages
-        ],
+        "stages": STAGES_PLACEHOLDER,
         "selection": {
             "execution_ids": sorted(options.executions) if options.executions else None,
             "top": options.top,
