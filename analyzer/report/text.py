@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime, NodeTime
@@ -344,7 +345,8 @@ def build_plan_view(
     label_cap = options.width - figures_width
     max_prefix = max(label_cap - MIN_LABEL_ROOM, MIN_GUIDE_LEVELS * TREE_GUIDE)
     clusters_shown: set[int] = set()
-    drafts: list[tuple[PlanNodeView, int]] = []
+    # Each node's fields and label length: its padding is known once every label is.
+    drafts: list[tuple[dict[str, Any], int]] = []
     for node, prefix, depth, is_root, again in _walk_tree(graph, max_prefix):
         node_stats = stats.get(node.node_id)
         cluster_name = ""
@@ -384,14 +386,13 @@ def build_plan_view(
             facts.append(f"self time {fmt_duration_ms(ms)}, {_basis(time)}")
         if time is not None and round(time.driver_time_ms) > 0:
             facts.append(f"driver {fmt_duration_ms(round(time.driver_time_ms))}")
-        view = PlanNodeView(
+        fields = dict(
             node_id=node.node_id,
             depth=depth,
             is_root=is_root,
             prefix_str=prefix,
             name=node.name,
             name_str=name_str,
-            pad_str="",
             self_time_str=fmt_duration_ms(ms) if ms > 0 else "",
             share_str=fmt_pct(ms / run_ms) if ms > 0 and run_ms > 0 else "",
             rows_str="" if again else rows_str.get(node.node_id, ""),
@@ -407,11 +408,11 @@ def build_plan_view(
             metrics=() if again else shown_metrics(node_stats, level),
             findings=tuple(node_findings),
         )
-        drafts.append((view, label_len))
+        drafts.append((fields, label_len))
     label_width = max((n for _, n in drafts), default=0)
     nodes = tuple(
-        dataclasses.replace(view, pad_str=" " * (label_width - n)) if has_figures else view
-        for view, n in drafts
+        PlanNodeView(**fields, pad_str=" " * (label_width - n) if has_figures else "")
+        for fields, n in drafts
     )
     return PlanView(
         nodes=nodes,
