@@ -127,3 +127,32 @@ def test_closing_early_leaves_no_process() -> None:
     assert _children() - before  # the workers run
     results.close()
     assert _children() <= before
+
+
+def _last_event_key(line: bytes, last: str) -> bytes:
+    """`line` with a second `"Event"` key, `last`, after its others."""
+    return line[:-1] + b',"Event":' + last.encode() + b"}"
+
+
+def test_task_lines_whose_last_event_key_names_another_event(tmp_path: Path) -> None:
+    # Workers decode a line written as a task event at once, with its last `Event` key; one
+    # whose last key names another event (escaped or not), or that does not decode, must be
+    # what the sequential replay makes of it.
+    log = next(p for p in _logs() if p.name == "local-1795320224872")
+    lines = log.read_bytes().splitlines()
+    ends = [i for i, x in enumerate(lines) if x.startswith(b'{"Event":"SparkListenerTaskEnd"')]
+    starts = [i for i, x in enumerate(lines) if x.startswith(b'{"Event":"SparkListenerTaskStart"')]
+    assert len(ends) > 10 and len(starts) > 10
+    changed = list(lines)
+    changed[ends[3]] = _last_event_key(lines[ends[3]], '"SparkListenerX"')
+    changed[ends[5]] = _last_event_key(lines[ends[5]], '"SparkListener\\u0054askEnd"')
+    changed[ends[7]] = _last_event_key(lines[ends[7]], '"SparkListenerTaskStart"')
+    changed[starts[4]] = _last_event_key(lines[starts[4]], '"SparkListenerTaskEnd"')
+    changed[starts[6]] = _last_event_key(lines[starts[6]], '"SparkListenerTaskStart"')
+    path = tmp_path / "last-event-key"
+    path.write_bytes(b"\n".join(changed) + b"\n")
+    _, expected = _outcome(path, Strictness.LENIENT, n_workers=0)
+    n_processes, got = _outcome(path, Strictness.LENIENT, n_workers=2)
+    assert got == expected
+    assert n_processes == 2
+    assert isinstance(expected, dict) and expected["unknown_event_types"] == [("SparkListenerX", 1)]

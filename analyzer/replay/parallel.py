@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
+import msgspec
+
 from analyzer.errors import AnalyzerError, Strictness
 from analyzer.eventlog import events as ev
 from analyzer.eventlog.lines import MAX_LINE_BYTES, Line, ReadStats
@@ -33,6 +35,7 @@ from analyzer.eventlog.pieces import (
     plan_pieces,
 )
 from analyzer.eventlog.source import LogSource
+from analyzer.eventlog.task_events import TaskEnd, TaskStart
 from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
 from analyzer.replay.application import ApplicationBuilder, BuiltApplication
 from analyzer.replay.task_columns import TaskChunk, TaskRecorder, TaskSegment
@@ -48,6 +51,42 @@ _COMPRESSION_RATIO = 20
 _TASK_START = b"SparkListenerTaskStart"
 _TASK_END = b"SparkListenerTaskEnd"
 _TASK_DECODERS = {name: ev.event_decoder(name) for name in (_TASK_START, _TASK_END)}
+
+
+class _TaskEndLine(TaskEnd, frozen=True, gc=False):
+    """A task end with its event name: the value of its last `Event` key, escapes resolved, as
+    `events.event_name` would say, checked after decoding instead of by a search of the line."""
+
+    event: str = msgspec.field(name="Event", default="")
+
+
+class _TaskStartLine(TaskStart, frozen=True, gc=False):
+    """A task start with its event name (see `_TaskEndLine`)."""
+
+    event: str = msgspec.field(name="Event", default="")
+
+
+_FAST_DECODERS: dict[bytes, tuple[str, Callable[[bytes], _TaskEndLine | _TaskStartLine]]] = {
+    _TASK_END: ("SparkListenerTaskEnd", msgspec.json.Decoder(_TaskEndLine).decode),
+    _TASK_START: ("SparkListenerTaskStart", msgspec.json.Decoder(_TaskStartLine).decode),
+}
+
+
+def _task_event(data: bytes) -> tuple[bytes, _TaskEndLine | _TaskStartLine] | None:
+    """The class name and the event of a line that starts as Spark writes a task event and is
+    one, decoded at once; None for any other line, which takes the general path (a line that
+    does not decode, or whose last `Event` key names another class, included)."""
+    if not data.startswith(b'{"Event":"SparkListenerTask'):
+        return None
+    name = data[10 : data.find(b'"', 10)]
+    known = _FAST_DECODERS.get(name)
+    if known is None:
+        return None
+    try:
+        event = known[1](data)
+    except (ValueError, RecursionError):  # msgspec's errors are ValueErrors
+        return None
+    return (name, event) if event.event == known[0] else None
 
 
 @dataclass
@@ -105,6 +144,19 @@ def read_piece(source: LogSource, piece: Piece) -> PieceResult:
                     data.decode()
                 except UnicodeDecodeError:
                     raise PieceAnomaly("a line that is not UTF-8") from None
+            fast = _task_event(data)
+            if fast is not None:
+                task_name, task_event = fast
+                n_events += 1
+                if task_name not in seen:
+                    seen.add(task_name)
+                    items.append(_FirstOfClass(task_name, data))
+                if task_event.info is not None:
+                    if isinstance(task_event, _TaskEndLine):
+                        recorder.end(task_event)
+                    else:
+                        recorder.start(task_event)
+                continue
             name = ev.event_name(data)
             if name is None:
                 raise PieceAnomaly("a line that is not an event")
