@@ -17,6 +17,10 @@ shown too), and the candidates' outputs are checked to agree with the recorder's
 - `polars ndjson`: `polars.read_ndjson` with an explicit schema (the accumulables a list of
   structs), exploded into update columns, the string updates cast to integers.
 
+Then a whole reading worker: `replay.parallel.read_piece` over every piece of the log (line
+splitting, event names, task starts and the other events' lines included), CPU time per task
+end, and the pickling of its results (what a worker sends back), best of `--repeat`.
+
 usage:
   python bench/bench_task_decode.py LOG [--limit N] [--repeat N]
 """
@@ -24,7 +28,9 @@ usage:
 from __future__ import annotations
 
 import argparse
+import gc
 import io
+import pickle
 import resource
 import sys
 import time
@@ -38,7 +44,10 @@ import msgspec
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from analyzer.eventlog.pieces import PIECE_BYTES, plan_pieces  # noqa: E402
+from analyzer.eventlog.source import resolve_log  # noqa: E402
 from analyzer.eventlog.task_events import TaskEnd  # noqa: E402
+from analyzer.replay.parallel import read_piece  # noqa: E402
 from analyzer.replay.task_columns import TaskRecorder  # noqa: E402
 
 TASK_END = b'{"Event":"SparkListenerTaskEnd"'
@@ -167,6 +176,45 @@ CANDIDATES: dict[str, Callable[[list[bytes]], tuple[int, int]]] = {
 }
 
 
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure_worker(log: Path, repeat: int) -> None:
+    """A reading worker over every piece of the log, and the pickling of what it sends back."""
+    source = resolve_log(str(log))
+    pieces = plan_pieces(source, PIECE_BYTES) or []
+    best_read = best_pickle = float("inf")
+    n_rows = n_bytes = 0
+    collecting = gc.isenabled()
+    gc.disable()  # as in the workers (`replay_log`)
+    try:
+        for _ in range(repeat):
+            read_s = pickle_s = 0.0
+            n_rows = n_bytes = 0
+            for piece in pieces:
+                began = _cpu_s()
+                result = read_piece(source, piece)
+                done = _cpu_s()
+                n_bytes += len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+                pickle_s += _cpu_s() - done
+                read_s += done - began
+                if result.chunk is None:
+                    print(f"piece {piece}: {result.anomaly}")
+                    return
+                n_rows += result.chunk.n_rows
+            best_read, best_pickle = min(best_read, read_s), min(best_pickle, pickle_s)
+    finally:
+        if collecting:
+            gc.enable()
+    print(
+        f"{'read_piece (a worker)':26} CPU {best_read:6.2f} s "
+        f"({best_read / max(n_rows, 1) * 1e6:5.1f} µs/task)  {len(pieces)} pieces, "
+        f"{n_rows:,} task ends; pickling {best_pickle:.2f} s, {n_bytes / 1e6:.1f} MB"
+    )
+
+
 def main() -> None:
     """Measure every candidate."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -193,6 +241,7 @@ def main() -> None:
             f"{name:26} CPU {best_cpu:6.2f} s ({per_task_us:5.1f} µs/task)  wall {best_wall:6.2f} s"
             f"  rows {got[0]:,}  updates {got[1]:,}"
         )
+    measure_worker(args.log, args.repeat)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from eventlog_samples import BAD, PUBLIC, SAMPLES
 
@@ -156,3 +157,29 @@ def test_task_lines_whose_last_event_key_names_another_event(tmp_path: Path) -> 
     assert got == expected
     assert n_processes == 2
     assert isinstance(expected, dict) and expected["unknown_event_types"] == [("SparkListenerX", 1)]
+
+
+def test_a_sql_metric_updated_with_a_number(tmp_path: Path) -> None:
+    # Workers leave number updates (internal metrics, as Spark writes them) out; a SQL metric's
+    # update written as a number counts in the sequential replay, so such a log is read by it.
+    log = next(p for p in _logs() if p.name == "local-1795320224872")
+    lines = log.read_bytes().splitlines()
+    changed = list(lines)
+    n_changed = 0
+    for i, line in enumerate(lines):
+        if line.startswith(b'{"Event":"SparkListenerTaskEnd"'):
+            event = orjson.loads(line)
+            for acc in event["Task Info"]["Accumulables"]:
+                if isinstance(acc.get("Update"), str) and acc["Update"].isdigit():
+                    acc["Update"] = int(acc["Update"]) + 1
+                    n_changed += 1
+            changed[i] = orjson.dumps(event)
+    assert n_changed
+    path = tmp_path / "number-sql-update"
+    path.write_bytes(b"\n".join(changed) + b"\n")
+    _, expected = _outcome(path, Strictness.STRICT, n_workers=0)
+    n_processes, got = _outcome(path, Strictness.STRICT, n_workers=2)
+    assert got == expected
+    assert n_processes == 1
+    _, original = _outcome(log, Strictness.STRICT, n_workers=0)
+    assert isinstance(expected, dict) and expected["frozen"] != original["frozen"]

@@ -128,7 +128,9 @@ class PieceResult:
 
 def read_piece(source: LogSource, piece: Piece) -> PieceResult:
     """Decode the task events of one piece and pick out the lines of the others (worker side)."""
-    recorder = TaskRecorder()
+    # Number updates are internal metrics in a log Spark wrote: left out here, their ids noted
+    # for the parent's SQL listener to check (`SqlListener.number_update_tracked`).
+    recorder = TaskRecorder(keep_number_updates=False)
     out = PieceResult()
     items = out.items
     seen: set[bytes] = set()
@@ -341,6 +343,10 @@ def _replay_parallel(
     except (AnalyzerError, WorkerError) as error:
         raise _Sequential from error
     if read_stats.n_lines == 0 or decode_stats.n_events == 0:
+        raise _Sequential
+    if builder.listener.number_update_tracked:
+        # A tracked SQL metric updated with a number (not as Spark writes them): the workers
+        # left such updates out, the sequential replay counts them.
         raise _Sequential
     return Replayed(builder.finish(), read_stats, decode_stats, n_workers)
 

@@ -174,6 +174,10 @@ class SqlListener:
         self.frozen: dict[int, FrozenExecution] = {}
         self.stage_order: dict[int, list[int]] = {}
         """Each execution's stage ids in Scala Set order, as of its last change."""
+        self.number_update_tracked = False
+        """Whether a task end updated, with a JSON number, an accumulator its stage attempt
+        tracks as a SQL metric, in a segment whose number updates were left out
+        (`SqlUpdates.number_ids`): such a replay is not exact."""
 
     def _get_or_create(self, execution_id: int) -> _LiveExecution:
         ex = self._live.get(execution_id)
@@ -245,6 +249,8 @@ class SqlListener:
                 continue
             if not self._is_sql_stage(stage_id):
                 continue
+            if updates.number_ids and not updates.number_ids.isdisjoint(stage.metric_types):
+                self.number_update_tracked = True
             stage.apply(updates)
 
     def driver_updates(self, execution_id: int, updates: list[tuple[int, int]]) -> None:

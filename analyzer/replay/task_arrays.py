@@ -8,6 +8,7 @@ run of task ends, as a `TaskRecorder` hands them over to `TaskColumns`.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 INT_COLUMNS = (
@@ -86,14 +87,14 @@ class StringCodes:
             self.values.append(value)
         self.codes.append(code)
 
-    def extend(self, values: list[str]) -> None:
+    def extend(self, values: Sequence[str]) -> None:
         """Append several values."""
         index = self.index
         for value in dict.fromkeys(values):
             if value not in index:
                 index[value] = len(self.values)
                 self.values.append(value)
-        self.codes.extend(map(index.__getitem__, values))
+        self.codes.extend(array("i", [index[value] for value in values]))
 
     def extend_codes(self, other: StringCodes) -> None:
         """Append the values of another column (its codes translated into this dictionary)."""
@@ -123,8 +124,5 @@ class TaskChunk:
     stage_sql_ids: dict[tuple[int, int], set[int]]
     """(stage id, attempt) → ids of the accumulators its tasks updated with a string (SQL
     metrics), in the order the stage attempts first had a task end with any update."""
-    number_update_ids: set[int]
-    """Ids of the accumulators updated with a JSON number (internal metrics) whose updates are
-    not in the segments' `SqlUpdates` (`TaskRecorder(keep_number_updates=False)`)."""
     max_finish_ms: int | None
     """The latest non-zero finish time of a task end, None if there is none."""

@@ -55,6 +55,9 @@ class SqlUpdates:
     """Accumulator id → (position in `indices` of each update, the update as a `long`), in log
     order, for updates that parse as a `long` (string updates; number updates too when the
     recorder keeps them, see `TaskRecorder`)."""
+    number_ids: set[int] = field(default_factory=set)
+    """Ids of the accumulators updated with a JSON number whose updates are not in
+    `accumulators` (`TaskRecorder(keep_number_updates=False)`)."""
 
 
 @dataclass
