@@ -140,6 +140,22 @@ def test_a_plan_logged_again_is_read_from_its_shape() -> None:
     assert list(again.all_accumulator_ids) == [i + 1_000_000 for i in ids]
     fresh, _ = build_plan_graph(moved, PlanParts())
     assert fresh.model_dump_json() == again.model_dump_json()
+    # Ids that do not keep the first run's pattern (even and odd ones moved apart) are kept
+    # as they are.
+    scattered = msgspec.json.decode(
+        re.sub(
+            rb'"accumulatorId":([0-9]+)',
+            lambda m: b'"accumulatorId":%d' % (int(m.group(1)) * 3 + int(m.group(1)) % 2),
+            msgspec.json.encode(plan),
+        ),
+        type=SparkPlanInfo,
+    )
+    apart, _ = build_plan_graph(scattered, parts)
+    assert apart.nodes is built.nodes
+    assert list(apart.all_accumulator_ids) == [i * 3 + i % 2 for i in ids]
+    assert [list(apart.accumulator_ids(n.node_id)) for n in apart.nodes] == [
+        [i * 3 + i % 2 for i in built.accumulator_ids(n.node_id)] for n in built.nodes
+    ]
     # The model's JSON gives every node's metrics with their ids, as `MetricDef`s.
     dumped = msgspec.json.decode(again.model_dump_json())
     assert [

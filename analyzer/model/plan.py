@@ -8,8 +8,8 @@ without pydantic's validation (it would cost more than the rest of the plan's re
 A node holds what every run of its plan has in common: its operator's texts and the names and
 types of its metrics (`MetricSpec`). The accumulator ids of those metrics are new in every run
 of a query, so they are the graph's (`PlanGraph.accumulator_ids`): the plans of the runs of a
-repeated query, and of every micro-batch of a stream, share one `PlanShape` (nodes, edges,
-children and parents) and each keeps only an array of its ids.
+repeated query share one `PlanShape` (nodes, edges, children and parents) and each keeps only
+its ids, or only the first of them when they follow the pattern of the shape's first run.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ class PlanShape:
     accumulator ids, so one shape serves them all; a stream's micro-batches, whose plans differ
     in a text or two (an epoch, a plan id), share their links and most nodes."""
 
-    __slots__ = ("links", "metrics", "nodes", "starts")
+    __slots__ = ("deltas", "links", "metrics", "nodes", "starts")
 
     def __init__(
         self,
@@ -261,9 +261,11 @@ class PlanShape:
         links: PlanLinks,
         metrics: tuple[MetricSpec, ...] | None = None,
         starts: array[int] | None = None,
+        deltas: array[int] | None = None,
     ) -> None:
         """`metrics` and `starts`, if given, are those of `nodes` (tuples and arrays equal for
-        many shapes can be one)."""
+        many shapes can be one); `deltas`, if given, the accumulator ids of a graph of this
+        shape less the first of them."""
         if links.n_nodes != len(nodes) or any(n.node_id != i for i, n in enumerate(nodes)):
             raise ValueError("a plan shape's nodes are numbered 0 to n - 1, as its links")
         self.nodes = nodes
@@ -279,6 +281,12 @@ class PlanShape:
         self.starts = starts
         """Node id → where its accumulator ids start in a graph's array (one more entry: the
         number of ids)."""
+        if deltas is not None and len(deltas) != len(metrics):
+            raise ValueError("a plan shape's deltas are one per metric of its nodes")
+        self.deltas = deltas
+        """A graph's accumulator ids less the first of them, as one run logged them: Spark
+        makes a plan's accumulators one after the other, so every run of a query has the same
+        pattern, and a graph of this shape with it keeps only its first id."""
 
     @property
     def edges(self) -> tuple[PlanEdge, ...]:
@@ -358,7 +366,15 @@ class PlanGraph(BaseModel):
         graph = cls.model_construct(_PLAN_GRAPH_FIELDS, nodes=shape.nodes, edges=shape.edges)
         state = graph.__dict__
         if accumulator_ids:
-            state["_ids"] = accumulator_ids
+            first = accumulator_ids[0]
+            deltas = shape.deltas
+            if deltas is not None and all(
+                acc_id - first == delta
+                for acc_id, delta in zip(accumulator_ids, deltas, strict=True)
+            ):
+                state["_first_id"] = first
+            else:
+                state["_ids"] = accumulator_ids
         state["_shape"] = shape
         return graph
 
@@ -400,24 +416,20 @@ class PlanGraph(BaseModel):
         return out
 
     @cached_property
-    def _own_children(self) -> dict[int, list[int]]:
+    def _children(self) -> dict[int, list[int]]:
+        """Node id → its children's ids: the shape's, else made for this graph."""
+        shape: PlanShape | None = self.__dict__.get("_shape")
+        if shape is not None:
+            return shape.links.children()
         return _children_by_id((n.node_id for n in self.nodes), self.edges)
 
     @cached_property
-    def _own_parents(self) -> dict[int, list[int]]:
-        return _parents_by_id((n.node_id for n in self.nodes), self.edges)
-
-    @property
-    def _children(self) -> dict[int, list[int]]:
-        """Node id → its children's ids: the shape's, else made for this graph and kept."""
-        shape: PlanShape | None = self.__dict__.get("_shape")
-        return shape.links.children() if shape is not None else self._own_children
-
-    @property
     def _parents(self) -> dict[int, list[int]]:
-        """Node id → its parents' ids: the shape's, else made for this graph and kept."""
+        """Node id → its parents' ids: the shape's, else made for this graph."""
         shape: PlanShape | None = self.__dict__.get("_shape")
-        return shape.links.parents() if shape is not None else self._own_parents
+        if shape is not None:
+            return shape.links.parents()
+        return _parents_by_id((n.node_id for n in self.nodes), self.edges)
 
     def _node(self, node_id: int) -> PlanNode:
         """The node with this id: found at its place when the ids are 0 to n - 1, as in every
@@ -441,17 +453,29 @@ class PlanGraph(BaseModel):
         if shape is not None and 0 <= node_id < len(shape.nodes):
             starts = shape.starts
             start, end = starts[node_id], starts[node_id + 1]
+            if start == end:
+                return ()
+            first: int | None = state.get("_first_id")
+            if first is not None:
+                assert shape.deltas is not None
+                return [first + delta for delta in shape.deltas[start:end]]
         else:
             start, end = self._spans[node_id]
-        if start == end:
-            return ()
+            if start == end:
+                return ()
         ids: array[int] = state["_ids"]
         return ids[start:end]
 
     @property
     def all_accumulator_ids(self) -> Sequence[int]:
         """The accumulator ids of every node's metrics in this run, node after node."""
-        ids: array[int] = self.__dict__.get("_ids", _NO_IDS)
+        state = self.__dict__
+        first: int | None = state.get("_first_id")
+        if first is not None:
+            shape: PlanShape = state["_shape"]
+            assert shape.deltas is not None
+            return array("q", [first + delta for delta in shape.deltas])
+        ids: array[int] = state.get("_ids", _NO_IDS)
         return ids
 
     def metrics(self, node_id: int) -> tuple[MetricDef, ...]:

@@ -210,7 +210,7 @@ class _Builder:
         for info in self.infos:
             if info.metrics:
                 ids.extend([m.accumulator_id for m in info.metrics])
-        return parts.shape(nodes, parts.edges(tuple(self.edges))), ids
+        return parts.shape(nodes, parts.edges(tuple(self.edges)), ids), ids
 
 
 def _text_order(plan: SparkPlanInfo, infos: list[SparkPlanInfo]) -> array[int]:
@@ -399,10 +399,12 @@ class PlanParts:
             )
         return found
 
-    def shape(self, nodes: tuple[PlanNode, ...], edges: tuple[PlanEdge, ...]) -> PlanShape:
+    def shape(
+        self, nodes: tuple[PlanNode, ...], edges: tuple[PlanEdge, ...], ids: array[int]
+    ) -> PlanShape:
         """The one `PlanShape` of these nodes (kept here, so their ids stand for them) and
         edges (a tuple from `edges`), its links, spec tuple and starts shared with other
-        shapes where equal."""
+        shapes where equal; a new shape takes the pattern of these accumulator ids."""
         node_ids = tuple(map(id, nodes))
         shared_nodes = self._node_tuples.get(node_ids)
         if shared_nodes is None:
@@ -425,7 +427,15 @@ class PlanParts:
                 starts = self._starts[counts] = array("q", [0])
                 for count in counts:
                     starts.append(starts[-1] + count)
-            found = self._shapes[key] = PlanShape(shared_nodes, links, shared_metrics, starts)
+            first = ids[0] if ids else 0
+            deltas: array[int] | None
+            try:
+                deltas = array("q", [acc_id - first for acc_id in ids])
+            except OverflowError:  # ids far apart (not Spark's): each graph keeps its own
+                deltas = None
+            found = self._shapes[key] = PlanShape(
+                shared_nodes, links, shared_metrics, starts, deltas
+            )
         return found
 
 
