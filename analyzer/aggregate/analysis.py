@@ -359,7 +359,9 @@ class Analysis:
                     (m.accumulator_id, m) for ns in final_stats.values() for m in ns.metrics
                 )
             found = tuple(
-                by_acc[m.accumulator_id] for m in node.metrics if m.accumulator_id in by_acc
+                by_acc[acc_id]
+                for acc_id in plan.graph.accumulator_ids(node.node_id)
+                if acc_id in by_acc
             )
             return NodeStats(node.node_id, found, ())
 

@@ -36,6 +36,7 @@ public names are re-exported here.
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -164,10 +165,14 @@ class _Sums:
     """stage id → run time of its successful tasks beyond their longest codegen duration."""
 
 
-def _rows_metric(node: PlanNode, names: tuple[str, ...]) -> int | None:
-    for m in node.metrics:
+def _rows_metric(
+    node: PlanNode, accumulator_ids: Sequence[int], names: tuple[str, ...]
+) -> int | None:
+    """The accumulator id (`accumulator_ids`: the node's, in the order of its metrics) of the
+    node's first metric named one of `names`, if any."""
+    for m, acc_id in zip(node.metrics, accumulator_ids, strict=True):
         if m.name in names:
-            return m.accumulator_id
+            return acc_id
     return None
 
 
@@ -190,8 +195,12 @@ class _ExecutionAttribution:
         self.children: dict[int, list[PlanNode]] = {
             n.node_id: graph.children_of(n.node_id) for n in graph.nodes
         }
+        self.acc_ids: dict[int, Sequence[int]] = {
+            n.node_id: graph.accumulator_ids(n.node_id) if n.metrics else () for n in graph.nodes
+        }
+        """Node id → the accumulator ids of its metrics in this execution, in their order."""
         self.rows_acc: dict[int, int | None] = {
-            n.node_id: _rows_metric(n, ROW_METRICS) for n in graph.nodes
+            n.node_id: _rows_metric(n, self.acc_ids[n.node_id], ROW_METRICS) for n in graph.nodes
         }
         self.node_stages: dict[int, set[int]] = {}
         self._assign_stages()
@@ -216,8 +225,8 @@ class _ExecutionAttribution:
         no_stages: set[int] = set()
         for node in graph.nodes:
             own: set[int] = set()
-            for m in node.metrics:
-                own |= acc_stages.get(m.accumulator_id, no_stages)
+            for acc_id in self.acc_ids[node.node_id]:
+                own |= acc_stages.get(acc_id, no_stages)
             self.node_stages[node.node_id] = own
         for node in graph.nodes:
             if node.is_cluster or self.node_stages[node.node_id]:
@@ -251,10 +260,11 @@ class _ExecutionAttribution:
         return set()
 
     def _reads_in(self, exchange: PlanNode, stage: int) -> bool:
-        read = _rows_metric(exchange, EXCHANGE_READ_ROWS)
-        fetch = next((m for m in exchange.metrics if m.name == "fetch wait time"), None)
+        ids = self.acc_ids[exchange.node_id]
+        read = _rows_metric(exchange, ids, EXCHANGE_READ_ROWS)
+        fetch = _rows_metric(exchange, ids, ("fetch wait time",))
         return (read is not None and self.value(read, stage) > 0) or (
-            fetch is not None and (fetch.accumulator_id, stage) in self.sums.by_acc_stage
+            fetch is not None and (fetch, stage) in self.sums.by_acc_stage
         )
 
     def _rows_out(self, node: PlanNode, stage: int, memo: dict[tuple[int, int], int]) -> int:
@@ -265,8 +275,9 @@ class _ExecutionAttribution:
         memo[key] = 0  # a reused node reached again while being worked out
         acc = self.rows_acc[node.node_id]
         if "Exchange" in node.name:
-            write = _rows_metric(node, EXCHANGE_WRITE_ROWS)
-            read = _rows_metric(node, EXCHANGE_READ_ROWS)
+            ids = self.acc_ids[node.node_id]
+            write = _rows_metric(node, ids, EXCHANGE_WRITE_ROWS)
+            read = _rows_metric(node, ids, EXCHANGE_READ_ROWS)
             rows = (self.value(read, stage) if read is not None else 0) or (
                 self.value(write, stage) if write is not None else 0
             )
@@ -326,14 +337,15 @@ class _ExecutionAttribution:
         stage_times: dict[int, StageTime] = {}
         operators = [n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS]
         for node in graph.nodes:
-            for m in node.metrics:
+            for m, acc_id in zip(node.metrics, self.acc_ids[node.node_id], strict=True):
                 if m.name in DRIVER_METRICS:
-                    driver[node.node_id] += _metric_ms(
-                        m.metric_type, self._driver_total(m.accumulator_id)
-                    )
+                    driver[node.node_id] += _metric_ms(m.metric_type, self._driver_total(acc_id))
         memo: dict[tuple[int, int], int] = {}
         node_claims = {
-            n.node_id: [(m.accumulator_id, m.metric_type) for m in claiming_metrics(n)]
+            n.node_id: [
+                (acc_id, m.metric_type)
+                for m, acc_id in claiming_metrics(n, self.acc_ids[n.node_id])
+            ]
             for n in operators
         }
         by_acc_stage = sums.by_acc_stage
@@ -420,11 +432,12 @@ def attribute_time(
     cpus = task_cpus(app)
     run_ok, run_all = stage_run_ms(tasks, cpus)
     codegen_accs = {
-        m.accumulator_id
+        acc_id
         for e in app.executions
-        for n in e.final_plan.graph.nodes
+        for graph in (e.final_plan.graph,)
+        for n in graph.nodes
         if n.is_cluster
-        for m in n.metrics
+        for m, acc_id in zip(n.metrics, graph.accumulator_ids(n.node_id), strict=True)
         if m.name == CODEGEN_DURATION
     }
     outside = stage_outside_ms(slots, tasks, codegen_accs, cpus)

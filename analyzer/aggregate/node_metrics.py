@@ -169,8 +169,8 @@ def aggregate_node_metrics(
     for e in app.executions:
         catalog = e.metric_catalog
         execution_ids.extend(repeat(e.execution_id, len(catalog)))
-        accumulator_ids.extend(m.accumulator_id for m in catalog)
-        metric_types.extend(m.metric_type for m in catalog)
+        accumulator_ids.extend(catalog.accumulator_ids)
+        metric_types.extend([m.metric_type for m in catalog.specs])
     types = pl.DataFrame(
         [
             pl.Series("execution_id", execution_ids, dtype=pl.Int64),
@@ -237,14 +237,14 @@ def _execution_nodes(
     for node in graph.nodes:
         metrics = []
         node_stages: set[int] = set()
-        for m in node.metrics:
-            node_stages |= acc_stages.get(m.accumulator_id, set())
-            key = (execution.execution_id, m.accumulator_id)
+        for m, acc_id in zip(node.metrics, graph.accumulator_ids(node.node_id), strict=True):
+            node_stages |= acc_stages.get(acc_id, set())
+            key = (execution.execution_id, acc_id)
             row = stats.get(key)
-            if row is None or m.accumulator_id not in frozen_ids:
+            if row is None or acc_id not in frozen_ids:
                 continue
             count, total, mn, med, mx, p25, p75, p95 = row
-            spark_max = spark_maxes.get(m.accumulator_id)
+            spark_max = spark_maxes.get(acc_id)
             spark_ui = shared.one(
                 spark_string_from_stats(
                     m.metric_type,
@@ -260,7 +260,7 @@ def _execution_nodes(
                 MetricStats(
                     name=m.name,
                     metric_type=m.metric_type,
-                    accumulator_id=m.accumulator_id,
+                    accumulator_id=acc_id,
                     spark_ui=spark_ui,
                     total=total,
                     min_value=mn,
@@ -273,8 +273,8 @@ def _execution_nodes(
                     skew_ratio=shared.real(mx / med) if med > 0 else None,
                     skew_pct=shared.real(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
                     max_at=_max_location(spark_max, max_rows.get(key), mx, places, shared),
-                    stage_ids=shared.one(tuple(sorted(acc_stages.get(m.accumulator_id, ())))),
-                    driver_values=shared.one(tuple(driver_values.get(m.accumulator_id, ()))),
+                    stage_ids=shared.one(tuple(sorted(acc_stages.get(acc_id, ())))),
+                    driver_values=shared.one(tuple(driver_values.get(acc_id, ()))),
                 )
             )
         nodes[node.node_id] = NodeStats(

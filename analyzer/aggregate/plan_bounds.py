@@ -12,6 +12,7 @@ self time their sum. The JSON report keeps every operator.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +35,8 @@ class ShownPlan:
 
     graph: PlanGraph
     """The kept operators (and the codegen clusters holding any), the fold nodes and the edges
-    between them; fold nodes get ids above every id of the plan."""
+    between them, with the plan's accumulator ids; fold nodes get ids above every id of the
+    plan."""
     fold_stats: dict[int, NodeStats]
     """Per fold node id: metrics over the folded operators' totals, by metric name and type."""
     fold_self_time_ms: dict[int, float]
@@ -195,9 +197,12 @@ def bound_plan(
         )
         fold_stats[fold_id] = NodeStats(fold_id, metrics, tuple(stage_ids))
         fold_times[fold_id] = sum(self_time_of(n.node_id) for n in hidden)
-    shown = PlanGraph.model_construct(
-        nodes=tuple(sorted(nodes, key=lambda n: n.node_id)), edges=tuple(edges)
-    )
+    shown_nodes = tuple(sorted(nodes, key=lambda n: n.node_id))
+    ids: array[int] = array("q")
+    for node in shown_nodes:
+        if node.metrics:  # a kept operator or cluster: its ids are the plan's
+            ids.extend(graph.accumulator_ids(node.node_id))
+    shown = PlanGraph.typed(shown_nodes, tuple(edges), ids)
     return ShownPlan(
         graph=shown,
         fold_stats=fold_stats,

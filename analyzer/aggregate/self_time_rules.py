@@ -8,9 +8,10 @@ per-row cost by operator family by which time no metric claims is shared.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
-from analyzer.model.plan import MetricDef, PlanNode
+from analyzer.model.plan import MetricSpec, PlanNode
 
 EXCLUSIVE_METRICS: frozenset[str] = frozenset(
     {
@@ -153,15 +154,18 @@ def is_nested_loop(name: str) -> bool:
     return "NestedLoopJoin" in name or "CartesianProduct" in name
 
 
-def claiming_metrics(node: PlanNode) -> list[MetricDef]:
+def claiming_metrics(
+    node: PlanNode, accumulator_ids: Sequence[int]
+) -> list[tuple[MetricSpec, int]]:
     """The timing metrics whose values are a node's measured self time (`EXCLUSIVE_METRICS`),
-    less those that are parts of an own-time metric the node also declares (`OWN_TIME_PARTS`)."""
+    less those that are parts of an own-time metric the node also declares (`OWN_TIME_PARTS`),
+    each with its accumulator id (`accumulator_ids`: the node's, in the order of its metrics)."""
     timed = [
-        m
-        for m in node.metrics
+        (m, acc_id)
+        for m, acc_id in zip(node.metrics, accumulator_ids, strict=True)
         if m.name in EXCLUSIVE_METRICS and m.metric_type in ("timing", "nsTiming")
     ]
     parts: set[str] = set()
-    for m in timed:
+    for m, _ in timed:
         parts |= OWN_TIME_PARTS.get(m.name, frozenset())
-    return [m for m in timed if m.name not in parts] if parts else timed
+    return [(m, acc_id) for m, acc_id in timed if m.name not in parts] if parts else timed

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.dataclasses import dataclass
 
 from analyzer.model.config_secrets import redact_pairs
-from analyzer.model.plan import MetricDef, PlanGraph
+from analyzer.model.plan import MetricCatalog, PlanGraph
 from analyzer.model.streaming import StreamingQuery
 
 DRIVER_ID = "driver"
@@ -173,7 +173,7 @@ class Execution(BaseModel):
     stage_ids: tuple[int, ...]
     """Stage ids in the order Spark's listener iterates them (this order breaks max ties)."""
     plans: tuple[PlanVersion, ...]
-    metric_catalog: tuple[MetricDef, ...]
+    metric_catalog: MetricCatalog
     """Every metric tracked for the execution, over all plan versions, by accumulator id."""
     modified_configs: tuple[tuple[str, str], ...] = ()
     """SQL configurations the session changed, secrets redacted (`model.config_secrets`)."""

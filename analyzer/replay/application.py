@@ -16,7 +16,7 @@ from analyzer.model.application import (
     PlanVersion,
     SparkEnvironment,
 )
-from analyzer.model.plan import PlanGraph
+from analyzer.model.plan import MetricSpec, PlanGraph
 from analyzer.replay.live import (
     EMPTY_GRAPH,
     LiveExecution,
@@ -129,11 +129,11 @@ class ApplicationBuilder:
     def _add_plan(
         self, ex: LiveExecution, description: str, plan: ev.SparkPlanInfo | None
     ) -> PlanGraph:
-        graph = (
-            EMPTY_GRAPH
-            if plan is None
-            else build_plan_graph(plan, self.plan_parts, ex.execution_id)
-        )
+        specs: tuple[MetricSpec, ...] = ()
+        if plan is None:
+            graph = EMPTY_GRAPH
+        else:
+            graph, specs = build_plan_graph(plan, self.plan_parts)
         ex.plans.append(
             PlanVersion.typed(
                 index=len(ex.plans),
@@ -141,12 +141,15 @@ class ApplicationBuilder:
                 graph=graph,
             )
         )
-        declared = [m for node in graph.nodes for m in node.metrics]
-        known = ex.metrics
-        for m in declared:
-            if m.accumulator_id not in known:
-                known[m.accumulator_id] = m
-        self.listener.add_metrics(ex.execution_id, declared)
+        if specs:
+            ids = graph.all_accumulator_ids
+            known = ex.metrics
+            for acc_id, spec in zip(ids, specs, strict=True):
+                if acc_id not in known:
+                    known[acc_id] = spec
+            self.listener.add_metrics(
+                ex.execution_id, zip(ids, [m.metric_type for m in specs], strict=True)
+            )
         return graph
 
     def _execution(self, execution_id: int) -> LiveExecution:
@@ -305,10 +308,13 @@ class ApplicationBuilder:
 
     def _on_adaptive_metrics(self, event: ev.SQLAdaptiveSQLMetricUpdates) -> None:
         ex = self._execution(event.execution_id)
+        spec = self.plan_parts.spec
         for m in event.metrics:
             if m.accumulator_id not in ex.metrics:
-                ex.metrics[m.accumulator_id] = self.plan_parts.metric(m)
-        self.listener.add_metrics(event.execution_id, event.metrics)
+                ex.metrics[m.accumulator_id] = spec(m.name, m.metric_type)
+        self.listener.add_metrics(
+            event.execution_id, [(m.accumulator_id, m.metric_type) for m in event.metrics]
+        )
 
     def _on_driver_updates(self, event: ev.DriverAccumUpdates) -> None:
         self.listener.driver_updates(event.execution_id, [(a, v) for a, v in event.updates])
@@ -320,7 +326,6 @@ class ApplicationBuilder:
         ex.ended = True
         ex.error_message = event.error_message or None
         self.listener.execution_end(event.execution_id)
-        self.plan_parts.forget(event.execution_id)
 
     def _on_executor_added(self, event: ev.ExecutorAdded) -> None:
         executor = self._live_executor(event.executor_id, event.timestamp_ms)
@@ -430,7 +435,11 @@ class ApplicationBuilder:
         stages = tuple(s.to_model(unfinished.get(key, 0)) for key, s in sorted(self.stages.items()))
         job_status = {j.job_id: j.status for j in jobs}
         executions = tuple(
-            ex.to_model(job_status, self.listener.stage_order.get(execution_id, []))
+            ex.to_model(
+                job_status,
+                self.listener.stage_order.get(execution_id, []),
+                self.plan_parts.catalog(ex.metrics),
+            )
             for execution_id, ex in sorted(self.executions.items())
         )
         executors = tuple(e.to_model() for e in self.executors.values())

@@ -18,7 +18,7 @@ from analyzer.model.application import (
     StageAttempt,
 )
 from analyzer.model.config_secrets import redact_pairs
-from analyzer.model.plan import MetricDef, PlanGraph
+from analyzer.model.plan import MetricCatalog, MetricSpec, PlanGraph
 
 # Spark's CpuAmount: a cores-per-task amount has 9 decimal places and lies in [1e-9, 2^31 - 1].
 _CPU_SCALE = Decimal("1e-9")
@@ -87,13 +87,16 @@ class LiveExecution:
     error_message: str | None = None
     ended: bool = False
     plans: list[PlanVersion] = field(default_factory=list)
-    metrics: dict[int, MetricDef] = field(default_factory=dict)
+    metrics: dict[int, MetricSpec] = field(default_factory=dict)
+    """Accumulator id → the metric, over every plan version (and those AQE adds)."""
     job_ids: list[int] = field(default_factory=list)
     modified_configs: dict[str, str] = field(default_factory=dict)
 
-    def to_model(self, job_status: dict[int, str], stage_ids: list[int]) -> Execution:
+    def to_model(
+        self, job_status: dict[int, str], stage_ids: list[int], catalog: MetricCatalog
+    ) -> Execution:
         """The frozen execution; `job_status` holds every job's status by id, `stage_ids` the
-        execution's stages in the order the SQL listener met them."""
+        execution's stages in the order the SQL listener met them, `catalog` its `metrics`."""
         statuses = [job_status[j] for j in self.job_ids if j in job_status]
         failed_alone = self.ended and self.error_message
         if all(s == "SUCCEEDED" for s in statuses) and not failed_alone:
@@ -119,7 +122,7 @@ class LiveExecution:
             job_ids=tuple(self.job_ids),
             stage_ids=tuple(stage_ids),
             plans=plans,
-            metric_catalog=tuple(self.metrics.values()),
+            metric_catalog=catalog,
             modified_configs=redact_pairs(sorted(self.modified_configs.items())),
             ended=self.ended,
         )

@@ -8,10 +8,22 @@ plan (plans compare by name, simpleString and children, not metrics).
 
 from __future__ import annotations
 
+import hashlib
 import re
+from array import array
 
-from analyzer.eventlog.app_events import SparkPlanInfo, SqlPlanMetric
-from analyzer.model.plan import MetricDef, PlanEdge, PlanGraph, PlanLinks, PlanNode
+import msgspec
+
+from analyzer.eventlog.app_events import SparkPlanInfo
+from analyzer.model.plan import (
+    MetricCatalog,
+    MetricSpec,
+    PlanEdge,
+    PlanGraph,
+    PlanLinks,
+    PlanNode,
+    PlanShape,
+)
 
 _CODEGEN_ID = re.compile(r"WholeStageCodegen \((\d+)\)")
 _SPECIAL = frozenset(
@@ -28,8 +40,13 @@ _SPECIAL = frozenset(
 )
 """Operator names `_Builder.build` treats apart (besides WholeStageCodegen clusters)."""
 
-_Operator = tuple[str, str, tuple[MetricDef, ...], tuple[tuple[str, str], ...]]
+_Operator = tuple[str, str, tuple[MetricSpec, ...], tuple[tuple[str, str], ...]]
 """An operator's own fields, shared by its nodes: name, description, metrics, sorted metadata."""
+
+_ENCODE = msgspec.json.Encoder().encode
+_ACCUMULATOR_ID = re.compile(rb'"accumulatorId":(-?[0-9]+)')
+"""An accumulator id in msgspec's encoding of a `SparkPlanInfo` (a key, never inside a string:
+a quote there is escaped), with the id as the group."""
 
 
 def _plan_key(
@@ -169,18 +186,17 @@ class _Builder:
                 self.edge(node_id, parent)
                 stack.extend((child, node_id, cluster) for child in reversed(info.children))
 
-    def graph(self, shared: PlanParts | None = None, execution_id: int | None = None) -> PlanGraph:
-        parts = shared if shared is not None else PlanParts()
+    def graph(self, parts: PlanParts) -> tuple[PlanShape, array[int]]:
+        """The plan's shape, its nodes and edges shared with equal ones built before, and the
+        accumulator ids of its nodes' metrics, node after node."""
         codegen_ids: dict[int, int | None] = {}
         for cluster in self.members:
             match = _CODEGEN_ID.search(self.infos[cluster].node_name)
             codegen_ids[cluster] = int(match.group(1)) if match else None
         members = self.members
         node = parts.node
-        scope = parts.scope(execution_id)
         nodes = tuple(
             node(
-                scope,
                 node_id,
                 info,
                 cluster,
@@ -190,104 +206,149 @@ class _Builder:
             )
             for node_id, (info, cluster) in enumerate(zip(self.infos, self.clusters, strict=True))
         )
-        edges = parts.edges(tuple(self.edges))
-        return PlanGraph.typed(nodes=nodes, edges=edges, links=parts.links(len(nodes), edges))
+        ids: array[int] = array("q")
+        for info in self.infos:
+            if info.metrics:
+                ids.extend([m.accumulator_id for m in info.metrics])
+        return parts.shape(nodes, parts.edges(tuple(self.edges)), ids), ids
 
 
-class _Scope:
-    """Operators (their fields, by their logged fields) and the nodes built of them."""
-
-    __slots__ = ("nodes", "operators")
-
-    def __init__(self) -> None:
-        self.operators: dict[tuple[object, ...], _Operator] = {}
-        self.nodes: dict[tuple[object, ...], PlanNode] = {}
+def _text_order(plan: SparkPlanInfo, infos: list[SparkPlanInfo]) -> array[int]:
+    """For each metric of the nodes built of `infos`, node after node, its place among the
+    metrics of `plan` in the order msgspec encodes them: a plan's fields in declaration order,
+    so its children's metrics (depth first) before its own."""
+    first: dict[int, int] = {}
+    n_before = 0
+    stack: list[tuple[SparkPlanInfo, bool]] = [(plan, False)]
+    while stack:
+        info, children_done = stack.pop()
+        if children_done or not info.children:
+            first[id(info)] = n_before
+            n_before += len(info.metrics)
+            continue
+        stack.append((info, True))
+        stack.extend([(c, False) for c in reversed(info.children)])
+    order: array[int] = array("q")
+    for info in infos:
+        start = first[id(info)]
+        order.extend(range(start, start + len(info.metrics)))
+    return order
 
 
 class PlanParts:
-    """The plan nodes, metric declarations, edges and texts built so far, shared by the plan
+    """The plan shapes, nodes, metric specs, edges and texts built so far, shared by the plan
     graphs of an application: an adaptive execution logs its whole plan again at every update,
     and most operators come back unchanged (often renumbered, when AQE inserted a node before
-    them), so one frozen object serves every version; and the executions of a repeated query
-    (micro-batches) share their operator texts and edges. Memory grows with distinct nodes and
-    texts, not with plan versions and executions.
+    them), so one frozen object serves every version; and the runs of a repeated query
+    (micro-batches) log the same plans with new accumulator ids, so they share whole shapes.
+    Memory grows with distinct plans and texts, not with plan versions and executions.
 
-    An operator's own fields (name, description, metrics, metadata) are looked up as logged:
-    its metrics compare as msgspec structs, in C, without building anything; then the node, by
-    those fields and its place in the graph. The keys kept hold the shared texts, not the
-    event's own copies.
-
-    An operator that declares metrics is of one execution only (accumulator ids differ from
-    run to run), so it and its nodes are kept in that execution's scope, dropped when the
-    execution ends (`forget`): the keys, a copy of every logged declaration, would otherwise
-    stay until the end of the replay, about 9 KB per execution. Operators without metrics are
-    kept for the whole application."""
+    A logged plan is first looked up whole, by a digest of its encoding less its accumulator
+    ids: a plan seen before takes its shape and only reads its ids. Else it is built, each
+    operator looked up by its own fields (texts, metric names and types, metadata), then the
+    node by its operator and its place in the graph. The keys kept hold the shared texts, not
+    the event's own copies.
+    """
 
     def __init__(self) -> None:
-        self._shared = _Scope()
-        self._scopes: dict[int, _Scope] = {}
+        self._operators: dict[tuple[object, ...], _Operator] = {}
+        self._nodes: dict[tuple[object, ...], PlanNode] = {}
+        self._specs: dict[tuple[str, str], MetricSpec] = {}
+        self._spec_tuples: dict[tuple[int, ...], tuple[MetricSpec, ...]] = {}
+        self._node_tuples: dict[tuple[int, ...], tuple[PlanNode, ...]] = {}
         self._edges: dict[tuple[tuple[int, int], ...], tuple[PlanEdge, ...]] = {}
         self._edge: dict[tuple[int, int], PlanEdge] = {}
         self._links: dict[tuple[int, int], PlanLinks] = {}
+        self._starts: dict[tuple[int, ...], array[int]] = {}
+        self._shapes: dict[tuple[int, int], PlanShape] = {}
+        self._known: dict[bytes, tuple[PlanShape, array[int]]] = {}
+        """Digest of a plan's encoding less its ids → its shape, and for each of its graph's
+        ids, node after node, the id's place among those of the encoding."""
         self._texts: dict[str, str] = {}
-
-    def scope(self, execution_id: int | None) -> _Scope:
-        """The operators and nodes with metrics of this execution (None: of no execution, kept
-        with those without metrics)."""
-        if execution_id is None:
-            return self._shared
-        found = self._scopes.get(execution_id)
-        if found is None:
-            found = self._scopes[execution_id] = _Scope()
-        return found
-
-    def forget(self, execution_id: int) -> None:
-        """Drop the operators and nodes with metrics of an execution that has ended."""
-        self._scopes.pop(execution_id, None)
 
     def text(self, value: str) -> str:
         """The one copy of a string equal to `value`."""
         return self._texts.setdefault(value, value)
 
-    def metric(self, logged: SqlPlanMetric) -> MetricDef:
-        """The declaration of a logged metric: its name trimmed, its texts shared."""
-        intern = self._texts.setdefault
-        name = logged.name.strip()
-        return MetricDef.typed(
-            intern(name, name),
-            logged.accumulator_id,
-            intern(logged.metric_type, logged.metric_type),
-        )
+    def spec(self, name: str, metric_type: str) -> MetricSpec:
+        """The one `MetricSpec` of a metric named `name` (trimmed) of this type."""
+        name = name.strip()
+        key = (name, metric_type)
+        found = self._specs.get(key)
+        if found is None:
+            found = self._specs[key] = MetricSpec.typed(self.text(name), self.text(metric_type))
+        return found
 
-    def _operator(
-        self, scope: _Scope, info: SparkPlanInfo, metadata: tuple[tuple[str, str], ...]
-    ) -> _Operator:
+    def catalog(self, metrics: dict[int, MetricSpec]) -> MetricCatalog:
+        """The catalog of these metrics (accumulator id → spec), its specs a tuple shared with
+        every equal one."""
+        specs = tuple(metrics.values())
+        key = tuple(map(id, specs))
+        shared = self._spec_tuples.get(key)
+        if shared is None:
+            shared = self._spec_tuples[key] = specs
+        return MetricCatalog(array("q", metrics), shared)
+
+    def graph(self, plan: SparkPlanInfo) -> tuple[PlanGraph, tuple[MetricSpec, ...]]:
+        """The graph of a logged plan, and every metric its nodes declare, node after node (in
+        the order of its accumulator ids)."""
+        pieces = _ACCUMULATOR_ID.split(_ENCODE(plan))
+        # NUL never appears in JSON text, so the pieces joined with it keep their boundaries.
+        digest = hashlib.blake2b(b"\0".join(pieces[0::2]), digest_size=16).digest()
+        logged_ids = pieces[1::2]
+        known = self._known.get(digest)
+        if known is not None:
+            shape, order = known
+            ids = array("q", map(int, map(logged_ids.__getitem__, order)))
+        else:
+            builder = _Builder()
+            builder.build(plan)
+            shape, ids = builder.graph(self)
+            self._learn(digest, shape, ids, logged_ids, plan, builder.infos)
+        return PlanGraph.of_shape(shape, ids), shape.metrics
+
+    def _learn(
+        self,
+        digest: bytes,
+        shape: PlanShape,
+        ids: array[int],
+        logged_ids: list[bytes],
+        plan: SparkPlanInfo,
+        infos: list[SparkPlanInfo],
+    ) -> None:
+        """Keep where each of a new plan's graph ids is among the ids of its encoding: found
+        by value when no id is logged twice (a reused exchange's plan is logged again with
+        its ids), else by a walk in the encoder's order, kept only if the encoding agrees."""
+        in_text = list(map(int, logged_ids))
+        place = {acc_id: i for i, acc_id in enumerate(in_text)}
+        if len(place) == len(in_text):
+            order = array("q", map(place.__getitem__, ids))
+        else:
+            order = _text_order(plan, infos)
+            if list(map(in_text.__getitem__, order)) != ids.tolist():
+                return
+        self._known[digest] = (shape, order)
+
+    def _operator(self, info: SparkPlanInfo, metadata: tuple[tuple[str, str], ...]) -> _Operator:
         """Build and keep the fields of an operator not seen before (`info`'s own)."""
         intern = self._texts.setdefault
-        keys: list[SqlPlanMetric] = []
-        metrics: list[MetricDef] = []
-        for logged in info.metrics:
-            name = intern(logged.name, logged.name)
-            metric_type = intern(logged.metric_type, logged.metric_type)
-            keys.append(SqlPlanMetric(name, logged.accumulator_id, metric_type))
-            trimmed = name.strip()
-            if trimmed is not name:
-                trimmed = intern(trimmed, trimmed)
-            metrics.append(MetricDef.typed(trimmed, logged.accumulator_id, metric_type))
+        spec = self.spec
+        metrics = info.metrics
+        names = tuple([intern(m.name, m.name) for m in metrics])
+        types = tuple([intern(m.metric_type, m.metric_type) for m in metrics])
         metadata = tuple((intern(k, k), intern(v, v)) for k, v in metadata)
         name = intern(info.node_name, info.node_name)
         desc = intern(info.simple_string, info.simple_string)
-        found = scope.operators[(name, desc, tuple(keys), metadata)] = (
+        found = self._operators[(name, desc, names, types, metadata)] = (
             self.text(name.strip()),
             desc,
-            tuple(metrics),
+            tuple([spec(n, t) for n, t in zip(names, types, strict=True)]),
             tuple(sorted(metadata)),
         )
         return found
 
     def node(
         self,
-        scope: _Scope,
         node_id: int,
         info: SparkPlanInfo,
         cluster_id: int | None,
@@ -295,26 +356,30 @@ class PlanParts:
         is_cluster: bool,
         member_ids: tuple[int, ...],
     ) -> PlanNode:
-        """The plan node `node_id` built from `info` (its children are not looked at), kept in
-        `scope` if its operator declares metrics."""
-        if not info.metrics:
-            scope = self._shared
+        """The plan node `node_id` built from `info` (its children are not looked at)."""
         metadata = tuple(info.metadata.items()) if info.metadata else ()
-        operator = scope.operators.get(
-            (info.node_name, info.simple_string, tuple(info.metrics), metadata)
+        metrics = info.metrics
+        operator = self._operators.get(
+            (
+                info.node_name,
+                info.simple_string,
+                tuple([m.name for m in metrics]),
+                tuple([m.metric_type for m in metrics]),
+                metadata,
+            )
         )
         if operator is None:
-            operator = self._operator(scope, info, metadata)
-        # The operator is kept as long as the scope and its nodes, so its id stands for it.
+            operator = self._operator(info, metadata)
+        # Operators are kept as long as their nodes, so an operator's id stands for it.
         key = (node_id, id(operator), is_cluster, cluster_id, codegen_id, member_ids)
-        found = scope.nodes.get(key)
+        found = self._nodes.get(key)
         if found is None:
-            name, desc, metrics, sorted_metadata = operator
-            found = scope.nodes[key] = PlanNode.typed(
+            name, desc, specs, sorted_metadata = operator
+            found = self._nodes[key] = PlanNode.typed(
                 node_id,
                 name,
                 desc,
-                metrics,
+                specs,
                 is_cluster,
                 cluster_id,
                 codegen_id,
@@ -334,24 +399,52 @@ class PlanParts:
             )
         return found
 
-    def links(self, n_nodes: int, edges: tuple[PlanEdge, ...]) -> PlanLinks:
-        """The one `PlanLinks` of graphs of `n_nodes` nodes and these edges (a tuple from
-        `edges`, kept here, so its id stands for it)."""
-        key = (n_nodes, id(edges))
-        found = self._links.get(key)
+    def shape(
+        self, nodes: tuple[PlanNode, ...], edges: tuple[PlanEdge, ...], ids: array[int]
+    ) -> PlanShape:
+        """The one `PlanShape` of these nodes (kept here, so their ids stand for them) and
+        edges (a tuple from `edges`), its links, spec tuple and starts shared with other
+        shapes where equal; a new shape takes the pattern of these accumulator ids."""
+        node_ids = tuple(map(id, nodes))
+        shared_nodes = self._node_tuples.get(node_ids)
+        if shared_nodes is None:
+            shared_nodes = self._node_tuples[node_ids] = nodes
+        key = (id(shared_nodes), id(edges))
+        found = self._shapes.get(key)
         if found is None:
-            found = self._links[key] = PlanLinks(n_nodes, edges)
+            links_key = (len(nodes), id(edges))
+            links = self._links.get(links_key)
+            if links is None:
+                links = self._links[links_key] = PlanLinks(len(nodes), edges)
+            metrics = tuple(m for n in nodes for m in n.metrics)
+            spec_ids = tuple(map(id, metrics))
+            shared_metrics = self._spec_tuples.get(spec_ids)
+            if shared_metrics is None:
+                shared_metrics = self._spec_tuples[spec_ids] = metrics
+            counts = tuple(len(n.metrics) for n in nodes)
+            starts = self._starts.get(counts)
+            if starts is None:
+                starts = self._starts[counts] = array("q", [0])
+                for count in counts:
+                    starts.append(starts[-1] + count)
+            first = ids[0] if ids else 0
+            deltas: array[int] | None
+            try:
+                deltas = array("q", [acc_id - first for acc_id in ids])
+            except OverflowError:  # ids far apart (not Spark's): each graph keeps its own
+                deltas = None
+            found = self._shapes[key] = PlanShape(
+                shared_nodes, links, shared_metrics, starts, deltas
+            )
         return found
 
 
 def build_plan_graph(
-    plan: SparkPlanInfo, shared: PlanParts | None = None, execution_id: int | None = None
-) -> PlanGraph:
-    """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows.
+    plan: SparkPlanInfo, shared: PlanParts | None = None
+) -> tuple[PlanGraph, tuple[MetricSpec, ...]]:
+    """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows,
+    and every metric its nodes declare, node after node (in the order of its accumulator ids).
 
-    `shared` lends nodes equal to those of graphs built before (see `PlanParts`), those with
-    metrics from the graphs of the same `execution_id`.
+    `shared` lends the shapes, nodes and texts of graphs built before (see `PlanParts`).
     """
-    builder = _Builder()
-    builder.build(plan)
-    return builder.graph(shared, execution_id)
+    return (shared if shared is not None else PlanParts()).graph(plan)

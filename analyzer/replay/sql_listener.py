@@ -12,22 +12,11 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from analyzer.replay.scala_set import ScalaIntSet
 from analyzer.replay.task_columns import SqlUpdates
 
 SUM = "sum"
-
-
-class DeclaredMetric(Protocol):
-    """A metric a plan declares, as logged or as modeled: its accumulator and its type."""
-
-    @property
-    def accumulator_id(self) -> int: ...
-
-    @property
-    def metric_type(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +175,10 @@ class SqlListener:
             self._live[execution_id] = ex
         return ex
 
-    def add_metrics(self, execution_id: int, metrics: Iterable[DeclaredMetric]) -> None:
-        """Track these metrics' accumulators and types for the execution (start, AQE)."""
-        types = self._get_or_create(execution_id).metric_types
-        for m in metrics:
-            types[m.accumulator_id] = m.metric_type
+    def add_metrics(self, execution_id: int, metrics: Iterable[tuple[int, str]]) -> None:
+        """Track these metrics' accumulators and types, (accumulator id, metric type) pairs,
+        for the execution (start, AQE)."""
+        self._get_or_create(execution_id).metric_types.update(metrics)
 
     def job_start(
         self,

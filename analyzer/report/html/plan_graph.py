@@ -360,9 +360,9 @@ def build_plan_graph_view(
             node_stats[node.node_id] = final_stats[node.node_id]
         else:  # earlier plan versions share accumulators with the final plan's operators
             found = tuple(
-                stats_by_acc[m.accumulator_id]
-                for m in node.metrics
-                if m.accumulator_id in stats_by_acc
+                stats_by_acc[acc_id]
+                for acc_id in graph.accumulator_ids(node.node_id)
+                if acc_id in stats_by_acc
             )
             node_stats[node.node_id] = NodeStats(node.node_id, found, ())
     fold_times = shown.fold_self_time_ms if shown is not None else {}
