@@ -59,6 +59,10 @@ class ScalaIntSet:
         """Return the elements as a plain set (no order)."""
         return self._members
 
+    def inserted(self) -> list[int]:
+        """Return the elements in the order first added (`add_all` of them rebuilds the set)."""
+        return self._items
+
     def __len__(self) -> int:
         return len(self._items)
 

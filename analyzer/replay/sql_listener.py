@@ -153,12 +153,111 @@ class _LiveExecution:
     end_events: int = 0
 
 
+class _TypeNames:
+    """The metric type names of a log, each with a number: a finished execution keeps its
+    metrics' types as these numbers."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._codes: dict[str, int] = {}
+
+    def code(self, name: str) -> int:
+        """The number of a type name (a new one for a name not met yet)."""
+        code = self._codes.get(name)
+        if code is None:
+            code = self._codes[name] = len(self.names)
+            self.names.append(name)
+        return code
+
+
+class _DoneExecution:
+    """A finished execution as the listener keeps it in case a later job reloads it (Spark
+    reads it back from its store): the same values as its `_LiveExecution`, in flat arrays.
+    A log of tens of thousands of executions keeps one for each, and the metric types' dict
+    alone took 3 KB of them."""
+
+    __slots__ = (
+        "driver_updates",
+        "execution_id",
+        "job_ids",
+        "job_states",
+        "metric_runs",
+        "metric_types",
+        "stage_ids",
+        "types_dict",
+    )
+
+    def __init__(self, ex: _LiveExecution, keep_types: bool, type_names: _TypeNames) -> None:
+        self.execution_id = ex.execution_id
+        types = ex.metric_types
+        # A stage attempt still tracked for another execution shares the types' dict: then it
+        # is kept as it is, so that both see the same metrics.
+        self.types_dict = types if keep_types else None
+        # In ascending order (nothing depends on the dict's order), as runs of consecutive ids
+        # (first id, length), flat: a plan's accumulators are a few such runs.
+        ids = [] if keep_types else sorted(types)
+        runs = array("q")
+        for acc_id in ids:
+            if runs and runs[-2] + runs[-1] == acc_id:
+                runs[-1] += 1
+            else:
+                runs.append(acc_id)
+                runs.append(1)
+        self.metric_runs = runs if runs else _EMPTY
+        codes = [type_names.code(types[acc_id]) for acc_id in ids]
+        # One byte each unless a log names more than 256 types.
+        self.metric_types: bytes | array[int] = (
+            bytes(codes) if max(codes, default=0) < 256 else array("q", codes)
+        )
+        self.job_ids = array("q", ex.jobs)
+        self.job_states = "".join(_JOB_STATE_CODES[s] for s in ex.jobs.values())
+        self.stage_ids = array("q", ex.stages.inserted())
+        flat = array("q")
+        for acc_id, value in ex.driver_updates:
+            flat.append(acc_id)
+            flat.append(value)
+        self.driver_updates = flat
+
+    def revive(self, type_names: _TypeNames) -> _LiveExecution:
+        """The `_LiveExecution` this was made from (its end events not counted)."""
+        types = self.types_dict
+        if types is None:
+            names = type_names.names
+            runs = self.metric_runs
+            ids = [
+                acc_id
+                for i in range(0, len(runs), 2)
+                for acc_id in range(runs[i], runs[i] + runs[i + 1])
+            ]
+            types = {
+                acc_id: names[code] for acc_id, code in zip(ids, self.metric_types, strict=True)
+            }
+        stages = ScalaIntSet()
+        stages.add_all(self.stage_ids)
+        flat = self.driver_updates
+        return _LiveExecution(
+            self.execution_id,
+            types,
+            {
+                job_id: _JOB_STATES[code]
+                for job_id, code in zip(self.job_ids, self.job_states, strict=True)
+            },
+            stages,
+            [(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)],
+        )
+
+
+_JOB_STATES = {"R": "RUNNING", "S": "SUCCEEDED", "F": "FAILED"}
+_JOB_STATE_CODES = {name: code for code, name in _JOB_STATES.items()}
+
+
 class SqlListener:
     """Fold SQL-relevant events in log order; `frozen` holds each execution's aggregated values."""
 
     def __init__(self) -> None:
         self._live: dict[int, _LiveExecution] = {}
-        self._done: dict[int, _LiveExecution] = {}
+        self._done: dict[int, _DoneExecution] = {}
+        self._type_names = _TypeNames()
         self._stages: dict[int, _LiveStage] = {}
         self.frozen: dict[int, FrozenExecution] = {}
         self.stage_order: dict[int, list[int]] = {}
@@ -193,8 +292,8 @@ class SqlListener:
             done = self._done.pop(execution_id, None)
             if done is not None:
                 # Spark reloads a finished execution from its store and tracks it again.
-                done.end_events = len(done.jobs) + 1
-                ex = done
+                ex = done.revive(self._type_names)
+                ex.end_events = len(ex.jobs) + 1
                 self._live[execution_id] = ex
             else:
                 ex = self._get_or_create(execution_id)
@@ -267,7 +366,9 @@ class SqlListener:
         if ex.end_events >= len(ex.jobs) + 1 and ex.execution_id in self._live:
             self._remove_stale(ex)
             del self._live[ex.execution_id]
-            self._done[ex.execution_id] = ex
+            types = ex.metric_types
+            shared = any(stage.metric_types is types for stage in self._stages.values())
+            self._done[ex.execution_id] = _DoneExecution(ex, shared, self._type_names)
 
     def _remove_stale(self, ex: _LiveExecution) -> None:
         active: set[int] = set()
