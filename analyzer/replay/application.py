@@ -79,7 +79,9 @@ class ApplicationBuilder:
         """Task events since the last other event (see `apply_segment`)."""
         self.listener = SqlListener()
         self.plan_parts = PlanParts()
-        self.stage_accumulators: dict[tuple[int, int], set[int]] = {}
+        self.stage_accumulators: dict[tuple[int, int], array[int]] = {}
+        """(stage id, attempt) → SQL accumulator ids its tasks or completion event updated, so
+        far, ascending (`BuiltApplication.stage_accumulators`)."""
         self.last_event_ms: int | None = None
         self.jvm = ev.JvmInfo()
         self.system_properties: dict[str, str] = {}
@@ -228,6 +230,8 @@ class ApplicationBuilder:
     def add_chunk(self, chunk: TaskChunk) -> None:
         """Append a chunk of task rows (after its segments were applied)."""
         self.tasks.extend(chunk)
+        for key, ids in chunk.stage_sql_ids.items():
+            self._add_stage_accumulators(key, ids)
         if chunk.max_finish_ms is not None:
             self.last_event_ms = max(self.last_event_ms or 0, chunk.max_finish_ms)
 
@@ -240,10 +244,18 @@ class ApplicationBuilder:
         stage = self._stage(event.info)
         stage.completed = True
         key = (event.info.stage_id, event.info.attempt_id)
-        ids = self.stage_accumulators.setdefault(key, set())
-        for acc in event.info.accumulables:
-            if acc.metadata == "sql":
-                ids.add(acc.id)
+        self._add_stage_accumulators(
+            key, {acc.id for acc in event.info.accumulables if acc.metadata == "sql"}
+        )
+
+    def _add_stage_accumulators(self, key: tuple[int, int], ids: set[int]) -> None:
+        """Note SQL accumulators a stage attempt updated (the attempt is noted even if none)."""
+        known = self.stage_accumulators.get(key)
+        if known is not None:
+            if ids.issubset(known):
+                return
+            ids = ids.union(known)
+        self.stage_accumulators[key] = array("q", sorted(ids))
 
     def _on_job_start(self, event: ev.JobStart) -> None:
         props = event.properties or {}
@@ -420,8 +432,6 @@ class ApplicationBuilder:
             return end_ms
 
         self.listener.finish()
-        for key, ids in self.tasks.stage_sql_accumulators.items():
-            self.stage_accumulators.setdefault(key, set()).update(ids)
         unfinished = Counter(self.live_tasks.values())
         for j in self.jobs.values():
             j.completion_ms = end_of("job", j.submission_ms, j.completion_ms)
@@ -476,9 +486,7 @@ class ApplicationBuilder:
             application=application,
             tasks=self.tasks,
             frozen=self.listener.frozen,
-            stage_accumulators={
-                key: array("q", sorted(ids)) for key, ids in self.stage_accumulators.items()
-            },
+            stage_accumulators=self.stage_accumulators,
         )
 
 

@@ -64,7 +64,6 @@ class TaskColumns:
         self._failure_reasons: dict[int, str] = {}
         self._not_in_task_store: set[int] = set()
         self._push_metrics: dict[int, tuple[int, ...]] = {}
-        self._stage_sql_ids: dict[tuple[int, int], set[int]] = {}
         self._n_rows = 0
         self._taken = False
 
@@ -90,11 +89,6 @@ class TaskColumns:
         return data
 
     @property
-    def stage_sql_accumulators(self) -> dict[tuple[int, int], set[int]]:
-        """(stage id, attempt) → ids of the SQL accumulators its tasks updated (string updates)."""
-        return self._stage_sql_ids
-
-    @property
     def n_rows(self) -> int:
         """Number of task attempts recorded."""
         return self._n_rows
@@ -118,13 +112,6 @@ class TaskColumns:
         push = self._push_metrics
         for row, values in chunk.push_metrics.items():
             push[base + row] = values
-        stage_ids = self._stage_sql_ids
-        for key, ids in chunk.stage_sql_ids.items():
-            known = stage_ids.get(key)
-            if known is None:
-                stage_ids[key] = ids
-            else:
-                known.update(ids)
 
     def exclude_row(self, row: int) -> None:
         """Mark a row as one Spark's History Server does not record as a task.
