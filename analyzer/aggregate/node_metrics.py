@@ -28,7 +28,32 @@ class MaxLocation:
     host: str | None
 
 
-@dataclass(frozen=True, slots=True)
+STAT_NAMES = ("count", "total", "min_value", "median", "max_value", "p25", "p75", "p95")
+"""The order of the figures in `MetricStats.numbers`."""
+
+_SHOWN_FIELDS = (
+    "name",
+    "metric_type",
+    "accumulator_id",
+    "spark_ui",
+    "total",
+    "min_value",
+    "p25",
+    "median",
+    "p75",
+    "p95",
+    "max_value",
+    "count",
+    "skew_ratio",
+    "skew_pct",
+    "max_at",
+    "stage_ids",
+    "driver_values",
+)
+"""What `MetricStats`'s repr shows, in order: every figure by name, the derived ones too."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class MetricStats:
     """One metric of one node, over the values Spark's SQL tab aggregates.
 
@@ -37,6 +62,10 @@ class MetricStats:
     (and types Spark does not define) negative values are left out, for averages values <= 0,
     exactly as Spark does; `total`,
     `min_value`, `median` and `max_value` therefore equal the numbers in `spark_ui`.
+
+    The figures are one shared tuple (`numbers`), read through properties: a log of thousands of
+    executions holds hundreds of thousands of these, and the same figures recur in every run of
+    a repeated query, so eight fields of their own would be most of their size.
     """
 
     name: str
@@ -44,20 +73,8 @@ class MetricStats:
     accumulator_id: int
     spark_ui: str
     """Byte-identical to the History Server's REST API value for this metric."""
-    total: int
-    min_value: int
-    p25: int
-    median: int
-    """Spark's upper median (the value at index n // 2 of the sorted values)."""
-    p75: int
-    p95: int
-    max_value: int
-    count: int
-    """How many values the statistics are over."""
-    skew_ratio: float | None
-    """max / median; None when the median is 0."""
-    skew_pct: float
-    """100 × (max − median) / max: 0 when the max is typical, near 100 when one value dominates."""
+    numbers: tuple[int, int, int, int, int, int, int, int]
+    """(count, total, min, median, max, p25, p75, p95) in the order of `STAT_NAMES`."""
     max_at: MaxLocation | None
     stage_ids: tuple[int, ...] = ()
     """The stages whose tasks updated this metric: for an exchange, the write-side metrics
@@ -66,6 +83,79 @@ class MetricStats:
     """Values the driver posted, in logged order. For an AQE shuffle read's "partition data
     size" there is one per partition it reads, in partition order (so per task index of the
     reading stage); Spark's UI folds them into its min/med/max."""
+
+    @property
+    def count(self) -> int:
+        """How many values the statistics are over."""
+        return self.numbers[0]
+
+    @property
+    def total(self) -> int:
+        """The sum of the values."""
+        return self.numbers[1]
+
+    @property
+    def min_value(self) -> int:
+        """The smallest value."""
+        return self.numbers[2]
+
+    @property
+    def median(self) -> int:
+        """Spark's upper median (the value at index n // 2 of the sorted values)."""
+        return self.numbers[3]
+
+    @property
+    def max_value(self) -> int:
+        """The largest value."""
+        return self.numbers[4]
+
+    @property
+    def p25(self) -> int:
+        """The 25th percentile (the higher value where it falls between two)."""
+        return self.numbers[5]
+
+    @property
+    def p75(self) -> int:
+        """The 75th percentile (the higher value where it falls between two)."""
+        return self.numbers[6]
+
+    @property
+    def p95(self) -> int:
+        """The 95th percentile (the higher value where it falls between two)."""
+        return self.numbers[7]
+
+    @property
+    def skew_ratio(self) -> float | None:
+        """max / median; None when the median is 0."""
+        med = self.numbers[3]
+        return self.numbers[4] / med if med > 0 else None
+
+    @property
+    def skew_pct(self) -> float:
+        """100 × (max − median) / max: 0 when the max is typical, near 100 when one value
+        dominates."""
+        mx = self.numbers[4]
+        return 100.0 * (mx - self.numbers[3]) / mx if mx > 0 else 0.0
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _SHOWN_FIELDS)
+        return f"{type(self).__qualname__}({shown})"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FoldedMetricStats(MetricStats):
+    """A metric summed over operators a drawn plan folds into one: the figures are over the
+    operators' totals, so no skew is told."""
+
+    @property
+    def skew_ratio(self) -> float | None:
+        """Never told for a fold."""
+        return None
+
+    @property
+    def skew_pct(self) -> float:
+        """Never told for a fold."""
+        return 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,12 +271,11 @@ def aggregate_node_metrics(
     del execution_ids, accumulator_ids, metric_types
     # (count, total, min, median, max, p25, p75, p95) per (execution, accumulator); a metric
     # whose values Spark leaves all out has nulls here, which count as 0.
-    stat_columns = ("count", "total", "min_value", "median", "max_value", "p25", "p75", "p95")
     shared = SharedValues()
     stats: dict[tuple[int, int], tuple[int, ...]] = {
-        (r[0], r[1]): shared.numbers(r[2:])
+        (r[0], r[1]): shared.one(shared.numbers(r[2:]))
         for r in _metric_frame(slots, types)
-        .select("execution_id", "accumulator_id", *(pl.col(c).fill_null(0) for c in stat_columns))
+        .select("execution_id", "accumulator_id", *(pl.col(c).fill_null(0) for c in STAT_NAMES))
         .iter_rows()
     }
     max_rows = _first_max_rows(slots, tasks)
@@ -243,7 +332,7 @@ def _execution_nodes(
             row = stats.get(key)
             if row is None or acc_id not in frozen_ids:
                 continue
-            count, total, mn, med, mx, p25, p75, p95 = row
+            count, total, mn, med, mx = row[:5]
             spark_max = spark_maxes.get(acc_id)
             spark_ui = shared.one(
                 spark_string_from_stats(
@@ -262,16 +351,7 @@ def _execution_nodes(
                     metric_type=m.metric_type,
                     accumulator_id=acc_id,
                     spark_ui=spark_ui,
-                    total=total,
-                    min_value=mn,
-                    p25=p25,
-                    median=med,
-                    p75=p75,
-                    p95=p95,
-                    max_value=mx,
-                    count=count,
-                    skew_ratio=shared.real(mx / med) if med > 0 else None,
-                    skew_pct=shared.real(100.0 * (mx - med) / mx) if mx > 0 else 0.0,
+                    numbers=row,  # type: ignore[arg-type]
                     max_at=_max_location(spark_max, max_rows.get(key), mx, places, shared),
                     stage_ids=shared.one(tuple(sorted(acc_stages.get(acc_id, ())))),
                     driver_values=shared.one(tuple(driver_values.get(acc_id, ()))),

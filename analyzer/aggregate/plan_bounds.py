@@ -17,7 +17,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from analyzer.aggregate.node_metrics import MetricStats, NodeStats
+from analyzer.aggregate.node_metrics import FoldedMetricStats, MetricStats, NodeStats
 from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
 
 MAX_SHOWN_NODES = 500
@@ -65,21 +65,21 @@ def _fold_metrics(
     for i, ((name, kind), values) in enumerate(totals.items()):
         values.sort()
         out.append(
-            MetricStats(
+            FoldedMetricStats(
                 name=name,
                 metric_type=kind,
                 accumulator_id=first_acc - i,
                 spark_ui="",
-                total=sum(values),
-                min_value=values[0],
-                p25=_quantile(values, 0.25),
-                median=values[len(values) // 2],
-                p75=_quantile(values, 0.75),
-                p95=_quantile(values, 0.95),
-                max_value=values[-1],
-                count=len(values),
-                skew_ratio=None,
-                skew_pct=0.0,
+                numbers=(
+                    len(values),
+                    sum(values),
+                    values[0],
+                    values[len(values) // 2],
+                    values[-1],
+                    _quantile(values, 0.25),
+                    _quantile(values, 0.75),
+                    _quantile(values, 0.95),
+                ),
                 max_at=None,
             )
         )
