@@ -90,7 +90,7 @@ class Analysis:
     """One row per task attempt (see `aggregate.tables.task_frame`)."""
     slots: pl.DataFrame
     """The values Spark's SQL tab aggregates (see `aggregate.tables.slot_frame`)."""
-    node_stats: dict[int, dict[int, NodeStats]]
+    node_stats: dict[int, Mapping[int, NodeStats]]
     """Per execution id, per plan node id: metric statistics and stages."""
     read_stats: ReadStats
     decode_stats: DecodeStats

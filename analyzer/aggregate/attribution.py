@@ -36,7 +36,7 @@ public names are re-exported here.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -62,7 +62,7 @@ from analyzer.aggregate.self_time_rules import (
     is_nested_loop,
     is_python_operator,
 )
-from analyzer.aggregate.shared import SharedValues
+from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.stage_budgets import (
     acc_stage_sums,
     stage_outside_ms,
@@ -99,9 +99,19 @@ class NodeTime:
         metadata=_help("Driver-side time of this node (broadcast build, file listing), in ms.")
     )
     stage_ids: tuple[int, ...] = field(metadata=_help("Stages whose tasks did its work."))
-    by_stage: tuple[tuple[int, float], ...] = field(
-        default=(), metadata=_help("(stage id, self time in that stage in ms), by stage id.")
+    stage_shares: tuple[int | float, ...] = field(
+        default=(),
+        metadata=_help(
+            "Stage id, self time in that stage in ms, stage id, ... by stage id: flat, as "
+            "thousands of executions hold one per node (see `by_stage`)."
+        ),
     )
+
+    @property
+    def by_stage(self) -> tuple[tuple[int, float], ...]:
+        """(stage id, self time in that stage in ms), by stage id."""
+        shares = self.stage_shares
+        return tuple(zip(shares[0::2], shares[1::2], strict=True))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +140,7 @@ class ExecutionTime:
     """Every node's self time in one SQL execution, and what the stages' budgets were."""
 
     execution_id: int = field(metadata=_help("Spark's SQL execution id."))
-    nodes: dict[int, NodeTime] = field(metadata=_help("By node id."))
+    nodes: Mapping[int, NodeTime] = field(metadata=_help("By node id."))
     stages: dict[int, StageTime] = field(metadata=_help("By stage id."))
     task_run_ms: int = field(
         metadata=_help("Executor run time of every task attempt of the execution's stages.")
@@ -403,13 +413,13 @@ class _ExecutionAttribution:
                 measured_ms=shared.real(measured[node.node_id]),
                 driver_time_ms=shared.real(driver[node.node_id]),
                 stage_ids=shared.one(stages),
-                by_stage=tuple(sorted(per_stage[node.node_id].items())) if ran else (),
+                stage_shares=_flat_shares(per_stage[node.node_id], shared) if ran else (),
             )
         run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
         run_ok = sum(sums.run_ms.get(s, 0) for s in self.stages)
         return ExecutionTime(
             execution_id=self.execution.execution_id,
-            nodes=nodes,
+            nodes=by_node_id(nodes),
             stages=stage_times,
             task_run_ms=run_all,
             failed_run_ms=run_all - run_ok,
@@ -421,9 +431,14 @@ class _ExecutionAttribution:
         return self.sums.by_acc_stage.get((acc_id, TOTAL), 0)
 
 
+def _flat_shares(by_stage: dict[int, float], shared: SharedValues) -> tuple[int | float, ...]:
+    """(stage id, ms, stage id, ms, ...) by stage id, each float the one object of its value."""
+    return tuple([v for stage in sorted(by_stage) for v in (stage, shared.real(by_stage[stage]))])
+
+
 def attribute_time(
     app: Application,
-    node_stats: dict[int, dict[int, NodeStats]],
+    node_stats: Mapping[int, Mapping[int, NodeStats]],
     slots: pl.DataFrame,
     tasks: pl.DataFrame,
 ) -> dict[int, ExecutionTime]:

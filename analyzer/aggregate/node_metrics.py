@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import repeat
 
 import polars as pl
 
-from analyzer.aggregate.shared import SharedValues
+from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
 from analyzer.model.application import Execution
 from analyzer.replay.application import BuiltApplication
@@ -248,7 +249,7 @@ def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int,
 
 def aggregate_node_metrics(
     built: BuiltApplication, slots: pl.DataFrame, tasks: pl.DataFrame
-) -> dict[int, dict[int, NodeStats]]:
+) -> dict[int, Mapping[int, NodeStats]]:
     """Return, per execution id and node id, the statistics of every metric that has values."""
     app = built.application
     # Columns, not a tuple per row: every metric of every execution (millions for a log of tens
@@ -293,7 +294,7 @@ def aggregate_node_metrics(
     stage_accumulators: dict[int, list[array[int]]] = {}
     for (stage_id, _attempt), ids in built.stage_accumulators.items():
         stage_accumulators.setdefault(stage_id, []).append(ids)
-    out: dict[int, dict[int, NodeStats]] = {}
+    out: dict[int, Mapping[int, NodeStats]] = {}
     for execution in app.executions:
         out[execution.execution_id] = _execution_nodes(
             execution, built, stats, max_rows, places, stage_accumulators, shared
@@ -309,7 +310,7 @@ def _execution_nodes(
     places: dict[int, tuple[object, object, object]],
     stage_accumulators: dict[int, list[array[int]]],
     shared: SharedValues,
-) -> dict[int, NodeStats]:
+) -> Mapping[int, NodeStats]:
     """`stage_accumulators`: stage id → the SQL accumulator ids of each of its attempts;
     `shared` hands out the one object of each value the statistics repeat."""
     frozen = built.frozen.get(execution.execution_id)
@@ -369,7 +370,7 @@ def _execution_nodes(
             nodes[node.node_id] = NodeStats(
                 node_id=node.node_id, metrics=nodes[node.node_id].metrics, stage_ids=cluster_stages
             )
-    return nodes
+    return by_node_id(nodes)
 
 
 def _max_location(

@@ -4,17 +4,19 @@ The statistics, self times and task quantiles of a log of thousands of SQL execu
 hundreds of thousands of small Python objects, and most of their values repeat (zeros, the same
 counts, sums and Spark strings in every run of a repeated query or micro-batch, the same task
 holding the maximum of several metrics). Each aggregation that builds many of them hands its
-values to one `SharedValues`, and keeps the one object it returns.
+values to one `SharedValues`, and keeps the one object it returns; a figure per plan node is
+kept in a `ByNodeId` rather than a dict of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator, Mapping
 from math import copysign
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 H = TypeVar("H", bound=Hashable)
 N = TypeVar("N", bound=int | None)
+V = TypeVar("V")
 
 _ZERO = 0.0
 
@@ -62,3 +64,51 @@ class SharedValues:
         ints, strings and None (a tuple of floats would be equal to one of ints)."""
         key = (type(value), value)
         return self._objects.setdefault(key, value)  # type: ignore[return-value]
+
+
+class ByNodeId(Mapping[int, V]):
+    """A read-only mapping from node ids 0 to n - 1 to values, held as one tuple.
+
+    Every plan graph the replay builds numbers its nodes 0 to n - 1, so a per-node figure of
+    every execution needs no dict of its own (a dict of ten entries is four times the size of a
+    tuple of ten). Reads like the dict it replaces, its repr too.
+
+    >>> table = ByNodeId(("a", "b"))
+    >>> table[1], table.get(2), list(table.items()), table
+    ('b', None, [(0, 'a'), (1, 'b')], {0: 'a', 1: 'b'})
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: tuple[V, ...]) -> None:
+        self._values = values
+
+    def __getitem__(self, node_id: int) -> V:
+        if type(node_id) is int and 0 <= node_id < len(self._values):
+            return self._values[node_id]
+        raise KeyError(node_id)
+
+    def get(self, node_id: int, default: Any = None) -> Any:
+        """The value of `node_id`, else `default`."""
+        if type(node_id) is int and 0 <= node_id < len(self._values):
+            return self._values[node_id]
+        return default
+
+    def __contains__(self, node_id: object) -> bool:
+        return type(node_id) is int and 0 <= node_id < len(self._values)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self._values)))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return repr(dict(enumerate(self._values)))
+
+
+def by_node_id(values: dict[int, V]) -> Mapping[int, V]:
+    """`values` as a `ByNodeId` when its keys are 0 to n - 1 in order, else as it is."""
+    if all(key == i for i, key in enumerate(values)):
+        return ByNodeId(tuple(values.values()))
+    return values

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
@@ -130,7 +130,7 @@ def node_detail(node: PlanNode) -> str:
     return desc.strip()
 
 
-def build_aqe_view(execution: Execution, stats: dict[int, NodeStats]) -> AqeView:
+def build_aqe_view(execution: Execution, stats: Mapping[int, NodeStats]) -> AqeView:
     """Compare the initial and final plans by operator names and describe each AQEShuffleRead."""
     initial = _operator_counts(execution.plans[0].graph)
     final = _operator_counts(execution.final_plan.graph)

@@ -7,7 +7,7 @@ places them, and `render.text` fits the lines to the width.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -310,7 +310,7 @@ def _basis(time: NodeTime) -> str:
 
 def build_plan_view(
     graph: PlanGraph,
-    stats: dict[int, NodeStats],
+    stats: Mapping[int, NodeStats],
     options: ReportOptions,
     findings: Sequence[FindingView] = (),
     times: ExecutionTime | None = None,

@@ -333,7 +333,7 @@ def build_plan_graph_view(
     plan: PlanVersion,
     *,
     stats_by_acc: dict[int, MetricStats],
-    final_stats: dict[int, NodeStats],
+    final_stats: Mapping[int, NodeStats],
     node_findings: dict[int, list[FindingView]],
     self_times: dict[int, float],
     final_panels: Mapping[tuple[int, ...], str],
