@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer import api
+from analyzer.aggregate import tables
 from analyzer.aggregate.node_metrics import _metric_frame
 from analyzer.aggregate.spark_format import valid_for_spark
 from analyzer.errors import Strictness
@@ -48,6 +49,29 @@ def test_statistics_hold_their_invariants(log: Path) -> None:
                     assert m.max_value in row["value"].to_list()
                     task = tasks.filter(pl.col("task_id") == at.task_id)
                     assert task["executor_id"].to_list()[0] == at.executor_id
+
+
+def _batched_logs() -> list[object]:
+    """Two logs with many SQL executions in the quick loop, every sample log in the slow one."""
+    quick = {"local-1795630141481.zstd", "local-1795320224872"}
+    return [
+        pytest.param(p, id=sample_id(p))
+        if p.name in quick
+        else pytest.param(p, id=sample_id(p), marks=pytest.mark.slow)
+        for p in sample_logs()
+    ]
+
+
+@pytest.mark.parametrize("log", _batched_logs())
+def test_batches_of_executions_aggregate_as_the_whole_log(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Statistics and self times do not depend on how many executions are aggregated at once."""
+    whole = api.analyze(str(log), Strictness.LENIENT)
+    monkeypatch.setattr(tables, "BATCH_SLOT_ROWS", 5)
+    batched = api.analyze(str(log), Strictness.LENIENT)
+    assert repr(sorted(batched.node_stats.items())) == repr(sorted(whole.node_stats.items()))
+    assert batched.times == whole.times
 
 
 @settings(max_examples=60, deadline=None)

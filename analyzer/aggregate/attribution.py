@@ -69,6 +69,7 @@ from analyzer.aggregate.stage_budgets import (
     stage_run_ms,
     task_cpus,
 )
+from analyzer.aggregate.tables import slot_batches
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanGraph, PlanNode
 
@@ -442,8 +443,11 @@ def attribute_time(
     slots: pl.DataFrame,
     tasks: pl.DataFrame,
 ) -> dict[int, ExecutionTime]:
-    """Work out every execution's node self times and driver times (see the module docstring)."""
-    per_execution = acc_stage_sums(slots)
+    """Work out every execution's node self times and driver times (see the module docstring).
+
+    The executions' metric sums per stage are taken in batches of about
+    `tables.BATCH_SLOT_ROWS` slot rows, so the records made on the way live for one batch.
+    """
     cpus = task_cpus(app)
     run_ok, run_all = stage_run_ms(tasks, cpus)
     codegen_accs = {
@@ -457,18 +461,21 @@ def attribute_time(
     }
     outside = stage_outside_ms(slots, tasks, codegen_accs, cpus)
     shared = SharedValues()
+    executions = {e.execution_id: e for e in app.executions}
     out: dict[int, ExecutionTime] = {}
-    for execution in app.executions:
-        by_acc_stage = dict(per_execution.get(execution.execution_id, {}))
-        # Every metric's total over stages and driver values, under the stage `TOTAL`: driver-
-        # side metrics (a broadcast's rows and build time) have no stage of their own.
-        for ns in node_stats.get(execution.execution_id, {}).values():
-            for m in ns.metrics:
-                by_acc_stage[(m.accumulator_id, TOTAL)] = m.total
-        sums = _Sums(
-            by_acc_stage=by_acc_stage, run_ms=run_ok, all_run_ms=run_all, outside_ms=outside
-        )
-        out[execution.execution_id] = _ExecutionAttribution(execution, sums).run(shared)
+    for batch_ids, batch_slots in slot_batches(slots, list(executions)):
+        per_execution = acc_stage_sums(batch_slots)
+        for execution_id in batch_ids:
+            by_acc_stage = per_execution.pop(execution_id, {})
+            # Every metric's total over stages and driver values, under the stage `TOTAL`:
+            # driver-side metrics (a broadcast's rows and build time) have no stage of their own.
+            for ns in node_stats.get(execution_id, {}).values():
+                for m in ns.metrics:
+                    by_acc_stage[(m.accumulator_id, TOTAL)] = m.total
+            sums = _Sums(
+                by_acc_stage=by_acc_stage, run_ms=run_ok, all_run_ms=run_all, outside_ms=outside
+            )
+            out[execution_id] = _ExecutionAttribution(executions[execution_id], sums).run(shared)
     return out
 
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
+from analyzer.aggregate.tables import slot_batches
 from analyzer.model.application import Execution
 from analyzer.replay.application import BuiltApplication
 
@@ -250,14 +251,42 @@ def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int,
 def aggregate_node_metrics(
     built: BuiltApplication, slots: pl.DataFrame, tasks: pl.DataFrame
 ) -> dict[int, Mapping[int, NodeStats]]:
-    """Return, per execution id and node id, the statistics of every metric that has values."""
+    """Return, per execution id and node id, the statistics of every metric that has values.
+
+    The executions are aggregated in batches of about `tables.BATCH_SLOT_ROWS` slot rows: the
+    records made per (execution, metric) on the way live for one batch, not for the log.
+    """
     app = built.application
-    # Columns, not a tuple per row: every metric of every execution (millions for a log of tens
-    # of thousands of executions).
+    executions = {e.execution_id: e for e in app.executions}
+    # Indexed once: scanning every stage attempt for each execution is quadratic (50 s for
+    # 3,600 executions).
+    stage_accumulators: dict[int, list[array[int]]] = {}
+    for (stage_id, _attempt), ids in built.stage_accumulators.items():
+        stage_accumulators.setdefault(stage_id, []).append(ids)
+    shared = SharedValues()
+    out: dict[int, Mapping[int, NodeStats]] = {}
+    for batch_ids, batch_slots in slot_batches(slots, list(executions)):
+        batch = [executions[i] for i in batch_ids]
+        stats = _batch_stats(batch, batch_slots, shared)
+        max_rows = _first_max_rows(batch_slots, tasks)
+        places = _spark_max_places(batch, built, tasks)
+        for execution in batch:
+            out[execution.execution_id] = _execution_nodes(
+                execution, built, stats, max_rows, places, stage_accumulators, shared
+            )
+    return out
+
+
+def _batch_stats(
+    executions: list[Execution], slots: pl.DataFrame, shared: SharedValues
+) -> dict[tuple[int, int], tuple[int, ...]]:
+    """(count, total, min, median, max, p25, p75, p95) per (execution, accumulator) of some
+    executions, from their slot rows; a metric whose values Spark leaves all out has zeros."""
+    # Columns, not a tuple per row: every metric of every execution.
     execution_ids: array[int] = array("q")
     accumulator_ids: array[int] = array("q")
     metric_types: list[str] = []
-    for e in app.executions:
+    for e in executions:
         catalog = e.metric_catalog
         execution_ids.extend(repeat(e.execution_id, len(catalog)))
         accumulator_ids.extend(catalog.accumulator_ids)
@@ -270,36 +299,30 @@ def aggregate_node_metrics(
         ]
     )
     del execution_ids, accumulator_ids, metric_types
-    # (count, total, min, median, max, p25, p75, p95) per (execution, accumulator); a metric
-    # whose values Spark leaves all out has nulls here, which count as 0.
-    shared = SharedValues()
-    stats: dict[tuple[int, int], tuple[int, ...]] = {
+    return {
         (r[0], r[1]): shared.one(shared.numbers(r[2:]))
         for r in _metric_frame(slots, types)
         .select("execution_id", "accumulator_id", *(pl.col(c).fill_null(0) for c in STAT_NAMES))
         .iter_rows()
     }
-    max_rows = _first_max_rows(slots, tasks)
-    spark_max_tasks = {
-        frozen.maxes[i] for frozen in built.frozen.values() for i in range(4, len(frozen.maxes), 5)
-    }
-    places = {
-        int(r["task_id"]): (r["partition_id"], r["executor_id"], r["host"])
-        for r in tasks.filter(pl.col("task_id").is_in(list(spark_max_tasks)))
+
+
+def _spark_max_places(
+    executions: list[Execution], built: BuiltApplication, tasks: pl.DataFrame
+) -> dict[int, tuple[object, object, object]]:
+    """(partition, executor id, host) by task id of the tasks Spark's UI names as holding some
+    executions' metric maxima."""
+    wanted: set[int] = set()
+    for e in executions:
+        frozen = built.frozen.get(e.execution_id)
+        if frozen is not None:
+            wanted.update(frozen.maxes[i] for i in range(4, len(frozen.maxes), 5))
+    return {
+        int(r[0]): (r[1], r[2], r[3])
+        for r in tasks.filter(pl.col("task_id").is_in(list(wanted)))
         .select("task_id", "partition_id", "executor_id", "host")
-        .iter_rows(named=True)
+        .iter_rows()
     }
-    # Indexed once: scanning every stage attempt for each execution is quadratic (50 s for
-    # 3,600 executions).
-    stage_accumulators: dict[int, list[array[int]]] = {}
-    for (stage_id, _attempt), ids in built.stage_accumulators.items():
-        stage_accumulators.setdefault(stage_id, []).append(ids)
-    out: dict[int, Mapping[int, NodeStats]] = {}
-    for execution in app.executions:
-        out[execution.execution_id] = _execution_nodes(
-            execution, built, stats, max_rows, places, stage_accumulators, shared
-        )
-    return out
 
 
 def _execution_nodes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -148,3 +149,33 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
         schema=SLOT_SCHEMA,
     )
     return pl.concat([tasks, driver])
+
+
+BATCH_SLOT_ROWS = 100_000
+"""About how many slot rows the aggregations take at once: the Python records they make per
+(execution, metric) then stay bounded whatever the number of executions, and a batch still
+costs polars a few calls of about a millisecond each."""
+
+
+def slot_batches(
+    slots: pl.DataFrame, execution_ids: Sequence[int], max_rows: int | None = None
+) -> Iterator[tuple[list[int], pl.DataFrame]]:
+    """Split `execution_ids` into runs holding about `max_rows` slot rows in all (default
+    `BATCH_SLOT_ROWS`; an execution is never split), and yield each run with its rows of
+    `slots`, in the frame's order."""
+    if max_rows is None:
+        max_rows = BATCH_SLOT_ROWS
+    if slots.height <= max_rows:
+        yield list(execution_ids), slots
+        return
+    counts = dict(slots.group_by("execution_id").len().iter_rows())
+    batch: list[int] = []
+    rows = 0
+    for execution_id in execution_ids:
+        batch.append(execution_id)
+        rows += counts.get(execution_id, 0)
+        if rows >= max_rows:
+            yield batch, slots.filter(pl.col("execution_id").is_in(batch))
+            batch, rows = [], 0
+    if batch:
+        yield batch, slots.filter(pl.col("execution_id").is_in(batch))
