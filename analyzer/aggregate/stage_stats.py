@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.aggregate.shared import SharedValues
+
 FAILED_TASK_IDS_KEPT = 10
 """How many failed attempt ids a record keeps (the counts are complete)."""
 
@@ -151,47 +153,57 @@ def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTas
             pl.col("failure_reason").drop_nulls().first().alias("first_failure_reason"),
         )
     )
+    # Each value the one object of its value: the runs of a repeated query have stages of
+    # equal sizes and counts, and a log of thousands of them holds a record per stage attempt.
+    shared = SharedValues()
+
+    def num(value: object) -> int:
+        return shared.number(_int(value))  # type: ignore[return-value]
+
+    def opt(value: object) -> int | None:
+        return shared.number(_opt_int(value))
+
     out: dict[tuple[int, int], StageTaskStats] = {}
     for r in frame.iter_rows(named=True):
         key = (int(r["stage_id"]), int(r["stage_attempt_id"]))
         out[key] = StageTaskStats(
             stage_id=key[0],
             stage_attempt_id=key[1],
-            n_attempts=_int(r["n_attempts"]),
-            n_successful=_int(r["n_successful"]),
-            n_failed=_int(r["n_failed"]),
-            n_killed=_int(r["n_killed"]),
-            n_speculative=_int(r["n_speculative"]),
-            n_result_tasks=_int(r["n_result_tasks"]),
-            duration_sum_ms=_int(r["duration_sum_ms"]),
-            median_duration_ms=_int(r["median_duration_ms"]),
-            max_duration_ms=_int(r["max_duration_ms"]),
-            slowest_task_id=_opt_int(r["slowest_task_id"]),
-            slowest_partition_id=_opt_int(r["slowest_partition_id"]),
-            slowest_executor_id=r["slowest_executor_id"],
-            slowest_host=r["slowest_host"],
-            run_sum_ms=_int(r["run_sum_ms"]),
-            gc_sum_ms=_int(r["gc_sum_ms"]),
-            overhead_sum_ms=_int(r["overhead_sum_ms"]),
-            memory_bytes_spilled=_int(r["memory_bytes_spilled"]),
-            disk_bytes_spilled=_int(r["disk_bytes_spilled"]),
-            max_task_memory_bytes_spilled=_int(r["max_task_memory_bytes_spilled"]),
-            max_task_disk_bytes_spilled=_int(r["max_task_disk_bytes_spilled"]),
-            result_size_bytes=_int(r["result_size_bytes"]),
-            getting_result_sum_ms=_int(r["getting_result_sum_ms"]),
-            result_serialization_sum_ms=_int(r["result_serialization_sum_ms"]),
-            read_sum_bytes=_int(r["read_sum_bytes"]),
-            read_median_bytes=_int(r["read_median_bytes"]),
-            read_max_bytes=_int(r["read_max_bytes"]),
-            read_max_task_id=_opt_int(r["read_max_task_id"]),
-            shuffle_read_median_bytes=_int(r["shuffle_read_median_bytes"]),
-            shuffle_read_max_bytes=_int(r["shuffle_read_max_bytes"]),
-            shuffle_read_max_task_id=_opt_int(r["shuffle_read_max_task_id"]),
-            failed_duration_sum_ms=_int(r["failed_duration_sum_ms"]),
-            failed_task_ids=tuple(int(t) for t in r["failed_task_ids"] or ()),
-            n_fetch_failed=_int(r["n_fetch_failed"]),
-            n_executor_lost=_int(r["n_executor_lost"]),
-            first_failure_reason=r["first_failure_reason"],
+            n_attempts=num(r["n_attempts"]),
+            n_successful=num(r["n_successful"]),
+            n_failed=num(r["n_failed"]),
+            n_killed=num(r["n_killed"]),
+            n_speculative=num(r["n_speculative"]),
+            n_result_tasks=num(r["n_result_tasks"]),
+            duration_sum_ms=num(r["duration_sum_ms"]),
+            median_duration_ms=num(r["median_duration_ms"]),
+            max_duration_ms=num(r["max_duration_ms"]),
+            slowest_task_id=opt(r["slowest_task_id"]),
+            slowest_partition_id=opt(r["slowest_partition_id"]),
+            slowest_executor_id=shared.one(r["slowest_executor_id"]),
+            slowest_host=shared.one(r["slowest_host"]),
+            run_sum_ms=num(r["run_sum_ms"]),
+            gc_sum_ms=num(r["gc_sum_ms"]),
+            overhead_sum_ms=num(r["overhead_sum_ms"]),
+            memory_bytes_spilled=num(r["memory_bytes_spilled"]),
+            disk_bytes_spilled=num(r["disk_bytes_spilled"]),
+            max_task_memory_bytes_spilled=num(r["max_task_memory_bytes_spilled"]),
+            max_task_disk_bytes_spilled=num(r["max_task_disk_bytes_spilled"]),
+            result_size_bytes=num(r["result_size_bytes"]),
+            getting_result_sum_ms=num(r["getting_result_sum_ms"]),
+            result_serialization_sum_ms=num(r["result_serialization_sum_ms"]),
+            read_sum_bytes=num(r["read_sum_bytes"]),
+            read_median_bytes=num(r["read_median_bytes"]),
+            read_max_bytes=num(r["read_max_bytes"]),
+            read_max_task_id=opt(r["read_max_task_id"]),
+            shuffle_read_median_bytes=num(r["shuffle_read_median_bytes"]),
+            shuffle_read_max_bytes=num(r["shuffle_read_max_bytes"]),
+            shuffle_read_max_task_id=opt(r["shuffle_read_max_task_id"]),
+            failed_duration_sum_ms=num(r["failed_duration_sum_ms"]),
+            failed_task_ids=shared.one(tuple(int(t) for t in r["failed_task_ids"] or ())),
+            n_fetch_failed=num(r["n_fetch_failed"]),
+            n_executor_lost=num(r["n_executor_lost"]),
+            first_failure_reason=shared.one(r["first_failure_reason"]),
         )
     return out
 
