@@ -79,10 +79,6 @@ def _int(value: object) -> int:
     return int(value) if value is not None else 0  # type: ignore[call-overload]
 
 
-def _opt_int(value: object) -> int | None:
-    return int(value) if value is not None else None  # type: ignore[call-overload]
-
-
 def _by_largest(column: str, key: pl.Expr) -> pl.Expr:
     """Return `column` of the first successful attempt (in log order) with the largest `key`."""
     ok = pl.col("successful")
@@ -155,57 +151,40 @@ def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTas
     )
     # Each value the one object of its value: the runs of a repeated query have stages of
     # equal sizes and counts, and a log of thousands of them holds a record per stage attempt.
+    # The columns in the record's field order, counts and sums with nulls as 0, so that a row
+    # goes through `SharedValues.numbers` at once.
+    columns = []
+    for name in _FIELDS:
+        if name in _OPTIONAL_INTS:
+            columns.append(pl.col(name).cast(pl.Int64))
+        elif name in _NOT_INTS:
+            columns.append(pl.col(name))
+        else:
+            columns.append(pl.col(name).fill_null(0).cast(pl.Int64))
     shared = SharedValues()
-
-    def num(value: object) -> int:
-        return shared.number(_int(value))  # type: ignore[return-value]
-
-    def opt(value: object) -> int | None:
-        return shared.number(_opt_int(value))
-
+    one = shared.one
     out: dict[tuple[int, int], StageTaskStats] = {}
-    for r in frame.iter_rows(named=True):
-        key = (int(r["stage_id"]), int(r["stage_attempt_id"]))
-        out[key] = StageTaskStats(
-            stage_id=key[0],
-            stage_attempt_id=key[1],
-            n_attempts=num(r["n_attempts"]),
-            n_successful=num(r["n_successful"]),
-            n_failed=num(r["n_failed"]),
-            n_killed=num(r["n_killed"]),
-            n_speculative=num(r["n_speculative"]),
-            n_result_tasks=num(r["n_result_tasks"]),
-            duration_sum_ms=num(r["duration_sum_ms"]),
-            median_duration_ms=num(r["median_duration_ms"]),
-            max_duration_ms=num(r["max_duration_ms"]),
-            slowest_task_id=opt(r["slowest_task_id"]),
-            slowest_partition_id=opt(r["slowest_partition_id"]),
-            slowest_executor_id=shared.one(r["slowest_executor_id"]),
-            slowest_host=shared.one(r["slowest_host"]),
-            run_sum_ms=num(r["run_sum_ms"]),
-            gc_sum_ms=num(r["gc_sum_ms"]),
-            overhead_sum_ms=num(r["overhead_sum_ms"]),
-            memory_bytes_spilled=num(r["memory_bytes_spilled"]),
-            disk_bytes_spilled=num(r["disk_bytes_spilled"]),
-            max_task_memory_bytes_spilled=num(r["max_task_memory_bytes_spilled"]),
-            max_task_disk_bytes_spilled=num(r["max_task_disk_bytes_spilled"]),
-            result_size_bytes=num(r["result_size_bytes"]),
-            getting_result_sum_ms=num(r["getting_result_sum_ms"]),
-            result_serialization_sum_ms=num(r["result_serialization_sum_ms"]),
-            read_sum_bytes=num(r["read_sum_bytes"]),
-            read_median_bytes=num(r["read_median_bytes"]),
-            read_max_bytes=num(r["read_max_bytes"]),
-            read_max_task_id=opt(r["read_max_task_id"]),
-            shuffle_read_median_bytes=num(r["shuffle_read_median_bytes"]),
-            shuffle_read_max_bytes=num(r["shuffle_read_max_bytes"]),
-            shuffle_read_max_task_id=opt(r["shuffle_read_max_task_id"]),
-            failed_duration_sum_ms=num(r["failed_duration_sum_ms"]),
-            failed_task_ids=shared.one(tuple(int(t) for t in r["failed_task_ids"] or ())),
-            n_fetch_failed=num(r["n_fetch_failed"]),
-            n_executor_lost=num(r["n_executor_lost"]),
-            first_failure_reason=shared.one(r["first_failure_reason"]),
-        )
+    for row in frame.select(columns).iter_rows():
+        values = list(shared.numbers(row))
+        values[_FAILED_IDS] = one(tuple(int(t) for t in row[_FAILED_IDS] or ()))
+        for i in _STRINGS:
+            values[i] = one(row[i])
+        record = StageTaskStats(*values)
+        out[(record.stage_id, record.stage_attempt_id)] = record
     return out
+
+
+_FIELDS = tuple(StageTaskStats.__dataclass_fields__)
+_OPTIONAL_INTS = frozenset(
+    ("slowest_task_id", "slowest_partition_id", "read_max_task_id", "shuffle_read_max_task_id")
+)
+_NOT_INTS = frozenset(
+    ("slowest_executor_id", "slowest_host", "failed_task_ids", "first_failure_reason")
+)
+_FAILED_IDS = _FIELDS.index("failed_task_ids")
+_STRINGS = tuple(
+    _FIELDS.index(n) for n in ("slowest_executor_id", "slowest_host", "first_failure_reason")
+)
 
 
 def executor_busy_ms(tasks: pl.DataFrame) -> dict[str, int]:
