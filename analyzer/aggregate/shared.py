@@ -10,7 +10,7 @@ kept in a `ByNodeId` rather than a dict of its own.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, ItemsView, Iterator, Mapping, ValuesView
 from math import copysign
 from typing import Any, TypeVar, cast
 
@@ -103,8 +103,42 @@ class ByNodeId(Mapping[int, V]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def values(self) -> ValuesView[V]:
+        """The values in node id order (iterated off the tuple)."""
+        return _Values(self)
+
+    def items(self) -> ItemsView[int, V]:
+        """(node id, value) pairs in node id order (iterated off the tuple)."""
+        return _Items(self)
+
     def __repr__(self) -> str:
         return repr(dict(enumerate(self._values)))
+
+
+class _Values(ValuesView[V]):
+    """A `ByNodeId`'s values, iterated without looking each one up."""
+
+    __slots__ = ("_tuple",)
+
+    def __init__(self, table: ByNodeId[V]) -> None:
+        super().__init__(table)
+        self._tuple = table._values
+
+    def __iter__(self) -> Iterator[V]:
+        return iter(self._tuple)
+
+
+class _Items(ItemsView[int, V]):
+    """A `ByNodeId`'s items, iterated without looking each one up."""
+
+    __slots__ = ("_tuple",)
+
+    def __init__(self, table: ByNodeId[V]) -> None:
+        super().__init__(table)
+        self._tuple = table._values
+
+    def __iter__(self) -> Iterator[tuple[int, V]]:
+        return enumerate(self._tuple)
 
 
 def by_node_id(values: dict[int, V]) -> Mapping[int, V]:

@@ -175,7 +175,15 @@ def slot_batches(
         batch.append(execution_id)
         rows += counts.get(execution_id, 0)
         if rows >= max_rows:
-            yield batch, slots.filter(pl.col("execution_id").is_in(batch))
+            yield batch, _rows_of(slots, batch, rows)
             batch, rows = [], 0
     if batch:
-        yield batch, slots.filter(pl.col("execution_id").is_in(batch))
+        yield batch, _rows_of(slots, batch, rows)
+
+
+def _rows_of(slots: pl.DataFrame, execution_ids: list[int], n_rows: int) -> pl.DataFrame:
+    """The rows of `slots` of some executions (`n_rows` of them): the frame itself, not a copy,
+    when that is all of it (one execution of a giant stage)."""
+    if n_rows == slots.height:
+        return slots
+    return slots.filter(pl.col("execution_id").is_in(execution_ids))
