@@ -54,6 +54,19 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+def _capture(page: Any, path: Path) -> None:
+    """Screenshot the page. Under CPU load chromium's compositor can miss its frame and
+    answer "Unable to capture screenshot"; that is retried twice, anything else fails."""
+    for attempt in range(3):
+        try:
+            page.screenshot(path=str(path))
+            return
+        except Exception as error:  # playwright's Error; imported lazily with the browser
+            if "Unable to capture screenshot" not in str(error) or attempt == 2:
+                raise
+            page.wait_for_timeout(500)
+
+
 def _node_to_click(doc: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """The operator with the most metrics in the slowest execution that has any."""
     executions = sorted(
@@ -87,7 +100,7 @@ def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
 
     page.route("**/*", route)
     page.goto(report.as_uri())
-    page.screenshot(path=str(tmp_path / "summary.png"))
+    _capture(page, tmp_path / "summary.png")
     target = _node_to_click(json_of(path))
     if target is not None:
         dom_id, node = target
@@ -102,7 +115,7 @@ def test_report_in_browser(browser: Any, path: Path, tmp_path: Path) -> None:
         if panel.locator(".task-table table").count():
             header = panel.locator(".task-table th").first
             header.click()  # sorting must not raise
-        page.screenshot(path=str(tmp_path / "panel.png"))
+        _capture(page, tmp_path / "panel.png")
         search = page.locator("#node-search")
         search.fill(node["name"][:6])
         assert page.locator("#search-count").inner_text() != ""
@@ -206,9 +219,9 @@ def _on_first_screen(page: Any, locator: Any) -> bool:
 def _screenshot(page: Any, tmp_path: Path, name: str) -> None:
     """Save a screenshot in the test's directory, and into docs/images when asked to
     (SEA_UPDATE_SCREENSHOTS=1)."""
-    page.screenshot(path=str(tmp_path / name))
+    _capture(page, tmp_path / name)
     if os.environ.get("SEA_UPDATE_SCREENSHOTS") == "1":
-        page.screenshot(path=str(DOCS_IMAGES / name))
+        _capture(page, DOCS_IMAGES / name)
 
 
 @pytest.mark.skipif(not FAILED_LOG.exists(), reason="sea-failed-query sample missing")
