@@ -65,7 +65,7 @@ SHAPE_COPIES = {
     "q72": SIZES,
     "multi_sql": {"small": 1, "350mb": 400, "3500mb": 4000},
     "giant_stage": {"small": 1, "350mb": 1, "3500mb": 10},
-    "stream": {"small": 1, "350mb": 1000},
+    "stream": {"small": 1, "350mb": 1000, "3500mb": 5000},
 }
 """Shape → size name → copies of its seed log."""
 SHAPES = tuple(SHAPE_COPIES)

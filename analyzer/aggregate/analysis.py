@@ -53,7 +53,7 @@ from analyzer.aggregate.time_spent import (
     critical_path,
 )
 from analyzer.aggregate.timeline import Timeline, timeline_lanes
-from analyzer.aggregate.what_if import ReplayPlan, WhatIfFigures, build_replay_plan, what_if_figures
+from analyzer.aggregate.what_if import WhatIfFigures, build_replay_plan, what_if_figures
 from analyzer.eventlog.events import DecodeStats
 from analyzer.eventlog.lines import ReadStats
 from analyzer.eventlog.source import LogSource
@@ -203,20 +203,19 @@ class Analysis:
             ),
         )
 
-    @property
-    def replay_plan(self) -> ReplayPlan:
-        """The stage attempts' tasks and the driver's gaps the what-if replays
-        (`aggregate.what_if`)."""
-        return self._once(
-            "replay_plan",
-            lambda: build_replay_plan(self.application, self.tasks, self.capacity),
-        )
-
     def what_if(self, task_slots: tuple[int, ...] | None = None) -> WhatIfFigures:
         """The predicted walls with other task slot counts (`task_slots`; None: half, double and
-        four times the run's) and the critical path's floor (`aggregate.what_if`)."""
+        four times the run's) and the critical path's floor (`aggregate.what_if`).
+
+        The replay's plan (every task's duration, every moment's dependencies) is built for the
+        figures and then dropped: a report asks once per slot list, and the plan holds a few
+        hundred bytes per stage attempt and SQL execution.
+        """
         return self._once(
-            ("what_if", task_slots), lambda: what_if_figures(self.replay_plan, task_slots)
+            ("what_if", task_slots),
+            lambda: what_if_figures(
+                build_replay_plan(self.application, self.tasks, self.capacity), task_slots
+            ),
         )
 
     def stage_parts(self, stage_id: int) -> dict[str, int]:

@@ -328,8 +328,16 @@ def stage_task_summaries(
     frame = tasks.group_by(keys).agg(n.alias("n_tasks")).filter(pl.col("n_tasks") > 0).collect()
     ranks = pl.concat_list([_rank(q, pl.col("n_tasks")) for q in qs])
     frame = frame.with_columns(ranks.alias("ranks"))
+    counts = {(int(sid), int(att)): int(n) for sid, att, n, _ in frame.iter_rows()}
+    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once, and
+    # each metric's repeated quantiles looked up once (a column's values are of one type, so
+    # equal tuples of one metric are the same values).
+    shared = SharedValues()
+    missing = (None,) * len(qs)
+    picked: dict[tuple[int, int], list[Quantiles]] = {key: [] for key in counts}
     # A few metrics per pass: each pass holds its metrics' sorted values as lists (8 bytes per
-    # task and metric), then keeps only the values at the ranks.
+    # task and metric), keeps only the values at the ranks, and hands them over as shared
+    # tuples before the next pass, so no frame ever holds every metric of every stage.
     for start in range(0, len(SUMMARY_METRICS), _METRICS_PER_PASS):
         chunk = SUMMARY_METRICS[start : start + _METRICS_PER_PASS]
         values = (
@@ -337,32 +345,30 @@ def stage_task_summaries(
             .agg(m.key.filter(m.key >= 0).sort().alias(m.field) for m in chunk)
             .collect()
         )
-        frame = frame.join(values, on=keys, how="left").with_columns(
-            pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk
+        at_ranks = frame.join(values, on=keys, how="left").select(
+            *keys,
+            *(pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk),
         )
+        del values
+        held: list[dict[tuple[Any, ...], Quantiles]] = [{} for _ in chunk]
+        for stage_id, attempt_id, *of_chunk in at_ranks.iter_rows():
+            kept = picked[(int(stage_id), int(attempt_id))]
+            for of_metric, metric_values in zip(held, of_chunk, strict=True):
+                # A rank past a metric's values gives None, where Spark's iterator gives NaN.
+                one_tuple = tuple(metric_values or missing)
+                one = of_metric.get(one_tuple)
+                if one is None:
+                    one = of_metric[one_tuple] = shared.one(shared.numbers(one_tuple))
+                kept.append(one)
+        del at_ranks
+    names = [m.field for m in SUMMARY_METRICS]
     out: dict[tuple[int, int], StageTaskSummary] = {}
-    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once, and
-    # each metric's repeated quantiles looked up once (a column's values are of one type, so
-    # equal tuples of one metric are the same values).
-    shared = SharedValues()
-    held: dict[str, dict[tuple[Any, ...], tuple[Any, ...]]] = {m.field: {} for m in SUMMARY_METRICS}
-    missing = (None,) * len(qs)
-    for row in frame.iter_rows(named=True):
-        key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
-        by_field = {}
-        for m in SUMMARY_METRICS:
-            # A rank past a metric's values gives None, where Spark's iterator gives NaN.
-            at_ranks = tuple(row[m.field] or missing)
-            of_metric = held[m.field]
-            one = of_metric.get(at_ranks)
-            if one is None:
-                one = of_metric[at_ranks] = shared.one(shared.numbers(at_ranks))
-            by_field[m.field] = one
+    for key, kept in picked.items():
         out[key] = StageTaskSummary(
             stage_id=key[0],
             stage_attempt_id=key[1],
             quantiles=qs,
-            n_tasks=int(row["n_tasks"]),
-            **by_field,
+            n_tasks=counts[key],
+            **dict(zip(names, kept, strict=True)),
         )
     return dict(sorted(out.items()))
