@@ -296,7 +296,7 @@ _SUMMARY_FIELDS = {f.name for f in fields(StageTaskSummary)}
 assert {m.field for m in SUMMARY_METRICS} <= _SUMMARY_FIELDS
 
 
-_METRICS_PER_PASS = 8
+_METRICS_PER_PASS = 4
 
 
 def _rank(quantile: float, n: pl.Expr) -> pl.Expr:

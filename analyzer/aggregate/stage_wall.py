@@ -94,7 +94,8 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figu
     """Per stage attempt: task time sums and the running-count figures of its timeline."""
     if tasks.is_empty():
         return {}
-    sums = tasks.group_by(_KEY).agg(
+    lazy = tasks.lazy()
+    sums = lazy.group_by(_KEY).agg(
         pl.len().alias("n"),
         pl.col("launch_ms").min().alias("first_launch"),
         pl.col("finish_ms").max().alias("last_finish"),
@@ -108,8 +109,14 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figu
         pl.col("gc_ms").clip(lower_bound=0).sum().alias("gc"),
         pl.col("shuffle_fetch_wait_ms").clip(lower_bound=0).sum().alias("fetch"),
     )
-    ends = tasks.select(
+    ends = lazy.select(
         *_KEY, "launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("finish_ms")
+    )
+    # Each task adds 1 at its launch and takes 1 at its end, so a stage attempt's steps sum to 0
+    # and, sorted by attempt, the running count is the plain cumulative sum: no window per
+    # attempt. A row's `i` only orders the rows of its own attempt.
+    same_attempt_next = (pl.col("stage_id") == pl.col("stage_id").shift(-1)) & (
+        pl.col("stage_attempt_id") == pl.col("stage_attempt_id").shift(-1)
     )
     events = (
         pl.concat(
@@ -120,21 +127,24 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figu
         )
         .sort([*_KEY, "t", "d"])
         .with_columns(
-            pl.col("d").cum_sum().over(_KEY).alias("running"),
-            pl.col("t").shift(-1).over(_KEY).alias("next_t"),
-            pl.int_range(pl.len()).over(_KEY).alias("i"),
+            pl.col("d").cum_sum().alias("running"),
+            pl.when(same_attempt_next).then(pl.col("t").shift(-1)).alias("next_t"),
+            pl.int_range(pl.len()).alias("i"),
         )
-        .with_columns(pl.col("running").max().over(_KEY).alias("peak"))
     )
-    high = pl.col("running") * 2 > pl.col("peak")
+    high = pl.col("running") * 2 > pl.col("running").max()
     last_high = pl.col("i").filter(high).max()
     in_gap = (pl.col("running") == 0) & (pl.col("i") < last_high)
-    timeline = events.group_by(_KEY).agg(
-        pl.col("peak").first(),
-        pl.col("next_t").filter(pl.col("i") == last_high).first().alias("tail_start"),
-        (pl.col("next_t") - pl.col("t")).filter(in_gap).sum().alias("gaps"),
-        pl.col("t").filter(in_gap).alias("gap_starts"),
-        pl.col("next_t").filter(in_gap).alias("gap_ends"),
+    timeline = (
+        events.group_by(_KEY)
+        .agg(
+            pl.col("running").max().alias("peak"),
+            pl.col("next_t").filter(pl.col("i") == last_high).first().alias("tail_start"),
+            (pl.col("next_t") - pl.col("t")).filter(in_gap).sum().alias("gaps"),
+            pl.col("t").filter(in_gap).alias("gap_starts"),
+            pl.col("next_t").filter(in_gap).alias("gap_ends"),
+        )
+        .collect()
     )
     # What the tasks still running in the tail spent their time on: a straggler whose time is
     # in-task scheduler delay is held by the driver or its executor, not by its data.
@@ -146,7 +156,16 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figu
         - pl.col("getting_result_ms")
     ).clip(lower_bound=0)
     stragglers = (
-        tasks.join(timeline.select(*_KEY, "tail_start"), on=_KEY)
+        lazy.select(
+            *_KEY,
+            "finish_ms",
+            "duration_ms",
+            "run_ms",
+            "deserialize_ms",
+            "result_serialization_ms",
+            "getting_result_ms",
+        )
+        .join(timeline.lazy().select(*_KEY, "tail_start"), on=_KEY)
         .filter(pl.col("finish_ms") > pl.col("tail_start"))
         .group_by(_KEY)
         .agg(
@@ -155,8 +174,12 @@ def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figu
             pl.col("deserialize_ms").clip(lower_bound=0).sum().alias("tail_deser"),
         )
     )
+    joined = (
+        sums.join(timeline.lazy(), on=_KEY, how="left")
+        .join(stragglers, on=_KEY, how="left")
+        .collect()
+    )
     out: dict[tuple[int, int], _Figures] = {}
-    joined = sums.join(timeline, on=_KEY, how="left").join(stragglers, on=_KEY, how="left")
     for row in joined.iter_rows(named=True):
         key = (int(row["stage_id"]), int(row["stage_attempt_id"]))
         spans = list(zip(row.pop("gap_starts") or (), row.pop("gap_ends") or (), strict=True))

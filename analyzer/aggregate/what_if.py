@@ -27,6 +27,7 @@ run's slots are the peak slots of its busiest profile (`local[N]` counts its thr
 from __future__ import annotations
 
 import heapq
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -102,8 +103,8 @@ class _Stage:
     """Submission to the first task launch, less the time every slot was busy or none alive."""
     after_ms: int
     """Last task end to the stage's completion (the driver handling the results)."""
-    durations_ms: list[int]
-    """Its task attempts' durations, in launch order."""
+    durations_ms: array[int]
+    """Its task attempts' durations (at least 0), in launch order: an array, 8 bytes a task."""
     empty_ms: int
     """Submission to completion of an attempt without tasks."""
 
@@ -189,32 +190,36 @@ def slot_release_ms(
     [50, 120, 70]
     """
     n = tasks.height
-    ends = tasks["finish_ms"].to_list()
-    launches = tasks["launch_ms"].to_list()
+    # Arrays, 8 bytes a task: a log can hold millions of task attempts.
+    launches = array("q", tasks["launch_ms"].to_list())
+    released = array(
+        "q", tasks.select(pl.max_horizontal("launch_ms", "finish_ms")).to_series().to_list()
+    )
     order = tasks.select(pl.int_range(n).alias("row"), "executor_id", "launch_ms", "index").sort(
         "executor_id", "launch_ms", "index"
     )
-    released = [max(a, b) for a, b in zip(launches, ends, strict=True)]
-    busy: list[tuple[int, int]] = []
-    current: str | None = None
-    cap = default_slots
-    for row, executor in zip(order["row"].to_list(), order["executor_id"].to_list(), strict=True):
-        if executor != current:
-            current, busy = executor, []
-            cap = max(1, executor_slots.get(executor, 0) or default_slots)
-        launch = launches[row]
-        while busy and busy[0][0] <= launch:
-            heapq.heappop(busy)
-        while len(busy) >= cap:
-            _, other = heapq.heappop(busy)
-            released[other] = max(launches[other], launch)
-        heapq.heappush(busy, (released[row], row))
+    rows = array("q", order["row"].to_list())
+    runs = order.group_by("executor_id", maintain_order=True).len().rows()
+    del order
+    start = 0
+    for executor, count in runs:  # each executor's tasks, in launch order
+        busy: list[tuple[int, int]] = []
+        cap = max(1, executor_slots.get(executor, 0) or default_slots)
+        for row in rows[start : start + count]:
+            launch = launches[row]
+            while busy and busy[0][0] <= launch:
+                heapq.heappop(busy)
+            while len(busy) >= cap:
+                _, other = heapq.heappop(busy)
+                released[other] = max(launches[other], launch)
+            heapq.heappush(busy, (released[row], row))
+        start += count
     return pl.Series("released_ms", released, dtype=pl.Int64)
 
 
 def _task_table(
     tasks: pl.DataFrame, executor_slots: dict[str, int], default_slots: int
-) -> dict[tuple[int, int], tuple[list[int], int, int]]:
+) -> dict[tuple[int, int], tuple[array[int], int, int]]:
     """Per stage attempt: how long each task held its slot, in launch order (launch time, then
     index), its first launch and its last slot release."""
     if tasks.is_empty():
@@ -225,13 +230,13 @@ def _task_table(
         .sort("stage_id", "stage_attempt_id", "launch_ms", "index")
         .group_by("stage_id", "stage_attempt_id", maintain_order=True)
         .agg(
-            (pl.col("end") - pl.col("launch_ms")).alias("durations"),
+            (pl.col("end") - pl.col("launch_ms")).clip(lower_bound=0).alias("durations"),
             pl.col("launch_ms").min().alias("first"),
             pl.col("end").max().alias("last"),
         )
     )
     return {
-        (int(sid), int(att)): (list(durations), int(first), int(last))
+        (int(sid), int(att)): (array("q", durations), int(first), int(last))
         for sid, att, durations, first, last in grouped.iter_rows()
     }
 
@@ -261,7 +266,7 @@ def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity)
     for s in attempts:
         submit_ms = s.submission_ms if s.submission_ms is not None else t0
         durations, first, last = by_stage.get(
-            (s.stage_id, s.attempt_id), ([], submit_ms, submit_ms)
+            (s.stage_id, s.attempt_id), (array("q"), submit_ms, submit_ms)
         )
         complete_ms = max(s.completion_ms if s.completion_ms is not None else last, submit_ms)
         index = len(stages)
@@ -282,7 +287,7 @@ def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity)
                 priority=(min(s.job_ids, default=1 << 62), s.stage_id, s.attempt_id),
                 launch_delay_ms=delay,
                 after_ms=max(0, complete_ms - max(last, submit_ms)) if durations else 0,
-                durations_ms=[max(0, int(d)) for d in durations],
+                durations_ms=durations,
                 empty_ms=0 if durations else complete_ms - submit_ms,
             )
         )
