@@ -311,7 +311,7 @@ class ApplicationBuilder:
         ex.details = self.plan_parts.text(event.details)
         ex.start_ms = event.time_ms
         self.streaming.note_time(event.time_ms)
-        ex.modified_configs = dict(event.modified_configs or {})
+        ex.modified_configs = self.plan_parts.configs(event.modified_configs)
         self._add_plan(ex, event.physical_plan_description, event.plan)
 
     def _on_adaptive_update(self, event: ev.SQLAdaptiveExecutionUpdate) -> None:

@@ -17,7 +17,6 @@ from analyzer.model.application import (
     PlanVersion,
     StageAttempt,
 )
-from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import MetricCatalog, MetricSpec, PlanGraph
 
 # Spark's CpuAmount: a cores-per-task amount has 9 decimal places and lies in [1e-9, 2^31 - 1].
@@ -90,7 +89,8 @@ class LiveExecution:
     metrics: dict[int, MetricSpec] = field(default_factory=dict)
     """Accumulator id → the metric, over every plan version (and those AQE adds)."""
     job_ids: list[int] = field(default_factory=list)
-    modified_configs: dict[str, str] = field(default_factory=dict)
+    modified_configs: tuple[tuple[str, str], ...] = ()
+    """Sorted by key, secrets redacted, shared (`PlanParts.configs`)."""
 
     def to_model(
         self, job_status: dict[int, str], stage_ids: list[int], catalog: MetricCatalog
@@ -123,7 +123,7 @@ class LiveExecution:
             stage_ids=tuple(stage_ids),
             plans=plans,
             metric_catalog=catalog,
-            modified_configs=redact_pairs(sorted(self.modified_configs.items())),
+            modified_configs=self.modified_configs,
             ended=self.ended,
         )
 

@@ -15,6 +15,7 @@ from array import array
 import msgspec
 
 from analyzer.eventlog.app_events import SparkPlanInfo
+from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import (
     MetricCatalog,
     MetricSpec,
@@ -265,10 +266,22 @@ class PlanParts:
         """Digest of a plan's encoding less its ids → its shape, and for each of its graph's
         ids, node after node, the id's place among those of the encoding."""
         self._texts: dict[str, str] = {}
+        self._configs: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 
     def text(self, value: str) -> str:
         """The one copy of a string equal to `value`."""
         return self._texts.setdefault(value, value)
+
+    def configs(self, logged: dict[str, str] | None) -> tuple[tuple[str, str], ...]:
+        """The one copy of an execution's modified configurations, sorted by key and with
+        secrets redacted (`redact_pairs`): every run of a repeated query logs the same ones."""
+        key = tuple(sorted((logged or {}).items()))
+        found = self._configs.get(key)
+        if found is None:
+            found = self._configs[key] = tuple(
+                (self.text(k), self.text(v)) for k, v in redact_pairs(key)
+            )
+        return found
 
     def spec(self, name: str, metric_type: str) -> MetricSpec:
         """The one `MetricSpec` of a metric named `name` (trimmed) of this type."""
