@@ -176,15 +176,104 @@ class _Sums:
     """stage id → run time of its successful tasks beyond their longest codegen duration."""
 
 
-def _rows_metric(
-    node: PlanNode, accumulator_ids: Sequence[int], names: tuple[str, ...]
-) -> int | None:
-    """The accumulator id (`accumulator_ids`: the node's, in the order of its metrics) of the
-    node's first metric named one of `names`, if any."""
-    for m, acc_id in zip(node.metrics, accumulator_ids, strict=True):
+@dataclass(frozen=True)
+class _PlanProfile:
+    """What the attribution reads of a plan's structure, the same for every run of the plan:
+    a stream's micro-batches and a repeated query's runs share one (see `_profile_of`).
+
+    Metrics are named by their index in the graph's `all_accumulator_ids` (node after node,
+    each node's in the order of its `metrics`), so a run only brings its own ids.
+    """
+
+    nodes: tuple[PlanNode, ...]
+    edges: tuple[object, ...]
+    """The graph's own tuples: held so that the key of a profile names live objects."""
+    children: dict[int, list[PlanNode]]
+    spans: dict[int, tuple[int, int]]
+    """Node id → where its metrics' ids start and end."""
+    rows_at: dict[int, int]
+    """Node id → the index of its first row metric (`ROW_METRICS`), for the nodes with one."""
+    read_at: dict[int, int]
+    """Exchange id → the index of its first read-side row metric (`EXCHANGE_READ_ROWS`)."""
+    write_at: dict[int, int]
+    """Exchange id → the index of its first write-side row metric (`EXCHANGE_WRITE_ROWS`)."""
+    fetch_at: dict[int, int]
+    """Exchange id → the index of its fetch wait time."""
+    operators: tuple[PlanNode, ...]
+    """The nodes that do work (no clusters, no `NO_WORK_OPERATORS`), in graph order."""
+    claims: dict[int, tuple[tuple[int, str], ...]]
+    """Operator id → its claiming metrics (`claiming_metrics`) as (index, metric type)."""
+    driver: tuple[tuple[int, int, str], ...]
+    """(node id, index, metric type) of every driver-side timing (`DRIVER_METRICS`)."""
+
+
+def _first_named(node: PlanNode, start: int, names: tuple[str, ...]) -> int | None:
+    """The index of the node's first metric named one of `names` (its metrics start at
+    `start`), if any."""
+    for i, m in enumerate(node.metrics):
         if m.name in names:
-            return acc_id
+            return start + i
     return None
+
+
+def _build_profile(graph: PlanGraph) -> _PlanProfile:
+    spans: dict[int, tuple[int, int]] = {}
+    rows_at: dict[int, int] = {}
+    read_at: dict[int, int] = {}
+    write_at: dict[int, int] = {}
+    fetch_at: dict[int, int] = {}
+    driver: list[tuple[int, int, str]] = []
+    start = 0
+    for n in graph.nodes:
+        node_id = n.node_id
+        spans[node_id] = (start, start + len(n.metrics))
+        for at, found in (
+            (rows_at, _first_named(n, start, ROW_METRICS)),
+            (read_at, _first_named(n, start, EXCHANGE_READ_ROWS)),
+            (write_at, _first_named(n, start, EXCHANGE_WRITE_ROWS)),
+            (fetch_at, _first_named(n, start, ("fetch wait time",))),
+        ):
+            if found is not None:
+                at[node_id] = found
+        driver.extend(
+            (node_id, start + i, m.metric_type)
+            for i, m in enumerate(n.metrics)
+            if m.name in DRIVER_METRICS
+        )
+        start += len(n.metrics)
+    operators = tuple(
+        n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS
+    )
+    claims = {
+        n.node_id: tuple(
+            (at, m.metric_type)
+            for m, at in claiming_metrics(n, range(spans[n.node_id][0], spans[n.node_id][1]))
+        )
+        for n in operators
+    }
+    return _PlanProfile(
+        nodes=graph.nodes,
+        edges=graph.edges,
+        children={n.node_id: graph.children_of(n.node_id) for n in graph.nodes},
+        spans=spans,
+        rows_at=rows_at,
+        read_at=read_at,
+        write_at=write_at,
+        fetch_at=fetch_at,
+        operators=operators,
+        claims=claims,
+        driver=tuple(driver),
+    )
+
+
+def _profile_of(graph: PlanGraph, profiles: dict[tuple[int, int], _PlanProfile]) -> _PlanProfile:
+    """The graph's profile, made once for all graphs that hold the same node and edge tuples
+    (the replay gives every run of a plan its shape's)."""
+    key = (id(graph.nodes), id(graph.edges))
+    found = profiles.get(key)
+    if found is None or found.nodes is not graph.nodes or found.edges is not graph.edges:
+        found = profiles[key] = _build_profile(graph)
+    return found
 
 
 class _ExecutionAttribution:
@@ -195,26 +284,23 @@ class _ExecutionAttribution:
     walk: a log of thousands of short executions runs this for each of them.
     """
 
-    def __init__(self, execution: Execution, sums: _Sums) -> None:
+    def __init__(self, execution: Execution, sums: _Sums, profile: _PlanProfile) -> None:
         self.execution = execution
         self.graph: PlanGraph = execution.final_plan.graph
         self.sums = sums
         self.stages = sorted(
             {s for s in execution.stage_ids if s in sums.run_ms or s in sums.all_run_ms}
         )
-        graph = self.graph
-        self.children: dict[int, list[PlanNode]] = {
-            n.node_id: graph.children_of(n.node_id) for n in graph.nodes
-        }
-        self.acc_ids: dict[int, Sequence[int]] = {
-            n.node_id: graph.accumulator_ids(n.node_id) if n.metrics else () for n in graph.nodes
-        }
-        """Node id → the accumulator ids of its metrics in this execution, in their order."""
-        self.rows_acc: dict[int, int | None] = {
-            n.node_id: _rows_metric(n, self.acc_ids[n.node_id], ROW_METRICS) for n in graph.nodes
-        }
+        self.profile = profile
+        self.children = profile.children
+        self.ids: Sequence[int] = self.graph.all_accumulator_ids
+        """The run's accumulator ids, at the indexes the profile names."""
         self.node_stages: dict[int, set[int]] = {}
         self._assign_stages()
+
+    def _acc(self, at: int | None) -> int | None:
+        """The run's accumulator id at a profile index, if there is one."""
+        return None if at is None else self.ids[at]
 
     def value(self, acc_id: int, stage: int) -> int:
         return self.sums.by_acc_stage.get((acc_id, stage), 0)
@@ -234,9 +320,11 @@ class _ExecutionAttribution:
         graph = self.graph
         acc_stages = self._acc_stages()
         no_stages: set[int] = set()
+        spans, ids = self.profile.spans, self.ids
         for node in graph.nodes:
             own: set[int] = set()
-            for acc_id in self.acc_ids[node.node_id]:
+            start, end = spans[node.node_id]
+            for acc_id in ids[start:end]:
                 own |= acc_stages.get(acc_id, no_stages)
             self.node_stages[node.node_id] = own
         for node in graph.nodes:
@@ -271,9 +359,9 @@ class _ExecutionAttribution:
         return set()
 
     def _reads_in(self, exchange: PlanNode, stage: int) -> bool:
-        ids = self.acc_ids[exchange.node_id]
-        read = _rows_metric(exchange, ids, EXCHANGE_READ_ROWS)
-        fetch = _rows_metric(exchange, ids, ("fetch wait time",))
+        profile = self.profile
+        read = self._acc(profile.read_at.get(exchange.node_id))
+        fetch = self._acc(profile.fetch_at.get(exchange.node_id))
         return (read is not None and self.value(read, stage) > 0) or (
             fetch is not None and (fetch, stage) in self.sums.by_acc_stage
         )
@@ -284,11 +372,11 @@ class _ExecutionAttribution:
         if key in memo:
             return memo[key]
         memo[key] = 0  # a reused node reached again while being worked out
-        acc = self.rows_acc[node.node_id]
+        profile = self.profile
+        acc = self._acc(profile.rows_at.get(node.node_id))
         if "Exchange" in node.name:
-            ids = self.acc_ids[node.node_id]
-            write = _rows_metric(node, ids, EXCHANGE_WRITE_ROWS)
-            read = _rows_metric(node, ids, EXCHANGE_READ_ROWS)
+            write = self._acc(profile.write_at.get(node.node_id))
+            read = self._acc(profile.read_at.get(node.node_id))
             rows = (self.value(read, stage) if read is not None else 0) or (
                 self.value(write, stage) if write is not None else 0
             )
@@ -328,7 +416,7 @@ class _ExecutionAttribution:
         """All rows one input of a join produced, driver values included (a broadcast's rows are
         counted on the driver), else what its own inputs produced."""
         memo: dict[tuple[int, int], int] = {}
-        acc = self.rows_acc[node.node_id]
+        acc = self._acc(self.profile.rows_at.get(node.node_id))
         if acc is not None:
             return self.sums.by_acc_stage.get((acc, TOTAL), 0)
         children = self.children[node.node_id]
@@ -346,18 +434,14 @@ class _ExecutionAttribution:
         per_stage: dict[int, dict[int, float]] = defaultdict(dict)
         driver: dict[int, float] = defaultdict(float)
         stage_times: dict[int, StageTime] = {}
-        operators = [n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS]
-        for node in graph.nodes:
-            for m, acc_id in zip(node.metrics, self.acc_ids[node.node_id], strict=True):
-                if m.name in DRIVER_METRICS:
-                    driver[node.node_id] += _metric_ms(m.metric_type, self._driver_total(acc_id))
+        profile, ids = self.profile, self.ids
+        operators = profile.operators
+        for node_id, at, metric_type in profile.driver:
+            driver[node_id] += _metric_ms(metric_type, self._driver_total(ids[at]))
         memo: dict[tuple[int, int], int] = {}
         node_claims = {
-            n.node_id: [
-                (acc_id, m.metric_type)
-                for m, acc_id in claiming_metrics(n, self.acc_ids[n.node_id])
-            ]
-            for n in operators
+            node_id: [(ids[at], metric_type) for at, metric_type in claims]
+            for node_id, claims in profile.claims.items()
         }
         by_acc_stage = sums.by_acc_stage
         for stage in self.stages:
@@ -463,6 +547,7 @@ def attribute_time(
     shared = SharedValues()
     executions = {e.execution_id: e for e in app.executions}
     out: dict[int, ExecutionTime] = {}
+    profiles: dict[tuple[int, int], _PlanProfile] = {}
     for batch_ids, batch_slots in slot_batches(slots, list(executions)):
         per_execution = acc_stage_sums(batch_slots)
         for execution_id in batch_ids:
@@ -475,7 +560,9 @@ def attribute_time(
             sums = _Sums(
                 by_acc_stage=by_acc_stage, run_ms=run_ok, all_run_ms=run_all, outside_ms=outside
             )
-            out[execution_id] = _ExecutionAttribution(executions[execution_id], sums).run(shared)
+            execution = executions[execution_id]
+            profile = _profile_of(execution.final_plan.graph, profiles)
+            out[execution_id] = _ExecutionAttribution(execution, sums, profile).run(shared)
     return out
 
 
