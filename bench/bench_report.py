@@ -1,8 +1,8 @@
 """Time `spark-explain report` end to end against Spark's History Server on the same big logs.
 
 usage:
-  python bench/bench_report.py            the three shapes at the 350 MB class, plain
-  python bench/bench_report.py --large    also the 3.5 GB class (about 8 GB of disk, minutes)
+  python bench/bench_report.py            the four shapes at the 350 MB class, plain
+  python bench/bench_report.py --large    also the 3.5 GB class (about 14 GB of disk, minutes)
   python bench/bench_report.py --shapes q72 --sizes small,350mb --codecs plain,zstd
   python bench/bench_report.py --sizes 350mb --codecs plain --repeat 3 --no-shs
   python bench/bench_report.py --shapes stream --sizes 350mb
@@ -17,7 +17,8 @@ Four shapes of log, built on demand into bench/logs/ (gitignored), copies made w
   (bench/make_giant_stage_log.py, minutes); `3500mb` is 10 copies of it;
 - `stream`: the `sea-stream-keeps-up` sample (one streaming query, 10 micro-batches of two
   executions each, 0.8 MB), its batches repeated 1,000 times as one run of the query
-  (bench/scale_stream_log.py): 10,000 micro-batches, 20,000 executions, 686 MB (`350mb`).
+  (bench/scale_stream_log.py): 10,000 micro-batches, 20,000 executions, 686 MB (`350mb`),
+  and 5,000 times, 100,000 executions, 3.4 GB (`3500mb`).
 Each plain log has a zstd twin. For every log it measures, in separate processes:
 
 - the floors: decompressing and splitting lines alone (`iter_lines`), and `orjson.loads` per line;
