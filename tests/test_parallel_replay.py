@@ -130,6 +130,26 @@ def test_closing_early_leaves_no_process() -> None:
     assert _children() <= before
 
 
+EDITED_SAMPLE = "local-1795320224872"
+"""The sample the tests of edited logs change: several stages, task events in the thousands."""
+
+
+def _sample_lines() -> list[bytes]:
+    return next(p for p in _logs() if p.name == EDITED_SAMPLE).read_bytes().splitlines()
+
+
+def _both_ways(
+    tmp_path: Path, name: str, lines: list[bytes], strictness: Strictness
+) -> tuple[int, Any, Any]:
+    """Write `lines` as a log and replay it in one process and with two workers: the number
+    of processes the second used, and both outcomes."""
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    _, expected = _outcome(path, strictness, n_workers=0)
+    n_processes, got = _outcome(path, strictness, n_workers=2)
+    return n_processes, expected, got
+
+
 def _last_event_key(line: bytes, last: str) -> bytes:
     """`line` with a second `"Event"` key, `last`, after its others."""
     return line[:-1] + b',"Event":' + last.encode() + b"}"
@@ -139,8 +159,7 @@ def test_task_lines_whose_last_event_key_names_another_event(tmp_path: Path) -> 
     # Workers decode a line written as a task event at once, with its last `Event` key; one
     # whose last key names another event (escaped or not), or that does not decode, must be
     # what the sequential replay makes of it.
-    log = next(p for p in _logs() if p.name == "local-1795320224872")
-    lines = log.read_bytes().splitlines()
+    lines = _sample_lines()
     ends = [i for i, x in enumerate(lines) if x.startswith(b'{"Event":"SparkListenerTaskEnd"')]
     starts = [i for i, x in enumerate(lines) if x.startswith(b'{"Event":"SparkListenerTaskStart"')]
     assert len(ends) > 10 and len(starts) > 10
@@ -150,10 +169,7 @@ def test_task_lines_whose_last_event_key_names_another_event(tmp_path: Path) -> 
     changed[ends[7]] = _last_event_key(lines[ends[7]], '"SparkListenerTaskStart"')
     changed[starts[4]] = _last_event_key(lines[starts[4]], '"SparkListenerTaskEnd"')
     changed[starts[6]] = _last_event_key(lines[starts[6]], '"SparkListenerTaskStart"')
-    path = tmp_path / "last-event-key"
-    path.write_bytes(b"\n".join(changed) + b"\n")
-    _, expected = _outcome(path, Strictness.LENIENT, n_workers=0)
-    n_processes, got = _outcome(path, Strictness.LENIENT, n_workers=2)
+    n_processes, expected, got = _both_ways(tmp_path, "last-event-key", changed, Strictness.LENIENT)
     assert got == expected
     assert n_processes == 2
     assert isinstance(expected, dict) and expected["unknown_event_types"] == [("SparkListenerX", 1)]
@@ -162,8 +178,7 @@ def test_task_lines_whose_last_event_key_names_another_event(tmp_path: Path) -> 
 def test_a_sql_metric_updated_with_a_number(tmp_path: Path) -> None:
     # Workers leave number updates (internal metrics, as Spark writes them) out; a SQL metric's
     # update written as a number counts in the sequential replay, so such a log is read by it.
-    log = next(p for p in _logs() if p.name == "local-1795320224872")
-    lines = log.read_bytes().splitlines()
+    lines = _sample_lines()
     changed = list(lines)
     n_changed = 0
     for i, line in enumerate(lines):
@@ -175,11 +190,10 @@ def test_a_sql_metric_updated_with_a_number(tmp_path: Path) -> None:
                     n_changed += 1
             changed[i] = orjson.dumps(event)
     assert n_changed
-    path = tmp_path / "number-sql-update"
-    path.write_bytes(b"\n".join(changed) + b"\n")
-    _, expected = _outcome(path, Strictness.STRICT, n_workers=0)
-    n_processes, got = _outcome(path, Strictness.STRICT, n_workers=2)
+    n_processes, expected, got = _both_ways(
+        tmp_path, "number-sql-update", changed, Strictness.STRICT
+    )
     assert got == expected
     assert n_processes == 1
-    _, original = _outcome(log, Strictness.STRICT, n_workers=0)
+    _, original = _both_ways(tmp_path, "original", lines, Strictness.STRICT)[1:]
     assert isinstance(expected, dict) and expected["frozen"] != original["frozen"]
