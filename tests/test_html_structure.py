@@ -21,6 +21,8 @@ from reports import (
     report_logs,
 )
 
+import analyzer.report.html.page as html_page
+
 LOGS = report_log_params()
 ATTACK = "</script><img src=x onerror=alert(1)>"
 URL_IN_CSS = re.compile(r"url\(\s*['\"]?([^'\")]*)", re.IGNORECASE)
@@ -171,3 +173,31 @@ def test_top_and_execution_filters() -> None:
     page = html_report(analysis, executions=(first,))
     assert page.count('<section class="card execution"') == 1
     assert f'id="exec-{first}"' in page
+
+
+MULTI_SQL_LOG = (
+    Path(__file__).resolve().parent.parent / "sample_eventlogs" / "local-1795320703822.lz4"
+)
+"""`sea-multi-sql`: nine short SQL executions."""
+
+
+@pytest.mark.skipif(not MULTI_SQL_LOG.exists(), reason="sea-multi-sql sample missing")
+def test_the_executions_list_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A day of a streaming query is tens of thousands of executions: the page lists the slowest
+    # up to its bound and says where the rest are.
+    monkeypatch.setattr(html_page, "MAX_LISTED_EXECUTIONS", 4)
+    analysis = analysis_of(MULTI_SQL_LOG)
+    n = len(analysis.application.executions)
+    assert n > 4
+    page = html_report(analysis)
+    start = page.index('id="executions"')
+    listed = page[start : page.index("</section>", start)]
+    assert f"4 of {n}, slowest first" in listed
+    assert listed.count("<tr>") == 4 + 1  # the rows and the header
+    assert f"holds the 4 slowest of {n}; the JSON report (--format json) lists every one" in page
+    slowest = sorted(
+        analysis.application.executions, key=lambda e: (-(e.duration_ms or 0), e.execution_id)
+    )
+    assert f'<a href="#exec-{slowest[0].execution_id}">' in listed
+    monkeypatch.setattr(html_page, "MAX_LISTED_EXECUTIONS", n)
+    assert "the JSON report (--format json) lists every one" not in html_report(analysis)

@@ -63,6 +63,9 @@ from analyzer.units import fmt_duration_ms, fmt_pct
 
 MAX_DETAILED_EXECUTIONS = 25
 """Unless executions are chosen explicitly, only the slowest this many get a detailed section."""
+MAX_LISTED_EXECUTIONS = 2000
+"""The list of SQL executions holds at most the slowest this many (about 0.5 KB of page each):
+a day of a streaming query is tens of thousands of executions, which the JSON report lists."""
 
 
 def _help(text: str) -> dict[str, str]:
@@ -346,6 +349,7 @@ def build_html_view(
     detailed = slowest if options.executions else slowest[:MAX_DETAILED_EXECUTIONS]
     detailed_ids = {e.execution_id for e in detailed}
     longest = max((e.duration_ms or 0 for e in slowest), default=0)
+    listed = slowest[:MAX_LISTED_EXECUTIONS]
     rows = tuple(
         ExecutionRowView(
             anchor=f"exec-{e.execution_id}" if e.execution_id in detailed_ids else "",
@@ -359,7 +363,7 @@ def build_html_view(
             ),
             n_jobs=len(e.job_ids),
         )
-        for e in slowest
+        for e in listed
     )
     header = build_header_view(analysis, now_ms)
     notes = list(header.notes)
@@ -367,6 +371,11 @@ def build_html_view(
         notes.append(
             f"Detailed sections cover the {len(detailed)} slowest of {len(slowest)} executions; "
             "choose others with --execution or --top."
+        )
+    if len(listed) < len(slowest):
+        notes.append(
+            f"The list of SQL executions holds the {len(listed)} slowest of {len(slowest)}; "
+            "the JSON report (--format json) lists every one."
         )
     findings_view = build_findings_view(app, findings, selection.ids, options.thresholds)
     by_id = {e.execution_id: e for e in selection.executions}
