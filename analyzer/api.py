@@ -210,6 +210,24 @@ def render_report(
         return out if isinstance(out, str) else b"".join(out).decode("utf-8")
 
 
+def report_pieces(
+    analysis: Analysis,
+    options: ReportOptions | None = None,
+    findings: Sequence[Finding] | None = None,
+) -> Iterator[str]:
+    """Render an analysis (see `render_report`) in pieces whose concatenation is its report:
+    the JSON and text reports are made one execution at a time, so a report of tens of
+    thousands of executions is written to a terminal or a pipe without being whole in memory.
+    """
+    with _collector_paused():
+        out = _render(analysis, options, findings, None)
+        if isinstance(out, str):
+            yield out
+            return
+        for chunk in out:
+            yield bytes(chunk).decode("utf-8")
+
+
 @dataclass(frozen=True)
 class _ReportRun:
     """One report being made: what every step of a format gets."""
@@ -333,6 +351,25 @@ def _render_html(run: _ReportRun, view: Any) -> str:
     return render_html(view, text_of)
 
 
+def _stream_text(run: _ReportRun) -> Iterator[bytes | memoryview]:
+    """The text report's UTF-8 bytes, one execution at a time (`render_text_chunks`); a
+    redacted report is made whole (its redaction walks the whole view)."""
+    if run.redactor is not None:
+        return iter([_render_view(run, _TEXT).encode("utf-8")])
+    from analyzer.render.text import render_text_chunks
+    from analyzer.report.bounds import clip_view
+    from analyzer.report.text import build_text_parts
+
+    view, executions = build_text_parts(run.analysis, run.findings, run.options, run.bounded_plans)
+    chunks = render_text_chunks(
+        clip_view(view),
+        (clip_view(e) for e in executions),
+        width=run.options.width,
+        color=run.options.color,
+    )
+    return (chunk.encode("utf-8") for chunk in chunks)
+
+
 def _stream_json(run: _ReportRun) -> Iterator[bytes | memoryview]:
     return _json_chunks(run.analysis, run.findings, run.options, run.redactor)
 
@@ -340,7 +377,7 @@ def _stream_json(run: _ReportRun) -> Iterator[bytes | memoryview]:
 _TEXT = _ViewFormat(build=_build_text, render=_render_text_view)
 
 _FORMATS: dict[str, _ViewFormat | _StreamedFormat] = {
-    "text": _TEXT,
+    "text": _StreamedFormat(stream=_stream_text),
     "markdown": _ViewFormat(build=_build_markdown, render=_render_markdown),
     "html": _ViewFormat(build=_build_html, render=_render_html),
     "json": _StreamedFormat(stream=_stream_json),

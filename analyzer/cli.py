@@ -279,9 +279,22 @@ def report_command(
         (path,) = _logs_to_read(log_dir, [log], output, remote)
         analysis = _analyze(path, lenient, remote)
         if output is None:
-            sys.stdout.write(api.render_report(analysis, options))
+            _write_to_stdout(api.report_pieces(analysis, options))
         else:
             api.write_report(analysis, output, options)
+
+
+def _write_to_stdout(pieces: Iterator[str]) -> None:
+    """Write a report to standard output piece by piece (it is made as it is written); when
+    the reader goes away (`| head`), stop making it, quietly."""
+    try:
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Nothing more can be written; point stdout at /dev/null so the exit's flush is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _terminal_width(to_terminal: bool) -> int:

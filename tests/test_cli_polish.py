@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,17 @@ def test_error_hints_name_only_options_that_exist() -> None:
     report, batch = _options_of("report"), _options_of("batch")
     assert "--lenient" in report and "--lenient" in batch
     assert named <= report | batch | {"--help"}, named - report - batch
+
+
+def test_a_report_piped_into_a_reader_that_stops_ends_quietly() -> None:
+    # `spark-explain report LOG | head`: the report is written as it is made; once the reader
+    # is gone the command stops, with no traceback and no error.
+    cli = Path(sys.executable).parent / "spark-explain"
+    command = [str(cli), "report", str(SAMPLE), "--metrics", "full", "--format", "json"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline().startswith(b"{")
+        process.stdout.close()
+        stderr = process.stderr.read()
+        assert process.wait(timeout=120) == 0
+    assert stderr == b""

@@ -20,9 +20,12 @@ from reports import NOW_MS, analysis_of, report_logs
 
 import analyzer.insights as insights
 import analyzer.insights.rules as rules
+import analyzer.render.text as render_text
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
+from analyzer.report.bounds import clip_view
 from analyzer.report.options import FORMATS, ReportOptions
+from analyzer.report.text import build_text_view
 
 LOGS = report_logs()
 
@@ -189,3 +192,29 @@ def test_reports_do_not_depend_on_hash_seeds() -> None:
 def test_every_format_has_one_way_to_be_made() -> None:
     """The API's registry of formats holds exactly the formats `ReportOptions` accepts."""
     assert sorted(api._FORMATS) == sorted(FORMATS)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_reports_in_pieces_are_the_report(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    # The CLI writes a report to standard output piece by piece; the text report is made one
+    # execution at a time, its lines fitted as they come: the pieces must join to the report.
+    monkeypatch.setattr(render_text, "CHUNK_CHARS", 1)  # a piece per fitted line
+    log = max(LOGS, key=lambda p: len(analysis_of(p).application.executions))
+    analysis = analysis_of(log)
+    assert len(analysis.application.executions) > 3
+    for options in (
+        ReportOptions(fmt=fmt, now_ms=NOW_MS),
+        ReportOptions(fmt=fmt, now_ms=NOW_MS, metrics="full", color=True, width=60),
+        ReportOptions(fmt=fmt, now_ms=NOW_MS, sections=("plans",)),
+        ReportOptions(fmt=fmt, now_ms=NOW_MS, redact=True),
+    ):
+        pieces = list(api.report_pieces(analysis, options))
+        whole = api.render_report(analysis, options)
+        assert "".join(pieces) == whole
+        assert len(pieces) > (1 if fmt == "text" and not options.redact else 0)
+    if fmt == "text":  # the streamed text is what the whole view renders to
+        options = ReportOptions(fmt="text", now_ms=NOW_MS, metrics="full")
+        findings = api.find_issues(analysis)
+        view = build_text_view(analysis, findings, options)
+        expected = render_text.render_text(clip_view(view), width=options.width)
+        assert api.render_report(analysis, options, findings) == expected

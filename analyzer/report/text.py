@@ -7,7 +7,7 @@ places them, and `render.text` fits the lines to the width.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime, NodeTime
 from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.insights import Finding
+from analyzer.model.application import Execution
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.context import MAX_ROWS, ContextView, build_context_view, other_stages
 from analyzer.report.cost import CostView, cost_view
@@ -472,6 +473,22 @@ def build_text_view(
     the output, the others in `… N more` nodes (`aggregate.plan_bounds`). Raises `UsageError`
     for an execution id the log does not hold.
     """
+    view, executions = build_text_parts(analysis, findings, options, bounded_plans)
+    return dataclasses.replace(view, executions=tuple(executions))
+
+
+def build_text_parts(
+    analysis: Analysis,
+    findings: Sequence[Finding],
+    options: ReportOptions,
+    bounded_plans: bool = False,
+) -> tuple[TextReportView, Iterator[TextExecutionView]]:
+    """Build the text report's view model without its executions, and the executions' views,
+    made one at a time as they are read (see `build_text_view`).
+
+    A log of tens of thousands of executions (a day of a streaming query) makes a text report
+    of tens of MB: its executions' views are never all in memory when the report is streamed.
+    """
     app = analysis.application
     selection = select_executions(app, options)
     findings_view = build_findings_view(app, findings, selection.ids, options.thresholds)
@@ -487,8 +504,8 @@ def build_text_view(
         keys = {(s.stage_id, s.attempt_id) for ss in stages_of.values() for s in ss}
         keys |= {(s.stage_id, s.attempt_id) for s in others[:MAX_ROWS]}
         task_rows = analysis.stage_task_rows(keys)
-    executions = []
-    for e in selection.executions if with_executions else ():
+
+    def execution_view(e: Execution) -> TextExecutionView:
         stats = analysis.node_stats.get(e.execution_id, {})
         stages = (
             ()
@@ -527,18 +544,18 @@ def build_text_view(
                         },
                     },
                 )
-        executions.append(
-            TextExecutionView(
-                execution=shared,
-                plan=build_plan_view(drawn, drawn_stats, options, shared.findings, times)
-                if "plans" in sections
-                else None,
-                top_operators=build_top_operators(graph, analysis.times.get(e.execution_id))
-                if with_figures
-                else (),
-                top_label=TOP_LABEL,
-            )
+        return TextExecutionView(
+            execution=shared,
+            plan=build_plan_view(drawn, drawn_stats, options, shared.findings, times)
+            if "plans" in sections
+            else None,
+            top_operators=build_top_operators(graph, analysis.times.get(e.execution_id))
+            if with_figures
+            else (),
+            top_label=TOP_LABEL,
         )
+
+    chosen = selection.executions if with_executions else ()
     context = build_context_view(
         analysis,
         is_filtered=selection.is_filtered,
@@ -556,7 +573,7 @@ def build_text_view(
         findings_view.items,
         set(selection.ids),
     )
-    return TextReportView(
+    view = TextReportView(
         header=header,
         verdict=verdict,
         metrics_level=level,
@@ -566,7 +583,8 @@ def build_text_view(
         streaming=build_streaming_view(analysis, set(selection.ids)),
         cost=cost_view(analysis, options.prices),
         findings=findings_view,
-        executions=tuple(executions),
+        executions=(),
         context=context,
         sections=sections,
     )
+    return view, (execution_view(e) for e in chosen)
