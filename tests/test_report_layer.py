@@ -198,7 +198,7 @@ def test_every_format_has_one_way_to_be_made() -> None:
 def test_reports_in_pieces_are_the_report(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
     # The CLI writes a report to standard output piece by piece; the text report is made one
     # execution at a time, its lines fitted as they come: the pieces must join to the report.
-    monkeypatch.setattr(render_text, "CHUNK_CHARS", 1)  # a piece per fitted line
+    monkeypatch.setattr(render_text, "PIECES_PER_BATCH", 1)  # lines handed out as they come
     log = max(LOGS, key=lambda p: len(analysis_of(p).application.executions))
     analysis = analysis_of(log)
     assert len(analysis.application.executions) > 3

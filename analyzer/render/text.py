@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from analyzer.render.environment import text_env
 from analyzer.render.terminal import apply_colour, fit_line, fit_width
 from analyzer.report.text import TextExecutionView, TextReportView
 
-CHUNK_CHARS = 1 << 20
-"""A streamed text report is handed out in pieces of about this many characters, whole lines."""
+PIECES_PER_BATCH = 1 << 16
+"""A streamed text report is handed out in batches of this many of the template's pieces (a few
+characters each: about 1 MB), cut at line ends."""
 
 
 def render_text(view: TextReportView, width: int = 100, color: bool = False) -> str:
@@ -42,19 +44,13 @@ def render_text_chunks(
     pieces = template.generate(
         app=view, executions=executions, color=color, width=width, rule="═" * width
     )
-    parts = _fitted_parts(_lines(_raw_without_leading_rule(pieces)), width)
-    out: list[str] = []
-    size = 0
-    for i, part in enumerate(parts):
-        if i:
-            out.append("\n")
-        out.append(part)
-        size += len(part) + 1
-        if size >= CHUNK_CHARS:
-            yield apply_colour("".join(out))
-            out, size = [], 0
-    if out:
-        yield apply_colour("".join(out))
+    first = True
+    for lines in _line_batches(pieces):
+        parts = [part for line in lines for part in fit_line(line.rstrip(), width)]
+        if parts:  # joined as `fit_width` joins them: one line end between parts
+            text = "\n".join(parts)
+            yield apply_colour(text if first else "\n" + text)
+            first = False
 
 
 def _without_leading_rule(text: str) -> str:
@@ -65,36 +61,25 @@ def _without_leading_rule(text: str) -> str:
     return text
 
 
-def _raw_without_leading_rule(pieces: Iterator[str]) -> Iterator[str]:
-    """`pieces` with what `_without_leading_rule` takes off the whole text taken off its start."""
-    head = ""
-    for piece in pieces:
-        head += piece
-        stripped = head.lstrip("\n")
-        if stripped and (not stripped.startswith("═") or "\n" in stripped):
-            yield _without_leading_rule(head)
-            break
-    else:
-        yield _without_leading_rule(head)
-        return
-    yield from pieces
+def _line_batches(pieces: Iterator[str]) -> Iterator[list[str]]:
+    """The lines of the text the pieces make, less what `_without_leading_rule` takes off its
+    start, without their line ends (the last one maybe empty), as `str.split("\\n")` gives
+    them, in batches of `PIECES_PER_BATCH` pieces.
 
-
-def _lines(pieces: Iterator[str]) -> Iterator[str]:
-    """The lines of the text the pieces make, without their line ends (the last one maybe
-    empty), as `str.split("\n")` gives them."""
+    The template hands out millions of pieces of a few characters: they are taken and joined a
+    batch at a time (`islice`, `str.join`), with no Python step per piece.
+    """
     pending = ""
-    for piece in pieces:
-        if "\n" not in piece:
-            pending += piece
-            continue
-        lines = (pending + piece).split("\n")
+    started = False
+    while batch := list(islice(pieces, PIECES_PER_BATCH)):
+        text = pending + "".join(batch)
+        if not started:
+            head = text.lstrip("\n")
+            if not head or (head.startswith("═") and "\n" not in head):
+                pending = text  # the leading rule's line is not whole yet
+                continue
+            text, started = _without_leading_rule(text), True
+        lines = text.split("\n")
         pending = lines.pop()
-        yield from lines
-    yield pending
-
-
-def _fitted_parts(lines: Iterator[str], width: int) -> Iterator[str]:
-    """Every line fitted to `width` columns, part after part, as `fit_width` joins them."""
-    for line in lines:
-        yield from fit_line(line.rstrip(), width)
+        yield lines
+    yield (pending if started else _without_leading_rule(pending)).split("\n")
