@@ -71,7 +71,7 @@ from analyzer.aggregate.stage_budgets import (
 )
 from analyzer.aggregate.tables import slot_batches
 from analyzer.model.application import Application, Execution
-from analyzer.model.plan import PlanGraph, PlanNode
+from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
 
 NS_PER_MS = 1_000_000
 TOTAL = -1
@@ -186,7 +186,7 @@ class _PlanProfile:
     """
 
     nodes: tuple[PlanNode, ...]
-    edges: tuple[object, ...]
+    edges: tuple[PlanEdge, ...]
     """The graph's own tuples: held so that the key of a profile names live objects."""
     children: dict[int, list[PlanNode]]
     spans: dict[int, tuple[int, int]]
@@ -217,6 +217,7 @@ def _first_named(node: PlanNode, start: int, names: tuple[str, ...]) -> int | No
 
 
 def _build_profile(graph: PlanGraph) -> _PlanProfile:
+    """Work out a graph's profile (see `_PlanProfile`)."""
     spans: dict[int, tuple[int, int]] = {}
     rows_at: dict[int, int] = {}
     read_at: dict[int, int] = {}
