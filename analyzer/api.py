@@ -205,22 +205,21 @@ def render_report(
     pass the same `redactor` (from `make_redactor`) to several calls for the same analysis and
     their tokens agree. Raises `UsageError` for an execution id the log does not hold.
     """
-    with _collector_paused():
-        out = _render(analysis, options, findings, redactor)
-        return out if isinstance(out, str) else b"".join(out).decode("utf-8")
+    return "".join(report_pieces(analysis, options, findings, redactor))
 
 
 def report_pieces(
     analysis: Analysis,
     options: ReportOptions | None = None,
     findings: Sequence[Finding] | None = None,
+    redactor: Redactor | None = None,
 ) -> Iterator[str]:
     """Render an analysis (see `render_report`) in pieces whose concatenation is its report:
     the JSON and text reports are made one execution at a time, so a report of tens of
     thousands of executions is written to a terminal or a pipe without being whole in memory.
     """
     with _collector_paused():
-        out = _render(analysis, options, findings, None)
+        out = _render(analysis, options, findings, redactor)
         if isinstance(out, str):
             yield out
             return

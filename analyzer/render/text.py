@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 
 from analyzer.render.environment import text_env
-from analyzer.render.terminal import apply_colour, fit_line, fit_width
+from analyzer.render.terminal import apply_colour, fit_line
 from analyzer.report.text import TextExecutionView, TextReportView
 
 PIECES_PER_BATCH = 1 << 16
@@ -20,11 +20,7 @@ def render_text(view: TextReportView, width: int = 100, color: bool = False) -> 
     Values from the log are neutralized as they are printed (see `render.environment`); the
     colour marks become ANSI escapes only after the lines are fitted.
     """
-    template = text_env().get_template("report.txt.j2")
-    text = template.render(
-        app=view, executions=view.executions, color=color, width=width, rule="═" * width
-    )
-    return apply_colour(fit_width(_without_leading_rule(text), width))
+    return "".join(render_text_chunks(view, view.executions, width, color))
 
 
 def render_text_chunks(
@@ -33,12 +29,13 @@ def render_text_chunks(
     width: int = 100,
     color: bool = False,
 ) -> Iterator[str]:
-    """Render the text report of `view` with `executions` as its executions, in pieces: the
-    pieces joined are `render_text` of the view holding those executions.
+    """Render the text report of `view` with `executions` as its executions, in pieces whose
+    concatenation is the report (`render_text`).
 
     The template is rendered as it is read (`Template.generate`), so an execution's view is
     made, printed and dropped before the next: a report of tens of thousands of executions is
-    never whole in memory, as views or as text.
+    never whole in memory, as views or as text. Lines are fitted as whole lines arrive, one line
+    end between the fitted parts.
     """
     template = text_env().get_template("report.txt.j2")
     pieces = template.generate(
@@ -47,7 +44,7 @@ def render_text_chunks(
     first = True
     for lines in _line_batches(pieces):
         parts = [part for line in lines for part in fit_line(line.rstrip(), width)]
-        if parts:  # joined as `fit_width` joins them: one line end between parts
+        if parts:
             text = "\n".join(parts)
             yield apply_colour(text if first else "\n" + text)
             first = False
