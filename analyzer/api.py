@@ -394,30 +394,12 @@ def _json_chunks(
     (the redaction's summary of token kinds comes before the executions)."""
     from analyzer.redact import mark_document
     from analyzer.render.json_render import render_json_bytes, render_json_chunks
-    from analyzer.report.json_view import (
-        EXECUTIONS_PLACEHOLDER,
-        EXECUTORS_PLACEHOLDER,
-        JOBS_PLACEHOLDER,
-        STAGES_PLACEHOLDER,
-        build_json_parts,
-        build_json_view,
-    )
+    from analyzer.report.json_view import build_json_stream, build_json_view
 
     if redactor is not None:
         document = mark_document(build_json_view(analysis, findings, options), redactor)
         return iter([render_json_bytes(document)])
-    parts = build_json_parts(analysis, findings, options)
-    return render_json_chunks(
-        parts.document,
-        "executions",
-        EXECUTIONS_PLACEHOLDER,
-        parts.executions,
-        more=[
-            ("executors", EXECUTORS_PLACEHOLDER, parts.executors),
-            ("stages", STAGES_PLACEHOLDER, parts.stages),
-            ("jobs", JOBS_PLACEHOLDER, parts.jobs),
-        ],
-    )
+    return render_json_chunks(build_json_stream(analysis, findings, options))
 
 
 def make_redactor(*analyses: Analysis) -> Redactor:

@@ -9,22 +9,28 @@ from reports import analysis_of, report_logs
 
 from analyzer import api
 from analyzer.render.json_render import render_json_bytes, render_json_chunks
-from analyzer.report.json_view import EXECUTIONS_PLACEHOLDER, build_json_view
+from analyzer.report.json_view import build_json_view
 from analyzer.report.options import ReportOptions
 
 HOSTILE_ITEMS: list[dict[str, Any]] = [
     {"description": 'line\nbreak "quoted" \\ back', "nested": {"list": [1, [], {}]}},
-    {"description": '\n  "executions": "@executions@"', "tabs": "\t\r\u2028\u0000"},
+    {"description": '\n  "executions": "@stream-0-0@"', "tabs": "\t\r\u2028\u0000"},
     {},
 ]
 
 
-@pytest.mark.parametrize("items", [[], HOSTILE_ITEMS[:1], HOSTILE_ITEMS], ids=["0", "1", "3"])
-def test_chunks_join_to_the_whole_document(items: list[dict[str, Any]]) -> None:
-    document = {"a": [1, {"b": "c"}], "executions": EXECUTIONS_PLACEHOLDER, "findings": []}
-    whole = render_json_bytes({**document, "executions": items})
-    chunks = render_json_chunks(document, "executions", EXECUTIONS_PLACEHOLDER, iter(items))
-    assert b"".join(chunks) == whole
+@pytest.mark.parametrize("n_items", [0, 1, 3, 255, 256, 257, 600])
+def test_chunks_join_to_the_whole_document(n_items: int) -> None:
+    items = [HOSTILE_ITEMS[i % len(HOSTILE_ITEMS)] | {"i": i} for i in range(n_items)]
+    nested = {"b": "c", "deeper": [{"list": iter(items[:5])}, iter(items[:2])]}
+    document = {"a": [1, nested], "executions": iter(items), "findings": [], "none": iter([])}
+    whole = {
+        "a": [1, {"b": "c", "deeper": [{"list": items[:5]}, items[:2]]}],
+        "executions": items,
+        "findings": [],
+        "none": [],
+    }
+    assert b"".join(render_json_chunks(document)) == render_json_bytes(whole)
 
 
 @pytest.mark.parametrize("path", report_logs()[:3], ids=lambda p: p.name)

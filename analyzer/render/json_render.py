@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+import secrets
+from collections.abc import Iterator, Mapping
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -53,41 +55,63 @@ def render_json(document: dict[str, Any]) -> str:
     return render_json_bytes(document).decode("utf-8")
 
 
-def render_json_chunks(
-    document: dict[str, Any],
-    key: str,
-    placeholder: str,
-    items: Iterable[dict[str, Any]],
-    more: Iterable[tuple[str, str, Iterable[dict[str, Any]]]] = (),
-) -> Iterator[bytes | memoryview]:
-    """Yield the bytes of `render_json_bytes` of `document` with `items` as its top-level `key`,
-    one item at a time: `document[key]` holds `placeholder` until then. `more` streams other
-    top-level keys the same way, as (key, placeholder, items).
+_BATCH_ITEMS = 256
+"""Items of a streamed list serialized in one call: one orjson call per item costs more than
+the item for lists of small items (a what-if scenario's executions)."""
 
-    Each item is serialized on its own and indented to its place, so the items are never all
-    in memory, as objects or as text. The chunks joined are exactly `render_json_bytes` of the
-    whole document: an item's JSON holds no raw newline (strings escape theirs), so indenting
-    every line of it is a byte replacement.
+
+def render_json_chunks(document: Mapping[str, Any]) -> Iterator[bytes | memoryview]:
+    """Yield the bytes of `render_json_bytes` of `document`, where every iterator in it (at any
+    depth) stands for a list whose items are made as they are written.
+
+    The iterators' items are serialized a batch at a time and indented to their place, so a
+    long list is never all in memory, as objects or as text. The chunks joined are exactly
+    `render_json_bytes` of the document with each iterator made a list: an item's JSON holds
+    no raw newline (strings escape theirs), so indenting every line of it is a byte
+    replacement. The iterators are consumed in the order the document lists them.
     """
-    text = render_json_bytes(document)
-    places = []
-    for name, marker, values in ((key, placeholder, items), *more):
-        value = orjson.dumps(marker)
-        at = text.index(b'\n  "' + name.encode() + b'": ' + value) + len(name) + 7
-        places.append((at, len(value), values))
-    places.sort(key=lambda place: place[0])
+    streams: list[tuple[bytes, Iterator[Any]]] = []
+    # A fresh random marker per report: no text in the log can be mistaken for one.
+    head = _with_markers(document, f"@stream-{secrets.token_hex(8)}-", streams)
+    text = render_json_bytes(head)
+    places = sorted((text.index(marker), len(marker), items) for marker, items in streams)
     # Views of the text, not copies: the document's head can be tens of MB.
     whole = memoryview(text)
     done = 0
-    for at, size, values in places:
+    for at, size, items in places:
         yield whole[done:at]
-        first = True
-        for item in values:
-            body = visible_json(orjson.dumps(item, option=orjson.OPT_INDENT_2))
-            # The separator apart: joined to the item, it would copy the item's bytes again.
-            yield b"[\n    " if first else b",\n    "
-            yield body.replace(b"\n", b"\n    ")
-            first = False
-        yield b"[]" if first else b"\n  ]"
+        line = text.rindex(b"\n", 0, at) + 1
+        indent = len(text[line:at]) - len(text[line:at].lstrip(b" "))
+        yield from _list_chunks(items, b"\n" + b" " * indent)
         done = at + size
     yield whole[done:]
+
+
+def _list_chunks(items: Iterator[Any], newline: bytes) -> Iterator[bytes]:
+    """The JSON of a list of `items` whose opening bracket ends a line starting with
+    `newline`'s indentation, as `render_json_bytes` writes it inside a document."""
+    first = True
+    while batch := list(islice(items, _BATCH_ITEMS)):
+        # "[\n  A,\n  B\n]": the items at an indent of two, between "[\n  " and "\n]".
+        body = visible_json(orjson.dumps(batch, option=orjson.OPT_INDENT_2))[4:-2]
+        # The separator apart: joined to the batch, it would copy the batch's bytes again.
+        yield b"[" + newline + b"  " if first else b"," + newline + b"  "
+        yield body.replace(b"\n", newline)
+        first = False
+    yield b"[]" if first else newline + b"]"
+
+
+def _with_markers(value: Any, prefix: str, streams: list[tuple[bytes, Iterator[Any]]]) -> Any:
+    """`value` with every iterator in it replaced by a marker string, noted in `streams` as
+    (the marker's JSON, the iterator); containers holding none are returned as they are."""
+    if isinstance(value, dict):
+        marked = {key: _with_markers(item, prefix, streams) for key, item in value.items()}
+        return value if all(marked[k] is v for k, v in value.items()) else marked
+    if isinstance(value, list | tuple):
+        items = [_with_markers(item, prefix, streams) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, Iterator):
+        marker = f"{prefix}{len(streams)}@"
+        streams.append((orjson.dumps(marker), value))
+        return marker
+    return value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
@@ -108,11 +107,11 @@ def _what_if(
             "task_slots": s.task_slots,
             "basis": s.basis,
             "app_wall_ms": s.app_wall_ms,
-            "executions": [
+            "executions": (
                 {"execution_id": w.execution_id, "wall_ms": w.wall_ms}
                 for w in s.executions
                 if w.execution_id in selected_ids
-            ],
+            ),
         }
         for s in figures.scenarios
     ]
@@ -270,39 +269,6 @@ def _finding(f: Finding) -> dict[str, Any]:
     }
 
 
-EXECUTIONS_PLACEHOLDER = "@executions@"
-"""The value `JsonParts.document` holds under "executions" until the executions are put there."""
-EXECUTORS_PLACEHOLDER = "@executors@"
-"""The value `JsonParts.document` holds under "executors" until the executors are put there."""
-STAGES_PLACEHOLDER = "@stages@"
-"""The value `JsonParts.document` holds under "stages" until the stages are put there."""
-JOBS_PLACEHOLDER = "@jobs@"
-"""The value `JsonParts.document` holds under "jobs" until the jobs are put there."""
-
-
-@dataclass(frozen=True)
-class JsonParts:
-    """The JSON document of an analysis with its executions apart, one at a time.
-
-    A log of thousands of executions makes a document of hundreds of MB; written one execution
-    at a time, it never has to be in memory whole.
-    """
-
-    document: dict[str, Any]
-    """The document, with `EXECUTIONS_PLACEHOLDER` as the value of "executions"."""
-    executions: Iterator[dict[str, Any]]
-    """The document's executions, built as they are asked for."""
-    executors: Iterator[dict[str, Any]]
-    """The document's executors (`EXECUTORS_PLACEHOLDER` in the document), built as they are
-    asked for."""
-    stages: Iterator[dict[str, Any]]
-    """The document's stage attempts (`STAGES_PLACEHOLDER` in the document), built as they are
-    asked for: each holds Spark's task quantiles of every metric, so a log of thousands of
-    stages makes tens of MB of them."""
-    jobs: Iterator[dict[str, Any]]
-    """The document's jobs (`JOBS_PLACEHOLDER` in the document), built as they are asked for."""
-
-
 def build_json_view(
     analysis: Analysis, findings: Sequence[Finding], options: ReportOptions | None = None
 ) -> dict[str, Any]:
@@ -312,38 +278,35 @@ def build_json_view(
     only the chosen executions and their findings (and the application's) are kept. Raises
     `UsageError` for an execution id the log does not hold.
     """
-    parts = build_json_parts(analysis, findings, options)
-    streamed = {
-        "executions": parts.executions,
-        "executors": parts.executors,
-        "stages": parts.stages,
-        "jobs": parts.jobs,
-    }
-    return {
-        key: list(streamed[key]) if key in streamed else value
-        for key, value in parts.document.items()
-    }
+    document: dict[str, Any] = _as_lists(build_json_stream(analysis, findings, options))
+    return document
 
 
-def build_json_parts(
+def build_json_stream(
     analysis: Analysis, findings: Sequence[Finding], options: ReportOptions | None = None
-) -> JsonParts:
-    """`build_json_view`'s document with its executions to be built one by one (`JsonParts`).
+) -> dict[str, Any]:
+    """`build_json_view`'s document with its long lists (executions, stage attempts, jobs,
+    executors, the what-if's executions, the streaming batches) as iterators whose items are
+    made as they are asked for (`render.json_render.render_json_chunks` writes them so).
 
-    Raises `UsageError` for an execution id the log does not hold.
+    A log of thousands of executions makes a document of hundreds of MB; written a list item
+    at a time, it never has to be in memory whole. Raises `UsageError` for an execution id the
+    log does not hold.
     """
     app = analysis.application
     options = options if options is not None else ReportOptions(fmt="json")
     selection = select_executions(app, options)
     chosen = sorted(selection.executions, key=lambda e: e.execution_id)
-    document = _document(analysis, findings, options, selection.ids)
-    return JsonParts(
-        document=document,
-        executions=(_execution(analysis, ex) for ex in chosen),
-        executors=_executors(analysis),
-        stages=_stages(analysis),
-        jobs=_jobs(analysis),
-    )
+    return _document(analysis, findings, options, selection.ids, chosen)
+
+
+def _as_lists(value: Any) -> Any:
+    """`value` with every iterator in it, at any depth, made a list."""
+    if isinstance(value, dict):
+        return {key: _as_lists(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | Iterator):
+        return [_as_lists(item) for item in value]
+    return value
 
 
 def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
@@ -445,7 +408,7 @@ def _streaming(analysis: Analysis) -> dict[str, Any]:
                     {"batch_id": batch_id, "execution_ids": list(ids)}
                     for batch_id, ids in q.unfinished_batches
                 ],
-                "batches": [
+                "batches": (
                     {
                         "batch_id": b.batch_id,
                         "timestamp_ms": b.timestamp_ms,
@@ -463,7 +426,7 @@ def _streaming(analysis: Analysis) -> dict[str, Any]:
                         "watermark_ms": b.watermark_ms,
                     }
                     for b in q.batches
-                ],
+                ),
             }
         )
     return {"queries": queries}
@@ -499,6 +462,7 @@ def _document(
     findings: Sequence[Finding],
     options: ReportOptions,
     selected_ids: frozenset[int],
+    chosen: Sequence[Execution],
 ) -> dict[str, Any]:
     app = analysis.application
     rs = analysis.read_stats
@@ -517,8 +481,8 @@ def _document(
         },
         "cost": _cost(analysis.cost(options.prices)),
         "environment": _environment(analysis),
-        "executors": EXECUTORS_PLACEHOLDER,
-        "jobs": JOBS_PLACEHOLDER,
+        "executors": _executors(analysis),
+        "jobs": _jobs(analysis),
         "log": {
             "path": analysis.source.path,
             "layout": analysis.source.layout,
@@ -541,7 +505,7 @@ def _document(
                 else {}
             ),
         },
-        "stages": STAGES_PLACEHOLDER,
+        "stages": _stages(analysis),
         "selection": {
             "execution_ids": sorted(options.executions) if options.executions else None,
             "top": options.top,
@@ -549,6 +513,6 @@ def _document(
         "streaming": _streaming(analysis),
         "what_if": _what_if(analysis, options, selected_ids),
         "query_families": _query_families(analysis),
-        "executions": EXECUTIONS_PLACEHOLDER,
+        "executions": (_execution(analysis, ex) for ex in chosen),
         "findings": [_finding(f) for f in kept_findings(findings, selected_ids)],
     }
