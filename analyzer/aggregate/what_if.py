@@ -31,6 +31,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Literal
 
 import polars as pl
@@ -118,14 +119,20 @@ class ReplayPlan:
 
     Nodes are moments of the application: its start (node 0), stage submissions and
     completions, execution starts and ends, its end. A node other than a completion happens
-    `gaps_ms[n]` after the last of its `deps` in the replay.
+    `gaps_ms[n]` after the last of the nodes it waits for in the replay. The nodes' figures
+    are arrays, 8 bytes a node, not lists of lists: a log of thousands of micro-batches makes
+    a node per stage attempt and execution end.
     """
 
-    deps: list[list[int]]
-    dependents: list[list[int]]
-    gaps_ms: list[int]
-    kinds: list[int]
-    stage_of_node: list[int]
+    n_deps: array[int]
+    """How many nodes each node waits for."""
+    dependents_at: array[int]
+    """Where each node's dependents start in `dependents` (one more entry than nodes): the
+    nodes waiting for node n are `dependents[dependents_at[n]:dependents_at[n + 1]]`."""
+    dependents: array[int]
+    gaps_ms: Sequence[int]
+    kinds: array[int]
+    stage_of_node: array[int]
     stages: list[_Stage]
     executions: list[tuple[int, int, int]]
     """(execution id, start node, end node)."""
@@ -338,20 +345,34 @@ def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity)
             if kind != _SUBMIT and nodes.obs_ms[node] <= nodes.obs_ms[app_end]
         ]
 
-    gaps = [
-        max(0, obs - max(nodes.obs_ms[d] for d in waited_for)) if waited_for else 0
-        for obs, waited_for in zip(nodes.obs_ms, nodes.deps, strict=True)
-    ]
-    dependents: list[list[int]] = [[] for _ in nodes.obs_ms]
+    # The build's lookups go before the plan's arrays are made: the peak is when both live.
+    del before, anchors, completions, submits, ex_nodes, by_stage, running
+    obs_ms = nodes.obs_ms
+    gaps = _compact(
+        [
+            max(0, obs - max(obs_ms[d] for d in waited_for)) if waited_for else 0
+            for obs, waited_for in zip(obs_ms, nodes.deps, strict=True)
+        ]
+    )
+    # Each node's dependents in node order, laid out one node after the other.
+    starts = [0] * (len(obs_ms) + 1)
+    for waited_for in nodes.deps:
+        for d in waited_for:
+            starts[d + 1] += 1
+    dependents_at = array("q", accumulate(starts))
+    dependents = array("q", bytes(8 * dependents_at[-1]))
+    filled = list(dependents_at)
     for node, waited_for in enumerate(nodes.deps):
         for d in waited_for:
-            dependents[d].append(node)
+            dependents[filled[d]] = node
+            filled[d] += 1
     return ReplayPlan(
-        deps=nodes.deps,
+        n_deps=array("q", map(len, nodes.deps)),
+        dependents_at=dependents_at,
         dependents=dependents,
         gaps_ms=gaps,
-        kinds=nodes.kinds,
-        stage_of_node=nodes.stage_of_node,
+        kinds=array("q", nodes.kinds),
+        stage_of_node=array("q", nodes.stage_of_node),
         stages=stages,
         executions=execution_nodes,
         app_end_node=app_end,
@@ -363,11 +384,29 @@ def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity)
 
 @dataclass(frozen=True)
 class _Replayed:
-    """One replay's outcome: every node's time (ms after the application's start; None if it
-    was never reached) and the most tasks that ran at once."""
+    """One replay's outcome: every node's time (ms after the application's start; `_UNREACHED`
+    if it was never reached) and the most tasks that ran at once.
 
-    times_ms: list[int | None]
+    The times are an array: the floor's search keeps a dozen replays of a plan with a node per
+    stage attempt and execution end, as lists of Python integers tens of MB.
+    """
+
+    times_ms: Sequence[int]
     peak_running: int
+
+
+def _compact(values: list[int]) -> Sequence[int]:
+    """`values` as an array of 8-byte integers, or as they are when one does not fit: a
+    hostile log's times can be far beyond any real one."""
+    try:
+        return array("q", values)
+    except OverflowError:
+        return values
+
+
+_UNREACHED = -(1 << 63)
+"""A node's time in `_Replayed.times_ms` when the replay never reached it (a replayed time is
+never negative: it starts at 0 and only waits)."""
 
 
 _RESOLVE, _READY, _TASK_END = 0, 1, 2
@@ -385,15 +424,16 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
         if stage.profile_id not in free:
             peak = plan.profile_peaks.get(stage.profile_id, 0) or plan.run_slots
             free[stage.profile_id] = max(1, round(peak * scale))
-    times: list[int | None] = [None] * len(plan.deps)
-    waiting = [len(d) for d in plan.deps]
-    base = [0] * len(plan.deps)
+    times: list[int | None] = [None] * len(plan.n_deps)
+    waiting = plan.n_deps.tolist()
+    base = [0] * len(plan.n_deps)
     launched = [0] * len(plan.stages)
     running = [0] * len(plan.stages)
     runnable: dict[int, list[tuple[tuple[int, int, int], int]]] = {p: [] for p in free}
     events: list[int] = [0]  # node 0, the application's start, at 0
     push, pop = heapq.heappush, heapq.heappop
     kinds, dependents, gaps, stages = plan.kinds, plan.dependents, plan.gaps_ms, plan.stages
+    dependents_at = plan.dependents_at
     n_running = peak_running = 0
     while events:
         now = events[0] >> _TIME_SHIFT
@@ -410,7 +450,7 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
                     push(events, ((now + stage.after_ms) << _TIME_SHIFT) | stage.complete_node)
             elif kind == _RESOLVE:
                 times[what] = now
-                for d in dependents[what]:
+                for d in dependents[dependents_at[what] : dependents_at[what + 1]]:
                     waiting[d] -= 1
                     if now > base[d]:
                         base[d] = now
@@ -445,7 +485,7 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
                     heapq.heappop(queue)
         if n_running > peak_running:
             peak_running = n_running
-    return _Replayed(times, peak_running)
+    return _Replayed(_compact([_UNREACHED if t is None else t for t in times]), peak_running)
 
 
 def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basis) -> WhatIf:
@@ -453,9 +493,11 @@ def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basi
     walls = []
     for execution_id, start, end in plan.executions:
         a, b = times[start], times[end]
-        if a is not None and b is not None:
+        if a != _UNREACHED and b != _UNREACHED:
             walls.append(ExecutionWhatIf(execution_id, b - a))
     app = times[plan.app_end_node] if plan.app_end_node is not None else None
+    if app == _UNREACHED:
+        app = None
     return WhatIf(
         task_slots=task_slots,
         basis=basis,
@@ -466,7 +508,7 @@ def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basi
 
 def _span(replayed: _Replayed) -> int:
     """The replay's last moment: the application wall, or the last node reached without one."""
-    return max((t for t in replayed.times_ms if t is not None), default=0)
+    return max((t for t in replayed.times_ms if t != _UNREACHED), default=0)
 
 
 def default_slots(run_slots: int) -> tuple[tuple[int, Basis], ...]:
