@@ -78,12 +78,21 @@ def _sum_rates(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
-def _batch(progress: ev.StreamingQueryProgress) -> StreamingBatch:
-    """Turn one progress into a batch (its executions are tied at the end of the replay)."""
+_BATCH_FIELDS = set(StreamingBatch.model_fields)
+"""Every batch's field names: one set, not one per batch (`StreamingBatch.model_construct`)."""
+
+
+def _batch(progress: ev.StreamingQueryProgress, names: dict[str, str]) -> StreamingBatch:
+    """Turn one progress into a batch (its executions are tied at the end of the replay).
+
+    The values are typed by the decoder, so the batch is built without validation; `names`
+    holds each phase name once (every batch logs the same ones).
+    """
     state = progress.state_operators
     sink = progress.sink
-    durations = tuple((str(k), int(v)) for k, v in progress.durations_ms.items())
-    return StreamingBatch(
+    durations = tuple((names.setdefault(k, k), v) for k, v in progress.durations_ms.items())
+    return StreamingBatch.model_construct(
+        _BATCH_FIELDS,
         batch_id=progress.batch_id,
         timestamp_ms=parse_timestamp_ms(progress.timestamp),
         batch_duration_ms=progress.batch_duration_ms,
@@ -106,6 +115,7 @@ def _batch(progress: ev.StreamingQueryProgress) -> StreamingBatch:
         ),
         state_memory_bytes=sum(op.memory_used_bytes for op in state) if state else None,
         watermark_ms=parse_timestamp_ms(progress.event_time.get("watermark")),
+        execution_ids=(),
     )
 
 
@@ -137,6 +147,8 @@ class StreamingTracker:
     """Execution id → (run id, batch id) from the streaming properties of its first job."""
     clock_ms: int | None = None
     """The latest time an event carried so far: a terminated run ended about then."""
+    phase_names: dict[str, str] = field(default_factory=dict)
+    """Each `durationMs` phase name seen, held once."""
 
     def note_time(self, time_ms: int | None) -> None:
         """Advance the clock to an event's time (epoch ms)."""
@@ -161,7 +173,7 @@ class StreamingTracker:
         progress = event.progress
         run = self._run(progress.query_id, progress.run_id)
         run.name = progress.name or run.name
-        batch = _batch(progress)
+        batch = _batch(progress, self.phase_names)
         run.batches.append(batch)
         if run.start_ms is None:
             run.start_ms = batch.timestamp_ms
@@ -205,12 +217,17 @@ class StreamingTracker:
         queries = []
         for run in self.runs.values():
             finished = {b.batch_id for b in run.batches}
-            batches = tuple(
-                b.model_copy(
-                    update={"execution_ids": tuple(by_batch.get((run.run_id, b.batch_id), ()))}
+            # Each batch replaced in place as it gets its executions: never two of every one.
+            kept = run.batches
+            for i, b in enumerate(kept):
+                kept[i] = StreamingBatch.model_construct(
+                    _BATCH_FIELDS,
+                    **{
+                        **b.__dict__,
+                        "execution_ids": tuple(by_batch.get((run.run_id, b.batch_id), ())),
+                    },
                 )
-                for b in run.batches
-            )
+            batches = tuple(kept)
             unfinished = tuple(
                 (batch_id, tuple(ids))
                 for (run_id, batch_id), ids in sorted(by_batch.items())
