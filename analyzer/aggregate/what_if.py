@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Literal
@@ -70,9 +70,21 @@ class WhatIf:
     app_wall_ms: int | None = field(
         metadata=_help("Predicted application wall, ms; None without its start and end.")
     )
-    executions: tuple[ExecutionWhatIf, ...] = field(
-        metadata=_help("Predicted wall of every SQL execution with a start and an end, by id.")
+    execution_ids: Sequence[int] = field(
+        metadata=_help("Every SQL execution with a start and an end that the replay reached.")
     )
+    walls_ms: Sequence[int] = field(
+        metadata=_help("Predicted start to end of each of `execution_ids`, ms.")
+    )
+
+    @property
+    def executions(self) -> tuple[ExecutionWhatIf, ...]:
+        """Predicted wall of every SQL execution with a start and an end, by id.
+
+        Made on each call: a scenario keeps them as two arrays, 16 bytes an execution, since a
+        log of 100,000 micro-batch executions gives half a million of them over the scenarios.
+        """
+        return tuple(map(ExecutionWhatIf, self.execution_ids, self.walls_ms))
 
 
 @dataclass(frozen=True)
@@ -148,13 +160,14 @@ class _Nodes:
 
     obs_ms: list[int] = field(default_factory=list)
     kinds: list[int] = field(default_factory=list)
-    deps: list[list[int]] = field(default_factory=list)
+    deps: list[Sequence[int]] = field(default_factory=list)
+    """What each node waits for; the empty tuple (one object) until it is known."""
     stage_of_node: list[int] = field(default_factory=list)
 
     def add(self, obs_ms: int, kind: int = _ANCHOR, stage: int = -1) -> int:
         self.obs_ms.append(obs_ms)
         self.kinds.append(kind)
-        self.deps.append([])
+        self.deps.append(())
         self.stage_of_node.append(stage)
         return len(self.obs_ms) - 1
 
@@ -165,7 +178,8 @@ class _Anchors:
 
     def __init__(self, entries: list[tuple[int, int, int]]) -> None:
         # (observed time, observed start of its owner, node)
-        self.entries = sorted(entries)
+        entries.sort()
+        self.entries = entries
         self.times = [e[0] for e in self.entries]
 
     def last_before(self, moment_ms: int) -> int:
@@ -272,7 +286,8 @@ def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity)
     submits: list[tuple[int, int, tuple[int, ...]]] = []
     for s in attempts:
         submit_ms = s.submission_ms if s.submission_ms is not None else t0
-        durations, first, last = by_stage.get(
+        # Taken out as used: the table's keys and tuples go while the plan grows.
+        durations, first, last = by_stage.pop(
             (s.stage_id, s.attempt_id), (array("q"), submit_ms, submit_ms)
         )
         complete_ms = max(s.completion_ms if s.completion_ms is not None else last, submit_ms)
@@ -490,11 +505,11 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
 
 def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basis) -> WhatIf:
     times = replayed.times_ms
-    walls = []
-    for execution_id, start, end in plan.executions:
-        a, b = times[start], times[end]
-        if a != _UNREACHED and b != _UNREACHED:
-            walls.append(ExecutionWhatIf(execution_id, b - a))
+    walls = sorted(
+        (execution_id, times[end] - times[start])
+        for execution_id, start, end in plan.executions
+        if times[start] != _UNREACHED and times[end] != _UNREACHED
+    )
     app = times[plan.app_end_node] if plan.app_end_node is not None else None
     if app == _UNREACHED:
         app = None
@@ -502,7 +517,8 @@ def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basi
         task_slots=task_slots,
         basis=basis,
         app_wall_ms=app,
-        executions=tuple(sorted(walls, key=lambda w: w.execution_id)),
+        execution_ids=array("q", [execution_id for execution_id, _ in walls]),
+        walls_ms=_compact([wall_ms for _, wall_ms in walls]),
     )
 
 
@@ -544,7 +560,7 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
     chosen += default_slots(plan.run_slots) if asked is None else [(n, "asked") for n in asked]
     for n, _ in chosen:
         run(n)
-    floor_slots = _floor_slots(plan, run, cache, unlimited)
+    floor_slots = _floor_slots(plan, cache, unlimited)
     chosen.append((floor_slots, "floor"))
     seen: set[int] = set()
     scenarios = []
@@ -568,13 +584,12 @@ MAX_FLOOR_TASK_REPLAYS = 3_000_000
 a task), and says its upper bound."""
 
 
-def _floor_slots(
-    plan: ReplayPlan,
-    run: Callable[[int], _Replayed],
-    done: dict[int, _Replayed],
-    unlimited: _Replayed,
-) -> int:
-    """Return the fewest slots whose replay ends within `FLOOR_TOLERANCE` of `unlimited`'s."""
+def _floor_slots(plan: ReplayPlan, done: dict[int, _Replayed], unlimited: _Replayed) -> int:
+    """Return the fewest slots whose replay ends within `FLOOR_TOLERANCE` of `unlimited`'s.
+
+    `done` holds the replays made so far, by slot count; the search adds the replay of the
+    count it returns, when it made it, and drops the others (a replay holds a time per node).
+    """
     limit = _span(unlimited) * (1 + FLOOR_TOLERANCE)
     hi = max(1, unlimited.peak_running)
     lo = 1
@@ -585,11 +600,15 @@ def _floor_slots(
             lo = max(lo, n + 1)
     lo = min(lo, hi)
     budget = MAX_FLOOR_TASK_REPLAYS
+    best: _Replayed | None = None
     while lo < hi and hi > lo * FLOOR_SLOTS_PRECISION and budget > 0:
         mid = max(lo, min(hi - 1, int((lo * hi) ** 0.5)))
         budget -= max(1, plan.n_tasks)
-        if _span(run(mid)) <= limit:
-            hi = mid
+        replayed = done[mid] if mid in done else replay(plan, mid)
+        if _span(replayed) <= limit:
+            hi, best = mid, replayed
         else:
             lo = mid + 1
+    if best is not None and hi not in done:
+        done[hi] = best
     return hi

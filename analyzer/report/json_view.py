@@ -108,9 +108,9 @@ def _what_if(
             "basis": s.basis,
             "app_wall_ms": s.app_wall_ms,
             "executions": (
-                {"execution_id": w.execution_id, "wall_ms": w.wall_ms}
-                for w in s.executions
-                if w.execution_id in selected_ids
+                {"execution_id": execution_id, "wall_ms": wall_ms}
+                for execution_id, wall_ms in zip(s.execution_ids, s.walls_ms, strict=True)
+                if execution_id in selected_ids
             ),
         }
         for s in figures.scenarios

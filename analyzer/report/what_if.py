@@ -104,7 +104,7 @@ def _change(predicted: int | None, measured: int | None) -> str:
 
 
 def _row(scenario: WhatIf, measured_app_ms: int | None, ids: list[int]) -> WhatIfRowView:
-    walls = {w.execution_id: w.wall_ms for w in scenario.executions}
+    walls = dict(zip(scenario.execution_ids, scenario.walls_ms, strict=True))
     is_run = scenario.basis == "as-run"
     return WhatIfRowView(
         task_slots=scenario.task_slots,
