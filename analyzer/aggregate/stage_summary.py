@@ -363,7 +363,9 @@ def stage_task_summaries(
         del at_ranks
     names = [m.field for m in SUMMARY_METRICS]
     out: dict[tuple[int, int], StageTaskSummary] = {}
-    for key, kept in picked.items():
+    # In key order, each stage's list of values dropped as its summary is made.
+    for key in sorted(picked):
+        kept = picked.pop(key)
         out[key] = StageTaskSummary(
             stage_id=key[0],
             stage_attempt_id=key[1],
@@ -371,4 +373,4 @@ def stage_task_summaries(
             n_tasks=counts[key],
             **dict(zip(names, kept, strict=True)),
         )
-    return dict(sorted(out.items()))
+    return out
