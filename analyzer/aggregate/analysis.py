@@ -289,7 +289,8 @@ class Analysis:
     def critical_path(self, stage_ids: Collection[int]) -> tuple[StageSpan, ...]:
         """The chain of stages an execution (of `stage_ids`, its own or with its sub-executions')
         waited for, first to last (`aggregate.time_spent`)."""
-        wanted = frozenset(stage_ids)
+        # Kept per execution: a sorted tuple is a quarter of a frozenset of the same ids.
+        wanted = tuple(sorted(set(stage_ids)))
         return self._once(
             ("critical_path", wanted),
             lambda: critical_path(tuple(stage_ids), self.application.stages),
