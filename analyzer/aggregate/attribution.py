@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from math import copysign
 
 import polars as pl
 
@@ -493,7 +494,7 @@ class _ExecutionAttribution:
             stages = tuple(sorted(self.node_stages.get(node.node_id, set())))
             ran = bool(stages) and not node.is_cluster and node.name not in NO_WORK_OPERATORS
             self_ms = measured[node.node_id] + estimated[node.node_id] if ran else None
-            nodes[node.node_id] = NodeTime(
+            node_time = NodeTime(
                 node_id=node.node_id,
                 self_time_ms=shared.real(self_ms) if self_ms is not None else None,
                 measured_ms=shared.real(measured[node.node_id]),
@@ -501,6 +502,12 @@ class _ExecutionAttribution:
                 stage_ids=shared.one(stages),
                 stage_shares=_flat_shares(per_stage[node.node_id], shared) if ran else (),
             )
+            # A node without work of its own has the same times in every run of a query or
+            # micro-batch: one object for all of them, when equal means the same (no int
+            # standing for a float, no negative zero).
+            if not ran and _plain(node_time.measured_ms) and _plain(node_time.driver_time_ms):
+                node_time = shared.one(node_time)
+            nodes[node.node_id] = node_time
         run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
         run_ok = sum(sums.run_ms.get(s, 0) for s in self.stages)
         return ExecutionTime(
@@ -515,6 +522,16 @@ class _ExecutionAttribution:
 
     def _driver_total(self, acc_id: int) -> int:
         return self.sums.by_acc_stage.get((acc_id, TOTAL), 0)
+
+
+def _plain(value: float) -> bool:
+    """Whether `value` is a float other than a negative zero: such floats are equal only when
+    they are the same number.
+
+    >>> _plain(0.0), _plain(-0.0), _plain(0), _plain(2.5)
+    (True, False, False, True)
+    """
+    return type(value) is float and (value != 0.0 or copysign(1.0, value) > 0)
 
 
 def _flat_shares(by_stage: dict[int, float], shared: SharedValues) -> tuple[int | float, ...]:
