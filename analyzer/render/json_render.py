@@ -56,8 +56,11 @@ def render_json(document: dict[str, Any]) -> str:
 
 
 _BATCH_ITEMS = 256
-"""Items of a streamed list serialized in one call: one orjson call per item costs more than
-the item for lists of small items (a what-if scenario's executions)."""
+"""The most items of a streamed list serialized in one call: one orjson call per item costs
+more than the item for lists of small items (a what-if scenario's executions)."""
+_BATCH_BYTES = 256 * 1024
+"""About how much JSON text one batch makes: a list of large items (executions of tens of KB)
+is serialized a few at a time, so their objects and text are never many at once."""
 
 
 def render_json_chunks(document: Mapping[str, Any]) -> Iterator[bytes | memoryview]:
@@ -91,9 +94,12 @@ def _list_chunks(items: Iterator[Any], newline: bytes) -> Iterator[bytes]:
     """The JSON of a list of `items` whose opening bracket ends a line starting with
     `newline`'s indentation, as `render_json_bytes` writes it inside a document."""
     first = True
-    while batch := list(islice(items, _BATCH_ITEMS)):
+    size = 1  # items in the next batch: as many as make about `_BATCH_BYTES` of text
+    while batch := list(islice(items, size)):
         # "[\n  A,\n  B\n]": the items at an indent of two, between "[\n  " and "\n]".
         body = visible_json(orjson.dumps(batch, option=orjson.OPT_INDENT_2))[4:-2]
+        size = max(1, min(_BATCH_ITEMS, _BATCH_BYTES * len(batch) // max(1, len(body))))
+        del batch
         # The separator apart: joined to the batch, it would copy the batch's bytes again.
         yield b"[" + newline + b"  " if first else b"," + newline + b"  "
         yield body.replace(b"\n", newline)
