@@ -39,3 +39,14 @@ def test_the_report_is_the_whole_document(path: Any) -> None:
     findings = api.find_issues(analysis)
     report = api.render_report(analysis, ReportOptions(fmt="json"), findings)
     assert report.encode() == render_json_bytes(build_json_view(analysis, findings))
+
+
+def test_a_batch_of_large_items_holds_few_of_them() -> None:
+    """Items of tens of KB are serialized a few at a time (a batch makes about 256 KB of text),
+    small ones up to 256 per call, so a long list of large items is never many at once."""
+    large = ({"i": i, "text": "x" * 100_000} for i in range(20))
+    sizes = [len(chunk) for chunk in render_json_chunks({"items": large})]
+    assert max(sizes) < 4 * 100_000
+    small = ({"i": i} for i in range(2_000))
+    n_chunks = sum(1 for _ in render_json_chunks({"items": small}))
+    assert n_chunks < 2 * (2_000 // 256 + 10)
