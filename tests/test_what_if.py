@@ -84,11 +84,11 @@ def test_prediction_matches_the_neighbouring_run(
     # Execution ids are counted per JVM: pair the runs' executions by their description.
     by_description = {e.description: e for e in measured.application.executions}
     descriptions = {e.execution_id: e.description for e in predicting.application.executions}
-    assert len(predicted.executions) == len(by_description) == 2
+    assert len(predicted.execution_ids) == len(by_description) == 2
     errors = {"app": _error(predicted.app_wall_ms, measured.application.duration_ms)}
-    for wall in predicted.executions:
-        other = by_description[descriptions[wall.execution_id]]
-        errors[other.description] = _error(wall.wall_ms, other.duration_ms)
+    for execution_id, wall_ms in zip(predicted.execution_ids, predicted.walls_ms, strict=True):
+        other = by_description[descriptions[execution_id]]
+        errors[other.description] = _error(wall_ms, other.duration_ms)
     assert all(abs(e) <= TOLERANCE for e in errors.values()), errors
 
 

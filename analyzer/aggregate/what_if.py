@@ -53,14 +53,6 @@ def _help(text: str) -> dict[str, str]:
     return {"help": text}
 
 
-@dataclass(frozen=True, slots=True)
-class ExecutionWhatIf:
-    """One SQL execution's predicted wall time."""
-
-    execution_id: int = field(metadata=_help("The SQL execution id."))
-    wall_ms: int = field(metadata=_help("Predicted start to end, ms."))
-
-
 @dataclass(frozen=True)
 class WhatIf:
     """The predicted wall times with one number of task slots."""
@@ -74,17 +66,12 @@ class WhatIf:
         metadata=_help("Every SQL execution with a start and an end that the replay reached.")
     )
     walls_ms: Sequence[int] = field(
-        metadata=_help("Predicted start to end of each of `execution_ids`, ms.")
+        metadata=_help(
+            "Predicted start to end of each of `execution_ids`, ms: two arrays, 16 bytes an "
+            "execution (a log of 100,000 micro-batch executions has half a million of them over "
+            "the scenarios)."
+        )
     )
-
-    @property
-    def executions(self) -> tuple[ExecutionWhatIf, ...]:
-        """Predicted wall of every SQL execution with a start and an end, by id.
-
-        Made on each call: a scenario keeps them as two arrays, 16 bytes an execution, since a
-        log of 100,000 micro-batch executions gives half a million of them over the scenarios.
-        """
-        return tuple(map(ExecutionWhatIf, self.execution_ids, self.walls_ms))
 
 
 @dataclass(frozen=True)
@@ -177,7 +164,7 @@ class _Anchors:
     ordered by time, to find the last one before a start."""
 
     def __init__(self, entries: list[tuple[int, int, int]]) -> None:
-        # (observed time, observed start of its owner, node)
+        # (observed time, observed start of its owner, node); sorted in place, not copied.
         entries.sort()
         self.entries = entries
         self.times = [e[0] for e in self.entries]
