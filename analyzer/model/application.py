@@ -10,6 +10,7 @@ from pydantic.dataclasses import dataclass
 from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import MetricCatalog, PlanGraph
 from analyzer.model.streaming import StreamingQuery
+from analyzer.model.trusted import Trusted
 
 DRIVER_ID = "driver"
 """The executor id Spark gives the driver."""
@@ -143,15 +144,14 @@ class PlanVersion(BaseModel):
     def typed(cls, index: int, physical_plan_description: str, graph: PlanGraph) -> PlanVersion:
         """Build from values already of the fields' types, without validating them again, with
         the one set of field names all plan versions share (see `PlanGraph.typed`)."""
-        return cls.model_construct(
-            _PLAN_VERSION_FIELDS,
+        return _PLAN_VERSION(
             index=index,
             physical_plan_description=physical_plan_description,
             graph=graph,
         )
 
 
-_PLAN_VERSION_FIELDS = set(PlanVersion.model_fields)
+_PLAN_VERSION = Trusted(PlanVersion)
 
 
 class Execution(BaseModel):

@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_serializ
 from pydantic.dataclasses import dataclass
 from pydantic_core import core_schema
 
+from analyzer.model.trusted import Trusted
+
 _new = object.__new__
 
 
@@ -347,7 +349,7 @@ class PlanGraph(BaseModel):
         """
         if len(accumulator_ids) != sum(len(n.metrics) for n in nodes):
             raise ValueError("a plan graph needs one accumulator id per metric of its nodes")
-        graph = cls.model_construct(_PLAN_GRAPH_FIELDS, nodes=nodes, edges=edges)
+        graph = _PLAN_GRAPH(nodes=nodes, edges=edges)
         if accumulator_ids:
             graph.__dict__["_ids"] = accumulator_ids
         return graph
@@ -363,7 +365,7 @@ class PlanGraph(BaseModel):
         """
         if len(accumulator_ids) != shape.n_metrics:
             raise ValueError("a plan graph needs one accumulator id per metric of its nodes")
-        graph = cls.model_construct(_PLAN_GRAPH_FIELDS, nodes=shape.nodes, edges=shape.edges)
+        graph = _PLAN_GRAPH(nodes=shape.nodes, edges=shape.edges)
         state = graph.__dict__
         if accumulator_ids:
             first = accumulator_ids[0]
@@ -542,5 +544,5 @@ class PlanGraph(BaseModel):
         return "\n".join(lines)
 
 
-_PLAN_GRAPH_FIELDS = set(PlanGraph.model_fields)
+_PLAN_GRAPH = Trusted(PlanGraph)
 """The fields every `PlanGraph.typed` sets: one set for all (frozen models never change it)."""

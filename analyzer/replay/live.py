@@ -18,6 +18,7 @@ from analyzer.model.application import (
     StageAttempt,
 )
 from analyzer.model.plan import MetricCatalog, MetricSpec, PlanGraph
+from analyzer.model.trusted import Trusted
 
 # Spark's CpuAmount: a cores-per-task amount has 9 decimal places and lies in [1e-9, 2^31 - 1].
 _CPU_SCALE = Decimal("1e-9")
@@ -28,9 +29,9 @@ _INT_MAX = 2**31 - 1
 # without validating them again, and with one set of field names for all of them (frozen models
 # never change it): each would otherwise hold its own set, 0.7 KB, and a log of thousands of
 # executions holds tens of thousands of them.
-_JOB_FIELDS = set(Job.model_fields)
-_STAGE_FIELDS = set(StageAttempt.model_fields)
-_EXECUTION_FIELDS = set(Execution.model_fields)
+_JOB = Trusted(Job)
+_STAGE = Trusted(StageAttempt)
+_EXECUTION = Trusted(Execution)
 EMPTY_GRAPH = PlanGraph.typed(nodes=(), edges=())
 """The plan of an execution that logged none."""
 
@@ -109,8 +110,7 @@ class LiveExecution:
             PlanVersion.typed(index=0, physical_plan_description="", graph=EMPTY_GRAPH),
         )
         # Its one validator (secrets redacted) applied here.
-        return Execution.model_construct(
-            _EXECUTION_FIELDS,
+        return _EXECUTION(
             execution_id=self.execution_id,
             root_execution_id=self.root_execution_id,
             description=self.description,
@@ -147,8 +147,7 @@ class LiveJob:
 
     def to_model(self) -> Job:
         """The frozen job."""
-        return Job.model_construct(
-            _JOB_FIELDS,
+        return _JOB(
             job_id=self.job_id,
             execution_id=self.execution_id,
             submission_ms=self.submission_ms,
@@ -272,8 +271,7 @@ class LiveStage:
 
     def to_model(self, n_unfinished_tasks: int) -> StageAttempt:
         """The frozen stage attempt; `n_unfinished_tasks` started and never ended."""
-        return StageAttempt.model_construct(
-            _STAGE_FIELDS,
+        return _STAGE(
             stage_id=self.stage_id,
             attempt_id=self.attempt_id,
             name=self.name,

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from analyzer.eventlog import events as ev
 from analyzer.model.streaming import StreamingBatch, StreamingQuery, StreamingStatus
+from analyzer.model.trusted import Trusted
 
 QUERY_ID_KEY = "sql.streaming.queryId"
 BATCH_ID_KEY = "streaming.sql.batchId"
@@ -78,8 +79,8 @@ def _sum_rates(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
-_BATCH_FIELDS = set(StreamingBatch.model_fields)
-"""Every batch's field names: one set, not one per batch (`StreamingBatch.model_construct`)."""
+_BATCH = Trusted(StreamingBatch)
+"""Builds batches unvalidated, with one set of field names for all (`model.trusted`)."""
 
 
 def _batch(progress: ev.StreamingQueryProgress, names: dict[str, str]) -> StreamingBatch:
@@ -91,8 +92,7 @@ def _batch(progress: ev.StreamingQueryProgress, names: dict[str, str]) -> Stream
     state = progress.state_operators
     sink = progress.sink
     durations = tuple((names.setdefault(k, k), v) for k, v in progress.durations_ms.items())
-    return StreamingBatch.model_construct(
-        _BATCH_FIELDS,
+    return _BATCH(
         batch_id=progress.batch_id,
         timestamp_ms=parse_timestamp_ms(progress.timestamp),
         batch_duration_ms=progress.batch_duration_ms,
@@ -220,8 +220,7 @@ class StreamingTracker:
             # Each batch replaced in place as it gets its executions: never two of every one.
             kept = run.batches
             for i, b in enumerate(kept):
-                kept[i] = StreamingBatch.model_construct(
-                    _BATCH_FIELDS,
+                kept[i] = _BATCH(
                     **{
                         **b.__dict__,
                         "execution_ids": tuple(by_batch.get((run.run_id, b.batch_id), ())),
