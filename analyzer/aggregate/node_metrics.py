@@ -393,6 +393,11 @@ def _execution_nodes(
             nodes[node.node_id] = NodeStats(
                 node_id=node.node_id, metrics=nodes[node.node_id].metrics, stage_ids=cluster_stages
             )
+    # A node without metric values is its id and stages: one object for every execution where
+    # those are equal (most nodes of a stream's micro-batches or of a repeated query's runs).
+    for node_id, ns in nodes.items():
+        if not ns.metrics:
+            nodes[node_id] = shared.one(ns)
     return by_node_id(nodes)
 
 

@@ -200,10 +200,15 @@ class TaskRecorder:
             self._flush()
 
     def close_segment(self) -> TaskSegment:
-        """End the current segment (another event follows) and return it."""
+        """End the current segment (another event follows) and return it.
+
+        A segment without any task event stays the current one (most events of a log of many
+        short executions follow no task event): a caller keeps only a segment that is not
+        empty."""
         self._settle()
         segment = self._segment
-        self._segment = TaskSegment()
+        if not segment.is_empty:
+            self._segment = TaskSegment()
         return segment
 
     def take_chunk(self) -> TaskChunk:
