@@ -104,6 +104,17 @@ def test_workers_give_results_in_order() -> None:
     assert list(run_in_workers(_square, items, 2)) == [(x, x * x) for x in items]
 
 
+def _sized(n_bytes: int) -> bytes:
+    return bytes([n_bytes % 251]) * n_bytes
+
+
+def test_results_of_every_size_arrive_whole() -> None:
+    # Empty, a few bytes, and results many times a pipe's buffer, which arrive over many reads.
+    sizes = [0, 1, 7, 3 << 20, 100, 5 << 20, 0, 64 << 10]
+    assert [len(r) for _, r in run_in_workers(_sized, sizes, 2)] == sizes
+    assert all(r == _sized(n) for n, r in run_in_workers(_sized, sizes, 3))
+
+
 def _children() -> set[int]:
     """This process's live child processes (other tests of the session may have some: a Spark
     JVM, a browser), from /proc."""
