@@ -316,6 +316,22 @@ class EventReader:
         self.decode_stats.n_events += 1
         return event
 
+    def decode_named(self, name: bytes, line: Line) -> Event | None:
+        """Decode one line, in log order, whose UTF-8 was checked and whose event class `name`
+        (`event_name`) was found elsewhere: an event the analysis uses. As `decode_line` for
+        the rest."""
+        data = line.data
+        self._first = False
+        try:
+            event: Event = _DECODERS[name].decode(data)
+        except _DECODE_ERRORS as error:
+            self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
+            return None
+        if name not in self._seen_types:
+            self._note_fields(name, data)
+        self.decode_stats.n_events += 1
+        return event
+
     def note_fields_once(self, name: bytes, data: bytes) -> None:
         """Note the undeclared fields of `data`, an event of class `name` decoded elsewhere (in
         log order), if it is the first of its class."""

@@ -117,6 +117,9 @@ class PieceResult:
     edges: PieceEdges = field(default_factory=PieceEdges)
     items: list[bytes | TaskSegment | _FirstOfClass] = field(default_factory=list)
     """In log order: the line of each other event, the task events between them as segments."""
+    names: list[bytes] = field(default_factory=list)
+    """The event class of each line in `items`, in order (one object per class, so each is
+    pickled once): the parent decodes the line without finding its name again."""
     chunk: TaskChunk | None = None
     n_lines: int = 0
     """Non-blank lines within the piece (its first and last lines are the parent's)."""
@@ -134,6 +137,8 @@ def read_piece(source: LogSource, piece: Piece) -> PieceResult:
     out = PieceResult()
     items = out.items
     seen: set[bytes] = set()
+    names = out.names
+    name_objects: dict[bytes, bytes] = {}
     unknown = out.unknown_event_types
     n_lines = n_events = 0
     try:
@@ -182,6 +187,7 @@ def read_piece(source: LogSource, piece: Piece) -> PieceResult:
                 if not segment.is_empty:
                     items.append(segment)
                 items.append(data)
+                names.append(name_objects.setdefault(name, name))
             else:
                 if name.find(b"\\") >= 0 or not ev.is_json_object(data):
                     raise PieceAnomaly("an event name with escapes, or a malformed line")
@@ -293,6 +299,11 @@ def _replay_parallel(
         if event is not None:
             builder.feed(event)
 
+    def decode_named(name: bytes, data: bytes) -> None:
+        event = reader.decode_named(name, Line(path, 0, data))
+        if event is not None:
+            builder.feed(event)
+
     def joined_line(pieces: list[bytes]) -> None:
         data = b"".join(pieces)
         if len(data) > MAX_LINE_BYTES:
@@ -318,9 +329,10 @@ def _replay_parallel(
                 row_offset = builder.tasks.n_rows
                 for name, count in result.unknown_event_types.items():
                     unknown[name] += count
+                names = iter(result.names)
                 for item in result.items:
                     if type(item) is bytes:
-                        decode(item)
+                        decode_named(next(names), item)
                     elif type(item) is TaskSegment:
                         builder.apply_segment(item, row_offset)
                     else:
