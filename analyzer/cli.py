@@ -277,11 +277,15 @@ def report_command(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
         (path,) = _logs_to_read(log_dir, [log], output, remote)
-        analysis = _analyze(path, lenient, remote)
-        if output is None:
-            _write_to_stdout(api.report_pieces(analysis, options))
-        else:
-            api.write_report(analysis, output, options)
+        # One pause of the cyclic collector over reading, finding and rendering, and the
+        # analysis dropped inside it: back on, the collector has none of it to walk.
+        with api.collector_paused():
+            analysis = _analyze(path, lenient, remote)
+            if output is None:
+                _write_to_stdout(api.report_pieces(analysis, options))
+            else:
+                api.write_report(analysis, output, options)
+            del analysis
 
 
 def _write_to_stdout(pieces: Iterator[str]) -> None:
@@ -354,12 +358,14 @@ def diff_command(
             remote_timeout, endpoint_url, profile, anonymous, storage_option, remote_config
         )
         paths = _logs_to_read(log_dir, [baseline, candidate], output, remote)
-        analyses = [_analyze(path, lenient, remote) for path in paths]
-        result = api.diff(analyses[0], analyses[1], thresholds)
-        if output is None:
-            sys.stdout.write(api.render_diff(result, options))
-        else:
-            api.write_diff(result, output, options)
+        with api.collector_paused():  # as in `report`
+            analyses = [_analyze(path, lenient, remote) for path in paths]
+            result = api.diff(analyses[0], analyses[1], thresholds)
+            if output is None:
+                sys.stdout.write(api.render_diff(result, options))
+            else:
+                api.write_diff(result, output, options)
+            del analyses, result
 
 
 @contextlib.contextmanager

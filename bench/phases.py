@@ -125,7 +125,7 @@ def main() -> None:
     source = resolve_log(args.log)
     replayed = replay_log(source, Strictness.STRICT, None, n_workers=args.workers)
     phases.done("replay")
-    with api._collector_paused():
+    with api.collector_paused():
         analysis = analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
     del replayed
     phases.done("aggregate")
@@ -134,7 +134,7 @@ def main() -> None:
     if args.sizes:
         _print_sizes(analysis)
         phases.done("sizes")
-    with api._collector_paused():
+    with api.collector_paused():
         out = api._render(analysis, ReportOptions(fmt=args.format), findings, None)
         size = len(out) if isinstance(out, str) else sum(len(chunk) for chunk in out)
     phases.done("render", f"{args.format}, {size:,} characters or bytes")

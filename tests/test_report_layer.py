@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 from eventlog_samples import REPO
 from reports import NOW_MS, analysis_of, report_logs
+from typer.testing import CliRunner
 
 import analyzer.insights as insights
 import analyzer.insights.rules as rules
 import analyzer.render.text as render_text
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
+from analyzer.cli import app
 from analyzer.report.bounds import clip_view
 from analyzer.report.options import FORMATS, ReportOptions
 from analyzer.report.text import build_text_view
@@ -77,6 +79,50 @@ def test_the_collector_pauses_for_the_analysis_and_comes_back(
     finally:
         if was_on:
             gc.enable()
+
+
+@pytest.mark.parametrize("to_file", [True, False])
+def test_the_report_command_runs_no_collection_between_its_steps(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, to_file: bool
+) -> None:
+    """Reading, findings and rendering share one pause: the collector, back on between them,
+    would walk every object the step before made."""
+    steps: list[str] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and steps and steps[-1] != "written":
+            steps.append(f"a pass of generation {info['generation']}")
+
+    def watched(name: str) -> Callable[..., Any]:
+        real = getattr(api, name)
+
+        def step(*args: Any, **kwargs: Any) -> Any:
+            steps.append(name)
+            out = real(*args, **kwargs)
+            if name == "report_pieces":
+                out = list(out)
+            if name != "analyze":
+                steps.append("written")
+            return out
+
+        return step
+
+    for name in ("analyze", "write_report", "report_pieces"):
+        monkeypatch.setattr(api, name, watched(name))
+    out = tmp_path / "out.json"
+    args = ["report", str(LOGS[0]), "--format", "json"] + (["-o", str(out)] if to_file else [])
+    was_on = gc.isenabled()
+    gc.enable()
+    gc.callbacks.append(note)
+    try:
+        result = runner.invoke(app, args)
+    finally:
+        gc.callbacks.remove(note)
+        if not was_on:
+            gc.disable()
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text() if to_file else result.stdout)["format_version"] == 1
+    assert steps == ["analyze", "write_report" if to_file else "report_pieces", "written"]
 
 
 def test_rules_do_not_run_when_findings_are_given(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,37 +108,39 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
         )
 
     try:
-        analysis = api.analyze(
-            job.log_path, settings.strictness, read_workers=0, remote=settings.remote
-        )
-        format_errors: dict[str, str] = {}
-        trace: str | None = None
-        findings: list[Finding] | None
-        try:
-            findings = api.find_issues(analysis, settings.report.thresholds)
-        except MemoryError:
-            raise
-        except Exception as error:  # a bug in a rule must not cost the application its reports
-            format_errors["insights"] = f"internal error: {one_line(error)}"
-            trace = traceback.format_exc()
-            findings = None
-        summary = summarize(analysis, findings)
-        # One redactor for the three reports and the index entry: their tokens agree.
-        redactor = api.make_redactor(analysis) if settings.report.redact else None
-        if redactor is not None:
-            summary = redact_view(summary, redactor)
-        app = analysis.application
-        job_key = JobKeyRule(settings.job_key).key(app.name, dict(app.spark_properties))
-        if redactor is not None:
-            # The key groups runs across logs, so it cannot take per-log tokens; but it is
-            # shown in the index and kept in the history, so a secret in the name is not.
-            job_key = scrub_secrets(job_key)
-        reports: list[tuple[str, str]] = []
-        for fmt, file_name in REPORT_FILES.items():
-            options = dataclasses.replace(settings.report, fmt=fmt)
-            text = api.render_report(analysis, options, findings or [], redactor)
-            reports.append((file_name, text))
-        del analysis
+        # One pause of the cyclic collector over every step of the log (`api.collector_paused`).
+        with api.collector_paused():
+            analysis = api.analyze(
+                job.log_path, settings.strictness, read_workers=0, remote=settings.remote
+            )
+            format_errors: dict[str, str] = {}
+            trace: str | None = None
+            findings: list[Finding] | None
+            try:
+                findings = api.find_issues(analysis, settings.report.thresholds)
+            except MemoryError:
+                raise
+            except Exception as error:  # a bug in a rule must not cost the application its reports
+                format_errors["insights"] = f"internal error: {one_line(error)}"
+                trace = traceback.format_exc()
+                findings = None
+            summary = summarize(analysis, findings)
+            # One redactor for the three reports and the index entry: their tokens agree.
+            redactor = api.make_redactor(analysis) if settings.report.redact else None
+            if redactor is not None:
+                summary = redact_view(summary, redactor)
+            app = analysis.application
+            job_key = JobKeyRule(settings.job_key).key(app.name, dict(app.spark_properties))
+            if redactor is not None:
+                # The key groups runs across logs, so it cannot take per-log tokens; but it is
+                # shown in the index and kept in the history, so a secret in the name is not.
+                job_key = scrub_secrets(job_key)
+            reports: list[tuple[str, str]] = []
+            for fmt, file_name in REPORT_FILES.items():
+                options = dataclasses.replace(settings.report, fmt=fmt)
+                text = api.render_report(analysis, options, findings or [], redactor)
+                reports.append((file_name, text))
+            del analysis
     except MemoryError:
         return failed(settings.memory_error(), "limit")
     except AnalyzerError as error:
