@@ -123,21 +123,21 @@ def main() -> None:
 
     phases.done("imports")
     source = resolve_log(args.log)
-    replayed = replay_log(source, Strictness.STRICT, None, n_workers=args.workers)
-    phases.done("replay")
+    # One pause of the cyclic collector over every phase, as the report command holds.
     with api.collector_paused():
+        replayed = replay_log(source, Strictness.STRICT, None, n_workers=args.workers)
+        phases.done("replay")
         analysis = analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
-    del replayed
-    phases.done("aggregate")
-    findings = api.find_issues(analysis)
-    phases.done("findings")
-    if args.sizes:
-        _print_sizes(analysis)
-        phases.done("sizes")
-    with api.collector_paused():
+        del replayed
+        phases.done("aggregate")
+        findings = api.find_issues(analysis)
+        phases.done("findings")
+        if args.sizes:
+            _print_sizes(analysis)
+            phases.done("sizes")
         out = api._render(analysis, ReportOptions(fmt=args.format), findings, None)
         size = len(out) if isinstance(out, str) else sum(len(chunk) for chunk in out)
-    phases.done("render", f"{args.format}, {size:,} characters or bytes")
+        phases.done("render", f"{args.format}, {size:,} characters or bytes")
     print(f"total      {time.perf_counter() - _START:7.2f} s wall")
 
 
