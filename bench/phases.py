@@ -138,6 +138,7 @@ def main() -> None:
         out = api._render(analysis, ReportOptions(fmt=args.format), findings, None)
         size = len(out) if isinstance(out, str) else sum(len(chunk) for chunk in out)
         phases.done("render", f"{args.format}, {size:,} characters or bytes")
+        del analysis, findings, out  # inside the pause, as the report command drops it
     print(f"total      {time.perf_counter() - _START:7.2f} s wall")
 
 
