@@ -38,7 +38,6 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from math import copysign
 
 import polars as pl
 
@@ -63,7 +62,7 @@ from analyzer.aggregate.self_time_rules import (
     is_nested_loop,
     is_python_operator,
 )
-from analyzer.aggregate.shared import SharedValues, by_node_id
+from analyzer.aggregate.shared import SharedValues, by_node_id, plain_float
 from analyzer.aggregate.stage_budgets import (
     acc_stage_sums,
     stage_outside_ms,
@@ -505,7 +504,11 @@ class _ExecutionAttribution:
             # A node without work of its own has the same times in every run of a query or
             # micro-batch: one object for all of them, when equal means the same (no int
             # standing for a float, no negative zero).
-            if not ran and _plain(node_time.measured_ms) and _plain(node_time.driver_time_ms):
+            if (
+                not ran
+                and plain_float(node_time.measured_ms)
+                and plain_float(node_time.driver_time_ms)
+            ):
                 node_time = shared.one(node_time)
             nodes[node.node_id] = node_time
         run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
@@ -522,16 +525,6 @@ class _ExecutionAttribution:
 
     def _driver_total(self, acc_id: int) -> int:
         return self.sums.by_acc_stage.get((acc_id, TOTAL), 0)
-
-
-def _plain(value: float) -> bool:
-    """Whether `value` is a float other than a negative zero: such floats are equal only when
-    they are the same number.
-
-    >>> _plain(0.0), _plain(-0.0), _plain(0), _plain(2.5)
-    (True, False, False, True)
-    """
-    return type(value) is float and (value != 0.0 or copysign(1.0, value) > 0)
 
 
 def _flat_shares(by_stage: dict[int, float], shared: SharedValues) -> tuple[int | float, ...]:

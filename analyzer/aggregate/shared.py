@@ -21,6 +21,16 @@ V = TypeVar("V")
 _ZERO = 0.0
 
 
+def plain_float(value: object) -> bool:
+    """Whether `value` is a float other than a negative zero: equal such floats are the same
+    number, so one object can stand for all of them.
+
+    >>> plain_float(0.0), plain_float(-0.0), plain_float(0), plain_float(2.5)
+    (True, False, False, True)
+    """
+    return type(value) is float and (value != 0.0 or copysign(1.0, value) > 0)
+
+
 class SharedValues:
     """Hands out one object for every equal value it is given.
 
@@ -53,11 +63,9 @@ class SharedValues:
 
     def real(self, value: float) -> float:
         """The one object of this float (a negative zero, and anything not a float, as is)."""
-        if type(value) is not float:
+        if not plain_float(value):
             return value
-        if value:
-            return self._floats.setdefault(value, value)
-        return _ZERO if copysign(1.0, value) > 0 else value
+        return self._floats.setdefault(value, value) if value else _ZERO
 
     def one(self, value: H) -> H:
         """The one object equal to `value` and of its type: a string, a frozen record, a tuple of
