@@ -306,24 +306,20 @@ class EventReader:
                 skipped = self._skipped_names[name] = name.decode(errors="replace")
             self.decode_stats.unknown_event_types[skipped] += 1
             return None
-        try:
-            event: Event = decoder.decode(data)
-        except _DECODE_ERRORS as error:
-            self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
-            return None
-        if name not in self._seen_types:
-            self._note_fields(name, data)
-        self.decode_stats.n_events += 1
-        return event
+        return self._decoded(name, decoder, line)
 
     def decode_named(self, name: bytes, line: Line) -> Event | None:
         """Decode one line, in log order, whose UTF-8 was checked and whose event class `name`
         (`event_name`) was found elsewhere: an event the analysis uses. As `decode_line` for
         the rest."""
-        data = line.data
         self._first = False
+        return self._decoded(name, _DECODERS[name], line)
+
+    def _decoded(self, name: bytes, decoder: msgspec.json.Decoder[Any], line: Line) -> Event | None:
+        """The event of a line of class `name` (`decoder`'s), counted; None when malformed."""
+        data = line.data
         try:
-            event: Event = _DECODERS[name].decode(data)
+            event: Event = decoder.decode(data)
         except _DECODE_ERRORS as error:
             self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
             return None

@@ -210,10 +210,9 @@ class _Receiver:
     in a growing buffer and slicing it out cost a second of a 686 MB log's replay).
     """
 
-    __slots__ = ("_fd", "_file", "_filled", "_header", "_index", "_payload", "message")
+    __slots__ = ("_file", "_filled", "_header", "_index", "_payload", "message")
 
     def __init__(self, fd: int) -> None:
-        self._fd = fd
         self._file = open(fd, "rb", buffering=0, closefd=False)  # noqa: SIM115 - closed by fd
         self._header = b""
         self._index = 0
@@ -226,7 +225,7 @@ class _Receiver:
         """Read what the pipe holds (call when it is readable); False at its end."""
         payload = self._payload
         if payload is None:
-            data = os.read(self._fd, _HEADER.size - len(self._header))
+            data = self._file.read(_HEADER.size - len(self._header))
             if not data:
                 return False
             self._header += data

@@ -545,4 +545,5 @@ class PlanGraph(BaseModel):
 
 
 _PLAN_GRAPH = Trusted(PlanGraph)
-"""The fields every `PlanGraph.typed` sets: one set for all (frozen models never change it)."""
+"""Builds the graphs of `PlanGraph.typed` and `of_shape` unvalidated, with one set of field
+names for all (frozen models never change it)."""
