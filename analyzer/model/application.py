@@ -1,4 +1,9 @@
-"""Frozen domain types for an application: executors, jobs, stages, SQL executions."""
+"""Frozen domain types for an application: executors, jobs, stages, SQL executions.
+
+Executors, jobs, stage attempts, plan versions and executions are slotted pydantic dataclasses,
+not `BaseModel`s: a day of a streaming query holds tens of thousands of each, and a model
+instance carries a dict of its fields (0.46 KB for a job of 11 fields, against 0.1 KB of slots).
+"""
 
 from __future__ import annotations
 
@@ -69,10 +74,9 @@ class Executor:
     resource_profile_id: int = 0
 
 
-class Job(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Job:
     """A Spark job and the SQL execution it belongs to, if any."""
-
-    model_config = ConfigDict(frozen=True)
 
     job_id: int
     execution_id: int | None
@@ -94,10 +98,9 @@ class Job(BaseModel):
     """`spark.job.tags` split on commas, sorted (Spark 3.5+)."""
 
 
-class StageAttempt(BaseModel):
+@dataclass(frozen=True, slots=True)
+class StageAttempt:
     """One attempt of a stage, with task counts derived from its task-end events."""
-
-    model_config = ConfigDict(frozen=True)
 
     stage_id: int
     attempt_id: int
@@ -130,10 +133,9 @@ class StageAttempt(BaseModel):
         return self.completion_ms - self.submission_ms
 
 
-class PlanVersion(BaseModel):
+@dataclass(frozen=True, slots=True)
+class PlanVersion:
     """One plan of an execution: the initial one, or an adaptive (AQE) re-plan."""
-
-    model_config = ConfigDict(frozen=True)
 
     index: int
     """0 for the initial plan, then 1, 2, … per AQE update."""
@@ -142,8 +144,7 @@ class PlanVersion(BaseModel):
 
     @classmethod
     def typed(cls, index: int, physical_plan_description: str, graph: PlanGraph) -> PlanVersion:
-        """Build from values already of the fields' types, without validating them again, with
-        the one set of field names all plan versions share (see `PlanGraph.typed`)."""
+        """Build from values already of the fields' types, without validating them again."""
         return _PLAN_VERSION(
             index=index,
             physical_plan_description=physical_plan_description,
@@ -154,10 +155,9 @@ class PlanVersion(BaseModel):
 _PLAN_VERSION = Trusted(PlanVersion)
 
 
-class Execution(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Execution:
     """A SQL execution with its plans, jobs and stages."""
-
-    model_config = ConfigDict(frozen=True)
 
     execution_id: int
     root_execution_id: int

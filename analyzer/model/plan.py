@@ -14,9 +14,8 @@ its ids, or only the first of them when they follow the pattern of the shape's f
 
 from __future__ import annotations
 
-import dataclasses
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -24,15 +23,9 @@ from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_serializ
 from pydantic.dataclasses import dataclass
 from pydantic_core import core_schema
 
-from analyzer.model.trusted import Trusted
+from analyzer.model.trusted import Trusted, slot_setters
 
 _new = object.__new__
-
-
-def _slot_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    """The setters of the slots of dataclass `cls`, in field order: they store a value as is,
-    frozen or not, and cost half of `object.__setattr__`, which finds the slot by name."""
-    return tuple(vars(cls)[f.name].__set__ for f in dataclasses.fields(cls))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +139,9 @@ class PlanEdge:
     to_id: int
 
 
-_METRIC_DEF_SLOTS = _slot_setters(MetricDef)
-_METRIC_SPEC_SLOTS = _slot_setters(MetricSpec)
-_PLAN_NODE_SLOTS = _slot_setters(PlanNode)
+_METRIC_DEF_SLOTS = slot_setters(MetricDef)
+_METRIC_SPEC_SLOTS = slot_setters(MetricSpec)
+_PLAN_NODE_SLOTS = slot_setters(PlanNode)
 _NO_IDS: array[int] = array("q")
 
 

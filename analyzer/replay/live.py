@@ -25,10 +25,9 @@ _CPU_SCALE = Decimal("1e-9")
 _CPU_MAX = Decimal(2**31 - 1)
 _INT_MAX = 2**31 - 1
 
-# Jobs, stage attempts and executions are built from values already of their fields' types,
-# without validating them again, and with one set of field names for all of them (frozen models
-# never change it): each would otherwise hold its own set, 0.7 KB, and a log of thousands of
-# executions holds tens of thousands of them.
+# Jobs, stage attempts and executions are slotted dataclasses built from values already of
+# their fields' types, without validating them again: a log of thousands of executions holds
+# tens of thousands of them.
 _JOB = Trusted(Job)
 _STAGE = Trusted(StageAttempt)
 _EXECUTION = Trusted(Execution)

@@ -80,7 +80,7 @@ def _sum_rates(values: list[float | None]) -> float | None:
 
 
 _BATCH = Trusted(StreamingBatch)
-"""Builds batches unvalidated, with one set of field names for all (`model.trusted`)."""
+"""Builds batches unvalidated (`model.trusted`)."""
 
 
 def _batch(progress: ev.StreamingQueryProgress, names: dict[str, str]) -> StreamingBatch:
@@ -220,11 +220,8 @@ class StreamingTracker:
             # Each batch replaced in place as it gets its executions: never two of every one.
             kept = run.batches
             for i, b in enumerate(kept):
-                kept[i] = _BATCH(
-                    **{
-                        **b.__dict__,
-                        "execution_ids": tuple(by_batch.get((run.run_id, b.batch_id), ())),
-                    },
+                kept[i] = _BATCH.replace(
+                    b, execution_ids=tuple(by_batch.get((run.run_id, b.batch_id), ()))
                 )
             batches = tuple(kept)
             unfinished = tuple(
