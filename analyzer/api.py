@@ -193,7 +193,11 @@ def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> lis
     # Looked up on the module, where it is imported on first use (and tests may wrap it).
     detect: Callable[..., list[Finding]] = sys.modules[__name__].detect_all
     with collector_paused():
-        return detect(analysis, thresholds)
+        findings = detect(analysis, thresholds)
+    from analyzer.aggregate.allocator import release_free_memory
+
+    release_free_memory()  # the rules' transients, before a report lays out the analysis
+    return findings
 
 
 def render_report(

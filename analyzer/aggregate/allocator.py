@@ -1,4 +1,9 @@
-"""Give the C heap's free pages back to the system once the big task arrays are freed."""
+"""Give the C heap's free pages back to the system between the steps of a report.
+
+glibc keeps the pages of freed blocks that are not at the top of its heap. A step that frees
+much (the task arrays moved into polars, the aggregation's batches, the rules' transients)
+leaves them resident through every later step's peak unless they are given back.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +40,10 @@ def release_free_memory() -> bool:
     231 MB against 191 to 201 MB on a 94.5k-task log, the same time). A fixed mapping threshold
     did as well for memory but cost 0.4 s of page faults on that log: a fresh mapping for
     every 1 MiB read buffer.
+
+    It is called again after the per-node aggregation and after the findings (4 ms each on a
+    log of 20,000 executions): on that log, the report's peak PSS went from 313-318 to 299-305
+    MB, and on one of 3,600 executions from 203-204 to 193-194 MB.
     """
     trim = _malloc_trim()
     return trim is not None and trim(0) == 1

@@ -418,12 +418,14 @@ def analyze_built(
     tasks = frames.tasks
     slots = slot_frame(built.frozen)
     release_free_memory()  # the task arrays and the frozen slot arrays, now in polars
+    node_stats = aggregate_node_metrics(built, slots, tasks)
+    release_free_memory()  # the aggregation's batches of per-metric records
     return Analysis(
         source=source,
         application=built.application,
         tasks=tasks,
         slots=slots,
-        node_stats=aggregate_node_metrics(built, slots, tasks),
+        node_stats=node_stats,
         read_stats=read_stats,
         decode_stats=decode_stats,
         push_shuffle_tasks=frames.push_shuffle,
