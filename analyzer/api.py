@@ -278,6 +278,9 @@ def _render(
 
     options = options if options is not None else ReportOptions()
     if findings is None:
+        # Every format shows the what-if. Made before the findings, its transient (a plan of
+        # every stage attempt and execution) sits on less: not on the figures the rules keep.
+        analysis.what_if(options.what_if_slots)
         findings = find_issues(analysis, options.thresholds)
     if options.prices is not None and any(f.estimated_lost_cost is None for f in findings):
         from analyzer.insights.cost import price_findings
