@@ -151,10 +151,12 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
     return pl.concat([tasks, driver])
 
 
-BATCH_SLOT_ROWS = 100_000
+BATCH_SLOT_ROWS = 30_000
 """About how many slot rows the aggregations take at once: the Python records they make per
 (execution, metric) then stay bounded whatever the number of executions, and a batch still
-costs polars a few calls of about a millisecond each."""
+costs polars a few calls of about a millisecond each. Measured on a log of 20,000 executions
+(172,000 slot rows): the aggregation's own peak 298 MB with 100,000 rows, 258 MB with 30,000
+and 267 MB with 10,000, its CPU time the same."""
 
 
 def slot_batches(
