@@ -51,14 +51,16 @@ class Trusted(Generic[M]):
     TypeError: Point needs a value for y
     """
 
-    __slots__ = ("_cls", "_names", "_setters", "fields_set")
+    __slots__ = ("_cls", "_names", "_pairs", "fields_set")
 
     def __init__(self, cls: type[M]) -> None:
         if dataclasses.is_dataclass(cls):
             if "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
                 raise TypeError(f"{cls.__name__} is not a slotted dataclass without a post-init")
-            self._setters: tuple[Callable[[Any, Any], None], ...] | None = slot_setters(cls)
             self._names = tuple(f.name for f in dataclasses.fields(cls))
+            self._pairs: tuple[tuple[str, Callable[[Any, Any], None]], ...] | None = tuple(
+                zip(self._names, slot_setters(cls), strict=True)
+            )
         elif issubclass(cls, BaseModel):
             if (
                 cls.__pydantic_post_init__
@@ -67,8 +69,8 @@ class Trusted(Generic[M]):
                 or cls.model_config.get("extra") == "allow"
             ):
                 raise TypeError(f"{cls.__name__} needs model_construct")
-            self._setters = None
             self._names = tuple(cls.model_fields)
+            self._pairs = None
         else:
             raise TypeError(f"{cls.__name__} is neither a pydantic model nor a dataclass")
         self._cls = cls
@@ -76,22 +78,21 @@ class Trusted(Generic[M]):
         """The field names every model instance shares."""
 
     def __call__(self, **values: Any) -> M:
-        names = self._names
-        if len(values) != len(names):
-            unknown = sorted(set(values) - set(names))
+        if len(values) != len(self._names):
+            unknown = sorted(set(values) - set(self._names))
             if unknown:
                 raise TypeError(f"{self._cls.__name__} has no field {', '.join(unknown)}")
+        instance: Any = _new(self._cls)
+        pairs = self._pairs
         try:
-            ordered = [values[name] for name in names]
+            if pairs is not None:
+                for name, setter in pairs:
+                    setter(instance, values[name])
+                return instance  # type: ignore[no-any-return]
+            state = {name: values[name] for name in self._names}
         except KeyError as missing:
             raise TypeError(f"{self._cls.__name__} needs a value for {missing.args[0]}") from None
-        instance: Any = _new(self._cls)
-        setters = self._setters
-        if setters is not None:
-            for setter, value in zip(setters, ordered, strict=True):
-                setter(instance, value)
-            return instance  # type: ignore[no-any-return]
-        _set(instance, "__dict__", dict(zip(names, ordered, strict=True)))
+        _set(instance, "__dict__", state)
         _set(instance, "__pydantic_fields_set__", self.fields_set)
         _set(instance, "__pydantic_extra__", None)
         _set(instance, "__pydantic_private__", None)
