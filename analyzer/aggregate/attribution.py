@@ -72,6 +72,7 @@ from analyzer.aggregate.stage_budgets import (
 from analyzer.aggregate.tables import slot_batches
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
+from analyzer.model.trusted import slot_setters
 
 NS_PER_MS = 1_000_000
 TOTAL = -1
@@ -115,6 +116,31 @@ class NodeTime:
         return tuple(zip(shares[0::2], shares[1::2], strict=True))  # type: ignore[arg-type]
 
 
+_NODE_TIME_SLOTS = slot_setters(NodeTime)
+
+
+def _node_time(
+    node_id: int,
+    self_time_ms: float | None,
+    measured_ms: float,
+    driver_time_ms: float,
+    stage_ids: tuple[int, ...],
+    stage_shares: tuple[int | float, ...],
+) -> NodeTime:
+    """A `NodeTime` of values already of its fields' types, put in its slots: a frozen
+    dataclass's `__init__` costs twice as much, and a log of thousands of executions makes one
+    per plan node."""
+    out = _new(NodeTime)
+    set_node, set_self, set_measured, set_driver, set_stages, set_shares = _NODE_TIME_SLOTS
+    set_node(out, node_id)
+    set_self(out, self_time_ms)
+    set_measured(out, measured_ms)
+    set_driver(out, driver_time_ms)
+    set_stages(out, stage_ids)
+    set_shares(out, stage_shares)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class StageTime:
     """How one stage's task time was attributed."""
@@ -156,6 +182,9 @@ class ExecutionTime:
     def attributed_ms(self) -> float:
         """Sum of the nodes' self times."""
         return sum(n.self_time_ms or 0.0 for n in self.nodes.values())
+
+
+_new = object.__new__
 
 
 def _metric_ms(metric_type: str, value: float) -> float:
@@ -425,9 +454,12 @@ class _ExecutionAttribution:
             return self._side_rows(children[0])
         return sum(self._rows_out(node, s, memo) for s in self.stages)
 
-    def run(self, shared: SharedValues) -> ExecutionTime:
+    def run(
+        self, shared: SharedValues, idle_times: dict[tuple[object, ...], NodeTime]
+    ) -> ExecutionTime:
         """Attribute the execution's task time; `shared` hands out the one object of each
-        repeated value (most times are 0, and every run of a repeated query has the same)."""
+        repeated value (most times are 0, and every run of a repeated query has the same), and
+        `idle_times` the one time of each node without work of its own, by its fields."""
         graph = self.graph
         sums = self.sums
         measured: dict[int, float] = defaultdict(float)
@@ -489,28 +521,36 @@ class _ExecutionAttribution:
                 unattributed_ms=shared.real(unattributed),
             )
         nodes: dict[int, NodeTime] = {}
+        node_stages = self.node_stages
         for node in graph.nodes:
-            stages = tuple(sorted(self.node_stages.get(node.node_id, set())))
+            node_id = node.node_id
+            stages = shared.one(tuple(sorted(node_stages.get(node_id, ()))))
             ran = bool(stages) and not node.is_cluster and node.name not in NO_WORK_OPERATORS
-            self_ms = measured[node.node_id] + estimated[node.node_id] if ran else None
-            node_time = NodeTime(
-                node_id=node.node_id,
-                self_time_ms=shared.real(self_ms) if self_ms is not None else None,
-                measured_ms=shared.real(measured[node.node_id]),
-                driver_time_ms=shared.real(driver[node.node_id]),
-                stage_ids=shared.one(stages),
-                stage_shares=_flat_shares(per_stage[node.node_id], shared) if ran else (),
-            )
+            measured_ms = shared.real(measured[node_id])
+            driver_ms = shared.real(driver[node_id])
+            if ran:
+                nodes[node_id] = _node_time(
+                    node_id,
+                    shared.real(measured_ms + estimated[node_id]),
+                    measured_ms,
+                    driver_ms,
+                    stages,
+                    _flat_shares(per_stage[node_id], shared),
+                )
+                continue
             # A node without work of its own has the same times in every run of a query or
             # micro-batch: one object for all of them, when equal means the same (no int
             # standing for a float, no negative zero).
-            if (
-                not ran
-                and plain_float(node_time.measured_ms)
-                and plain_float(node_time.driver_time_ms)
-            ):
-                node_time = shared.one(node_time)
-            nodes[node.node_id] = node_time
+            if plain_float(measured_ms) and plain_float(driver_ms):
+                key = (node_id, measured_ms, driver_ms, stages)
+                idle = idle_times.get(key)
+                if idle is None:
+                    idle = idle_times[key] = _node_time(
+                        node_id, None, measured_ms, driver_ms, stages, ()
+                    )
+                nodes[node_id] = idle
+            else:
+                nodes[node_id] = _node_time(node_id, None, measured_ms, driver_ms, stages, ())
         run_all = sum(sums.all_run_ms.get(s, 0) for s in self.stages)
         run_ok = sum(sums.run_ms.get(s, 0) for s in self.stages)
         return ExecutionTime(
@@ -556,6 +596,7 @@ def attribute_time(
     }
     outside = stage_outside_ms(slots, tasks, codegen_accs, cpus)
     shared = SharedValues()
+    idle_times: dict[tuple[object, ...], NodeTime] = {}
     executions = {e.execution_id: e for e in app.executions}
     out: dict[int, ExecutionTime] = {}
     profiles: dict[tuple[int, int], _PlanProfile] = {}
@@ -573,7 +614,8 @@ def attribute_time(
             )
             execution = executions[execution_id]
             profile = _profile_of(execution.final_plan.graph, profiles)
-            out[execution_id] = _ExecutionAttribution(execution, sums, profile).run(shared)
+            attribution = _ExecutionAttribution(execution, sums, profile)
+            out[execution_id] = attribution.run(shared, idle_times)
     return out
 
 

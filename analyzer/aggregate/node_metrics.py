@@ -13,6 +13,7 @@ from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
 from analyzer.aggregate.tables import slot_batches
 from analyzer.model.application import Execution
+from analyzer.model.trusted import slot_setters
 from analyzer.replay.application import BuiltApplication
 
 QUANTILES = (("p25", 0.25), ("median", 0.5), ("p75", 0.75), ("p95", 0.95))
@@ -167,6 +168,52 @@ class NodeStats:
     node_id: int
     metrics: tuple[MetricStats, ...]
     stage_ids: tuple[int, ...]
+
+
+_new = object.__new__
+_METRIC_STATS_SLOTS = slot_setters(MetricStats)
+_NODE_STATS_SLOTS = slot_setters(NodeStats)
+_NO_STAGES: frozenset[int] = frozenset()
+
+
+def _metric_stats(
+    name: str,
+    metric_type: str,
+    accumulator_id: int,
+    spark_ui: str,
+    numbers: tuple[int, ...],
+    max_at: MaxLocation | None,
+    stage_ids: tuple[int, ...],
+    driver_values: tuple[int, ...],
+) -> MetricStats:
+    """A `MetricStats` of values already of its fields' types, put in its slots: a frozen
+    dataclass's `__init__` costs twice as much, and a log of thousands of executions makes one
+    per metric of every execution."""
+    out = _new(MetricStats)
+    set_name, set_type, set_acc, set_ui, set_numbers, set_max, set_stages, set_driver = (
+        _METRIC_STATS_SLOTS
+    )
+    set_name(out, name)
+    set_type(out, metric_type)
+    set_acc(out, accumulator_id)
+    set_ui(out, spark_ui)
+    set_numbers(out, numbers)
+    set_max(out, max_at)
+    set_stages(out, stage_ids)
+    set_driver(out, driver_values)
+    return out
+
+
+def _node_stats(
+    node_id: int, metrics: tuple[MetricStats, ...], stage_ids: tuple[int, ...]
+) -> NodeStats:
+    """A `NodeStats` put in its slots (see `_metric_stats`)."""
+    out = _new(NodeStats)
+    set_node, set_metrics, set_stages = _NODE_STATS_SLOTS
+    set_node(out, node_id)
+    set_metrics(out, metrics)
+    set_stages(out, stage_ids)
+    return out
 
 
 def counted_by_spark() -> pl.Expr:
@@ -351,7 +398,7 @@ def _execution_nodes(
         metrics = []
         node_stages: set[int] = set()
         for m, acc_id in zip(node.metrics, graph.accumulator_ids(node.node_id), strict=True):
-            node_stages |= acc_stages.get(acc_id, set())
+            node_stages |= acc_stages.get(acc_id, _NO_STAGES)
             key = (execution.execution_id, acc_id)
             row = stats.get(key)
             if row is None or acc_id not in frozen_ids:
@@ -370,21 +417,19 @@ def _execution_nodes(
                 )
             )
             metrics.append(
-                MetricStats(
-                    name=m.name,
-                    metric_type=m.metric_type,
-                    accumulator_id=acc_id,
-                    spark_ui=spark_ui,
-                    numbers=row,  # type: ignore[arg-type]
-                    max_at=_max_location(spark_max, max_rows.get(key), mx, places, shared),
-                    stage_ids=shared.one(tuple(sorted(acc_stages.get(acc_id, ())))),
-                    driver_values=shared.one(tuple(driver_values.get(acc_id, ()))),
+                _metric_stats(
+                    m.name,
+                    m.metric_type,
+                    acc_id,
+                    spark_ui,
+                    row,
+                    _max_location(spark_max, max_rows.get(key), mx, places, shared),
+                    shared.one(tuple(sorted(acc_stages.get(acc_id, ())))),
+                    shared.one(tuple(driver_values.get(acc_id, ()))),
                 )
             )
-        nodes[node.node_id] = NodeStats(
-            node_id=node.node_id,
-            metrics=tuple(metrics),
-            stage_ids=shared.one(tuple(sorted(node_stages))),
+        nodes[node.node_id] = _node_stats(
+            node.node_id, tuple(metrics), shared.one(tuple(sorted(node_stages)))
         )
     # Operators without metrics of their own run in their codegen cluster's stages.
     for node in graph.nodes:
