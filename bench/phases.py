@@ -2,8 +2,9 @@
 
 Prints, for `spark-explain report LOG -f FORMAT` done in-process the way the command does it:
 the imports, reading and replaying the log (with the reading workers, as the command does),
-aggregating, the findings and rendering; for each, wall and CPU seconds of this process (the
-workers' CPU is not in it) and the RSS after it with the peak so far.
+aggregating, the what-if (before the findings, as the command makes it), the findings and
+rendering; for each, wall and CPU seconds of this process (the workers' CPU is not in it) and
+the RSS after it with the peak so far.
 
 With `--sizes`, also the memory the parts of the analysis hold once the findings are found:
 the deep size of the plan versions, the other execution fields, the stages, jobs and executors,
@@ -130,12 +131,16 @@ def main() -> None:
         analysis = analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
         del replayed
         phases.done("aggregate")
+        options = ReportOptions(fmt=args.format)
+        # Before the findings, as the report command makes it (`api._render`).
+        analysis.what_if(options.what_if_slots)
+        phases.done("what-if")
         findings = api.find_issues(analysis)
         phases.done("findings")
         if args.sizes:
             _print_sizes(analysis)
             phases.done("sizes")
-        out = api._render(analysis, ReportOptions(fmt=args.format), findings, None)
+        out = api._render(analysis, options, findings, None)
         size = len(out) if isinstance(out, str) else sum(len(chunk) for chunk in out)
         phases.done("render", f"{args.format}, {size:,} characters or bytes")
         del analysis, findings, out  # inside the pause, as the report command drops it
