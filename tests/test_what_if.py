@@ -18,7 +18,13 @@ from eventlog_samples import SAMPLES, SLOTS, sample_logs
 from typer.testing import CliRunner
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.what_if import WhatIf, default_slots
+from analyzer.aggregate.what_if import (
+    WhatIf,
+    build_replay_plan,
+    default_slots,
+    never_all_busy,
+    replay,
+)
 from analyzer.api import analyze
 from analyzer.cli import app
 
@@ -122,6 +128,22 @@ def test_the_floor_is_the_fastest_and_more_slots_than_it_change_little(path: Pat
     assert (walls[figures.floor_slots] or 0) <= floor * 1.01 + 1
     assert figures.scenarios[0].basis == "as-run"
     assert figures.floor_slots in walls
+
+
+@pytest.mark.parametrize("path", _local_samples()[:12], ids=lambda p: p.name)
+def test_slots_never_all_busy_replay_as_unlimited_slots(path: Path) -> None:
+    """Where `never_all_busy` lets a scenario take the replay with unlimited slots, replaying
+    it gives the same node times and the same peak of running tasks."""
+    analysis = _analysis(path)
+    plan = build_replay_plan(analysis.application, analysis.tasks, analysis.capacity)
+    unlimited = replay(plan, max(plan.n_tasks, plan.run_slots, 1) * plan.run_slots)
+    peak = unlimited.peak_running
+    for n in sorted({max(1, peak - 1), peak, peak + 1, 2 * peak, plan.run_slots}):
+        if not never_all_busy(plan, n, unlimited):
+            continue
+        again = replay(plan, n)
+        assert list(again.times_ms) == list(unlimited.times_ms), n
+        assert again.peak_running == peak
 
 
 def test_default_slots_are_half_double_and_four_times() -> None:

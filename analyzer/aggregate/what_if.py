@@ -418,14 +418,21 @@ _WHAT_MASK = (1 << _KIND_SHIFT) - 1
 as fast as one of tuples, and the replay pushes and pops an event per task."""
 
 
-def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
-    """Replay the application's tasks on `task_slots` slots (scaled per resource profile)."""
+def profile_slots(plan: ReplayPlan, task_slots: int) -> dict[int, int]:
+    """The slots each resource profile of the plan's stages gets when the application has
+    `task_slots`: its share of the run's, scaled, at least 1."""
     scale = task_slots / plan.run_slots
     free: dict[int, int] = {}
     for stage in plan.stages:
         if stage.profile_id not in free:
             peak = plan.profile_peaks.get(stage.profile_id, 0) or plan.run_slots
             free[stage.profile_id] = max(1, round(peak * scale))
+    return free
+
+
+def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
+    """Replay the application's tasks on `task_slots` slots (scaled per resource profile)."""
+    free = profile_slots(plan, task_slots)
     times: list[int | None] = [None] * len(plan.n_deps)
     waiting = plan.n_deps.tolist()
     base = [0] * len(plan.n_deps)
@@ -490,6 +497,19 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
     return _Replayed(_compact([_UNREACHED if t is None else t for t in times]), peak_running)
 
 
+def never_all_busy(plan: ReplayPlan, task_slots: int, unlimited: _Replayed) -> bool:
+    """Whether the replay on `task_slots` slots is the replay with unlimited slots.
+
+    With one resource profile it is when the profile gets at least as many slots as tasks ran
+    at once in `unlimited`: the two replays launch the same tasks at the same moments, since
+    at every launch the tasks ready then fit in the free slots (they all ran at once in
+    `unlimited`, on top of the same running ones). With several profiles no such bound is
+    kept, so they are always replayed.
+    """
+    slots = profile_slots(plan, task_slots)
+    return len(slots) == 1 and next(iter(slots.values())) >= unlimited.peak_running
+
+
 def _what_if(plan: ReplayPlan, replayed: _Replayed, task_slots: int, basis: Basis) -> WhatIf:
     times = replayed.times_ms
     walls = sorted(
@@ -539,7 +559,7 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
 
     def run(n: int) -> _Replayed:
         if n not in cache:
-            cache[n] = replay(plan, n)
+            cache[n] = unlimited if never_all_busy(plan, n, unlimited) else replay(plan, n)
         return cache[n]
 
     unlimited = replay(plan, max(plan.n_tasks, plan.run_slots, 1) * plan.run_slots)
