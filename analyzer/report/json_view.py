@@ -21,19 +21,21 @@ FORMAT_VERSION = 1
 
 def _metric(m: MetricStats) -> dict[str, Any]:
     at = m.max_at
+    # The figures read from their one tuple at once (each property is a call).
+    count, total, min_value, median, max_value, p25, p75, p95 = m.numbers
     return {
         "name": m.name,
         "type": m.metric_type,
         "accumulator_id": m.accumulator_id,
         "spark_ui": m.spark_ui,
-        "total": m.total,
-        "min": m.min_value,
-        "p25": m.p25,
-        "median": m.median,
-        "p75": m.p75,
-        "p95": m.p95,
-        "max": m.max_value,
-        "count": m.count,
+        "total": total,
+        "min": min_value,
+        "p25": p25,
+        "median": median,
+        "p75": p75,
+        "p95": p95,
+        "max": max_value,
+        "count": count,
         "skew": {"ratio": m.skew_ratio, "score_pct": round(m.skew_pct, 2)},
         "stage_ids": list(m.stage_ids),
         "driver_values": list(m.driver_values),
