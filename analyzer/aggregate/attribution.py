@@ -116,6 +116,7 @@ class NodeTime:
         return tuple(zip(shares[0::2], shares[1::2], strict=True))  # type: ignore[arg-type]
 
 
+_new = object.__new__
 _NODE_TIME_SLOTS = slot_setters(NodeTime)
 
 
@@ -182,9 +183,6 @@ class ExecutionTime:
     def attributed_ms(self) -> float:
         """Sum of the nodes' self times."""
         return sum(n.self_time_ms or 0.0 for n in self.nodes.values())
-
-
-_new = object.__new__
 
 
 def _metric_ms(metric_type: str, value: float) -> float:
