@@ -281,6 +281,9 @@ def _render(
         # Every format shows the what-if. Made before the findings, its transient (a plan of
         # every stage attempt and execution) sits on less: not on the figures the rules keep.
         analysis.what_if(options.what_if_slots)
+        from analyzer.aggregate.allocator import release_free_memory
+
+        release_free_memory()  # the what-if's replay plan, before the rules' transients
         findings = find_issues(analysis, options.thresholds)
     if options.prices is not None and any(f.estimated_lost_cost is None for f in findings):
         from analyzer.insights.cost import price_findings

@@ -43,7 +43,9 @@ def release_free_memory() -> bool:
 
     It is called again after the per-node aggregation and after the findings (4 ms each on a
     log of 20,000 executions): on that log, the report's peak PSS went from 313-318 to 299-305
-    MB, and on one of 3,600 executions from 203-204 to 193-194 MB.
+    MB, and on one of 3,600 executions from 203-204 to 193-194 MB. And after the what-if, whose
+    replay plan the rules did not reuse: on a log of 36,000 executions the peak (in the
+    findings) went from 939 to 847 MB.
     """
     trim = _malloc_trim()
     return trim is not None and trim(0) == 1
