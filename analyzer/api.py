@@ -200,6 +200,18 @@ def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> lis
     return findings
 
 
+def make_what_if(analysis: Analysis, options: ReportOptions | None = None) -> None:
+    """Make the what-if figures the reports of `options` show, before their findings.
+
+    Every format shows the what-if. Made before the findings, its transient (a plan of every
+    stage attempt and execution) sits on less: not on the figures the rules keep.
+    """
+    from analyzer.aggregate.allocator import release_free_memory
+
+    analysis.what_if(options.what_if_slots if options is not None else None)
+    release_free_memory()  # the what-if's replay plan, before the rules' transients
+
+
 def render_report(
     analysis: Analysis,
     options: ReportOptions | None = None,
@@ -278,12 +290,7 @@ def _render(
 
     options = options if options is not None else ReportOptions()
     if findings is None:
-        # Every format shows the what-if. Made before the findings, its transient (a plan of
-        # every stage attempt and execution) sits on less: not on the figures the rules keep.
-        analysis.what_if(options.what_if_slots)
-        from analyzer.aggregate.allocator import release_free_memory
-
-        release_free_memory()  # the what-if's replay plan, before the rules' transients
+        make_what_if(analysis, options)
         findings = find_issues(analysis, options.thresholds)
     if options.prices is not None and any(f.estimated_lost_cost is None for f in findings):
         from analyzer.insights.cost import price_findings
@@ -429,14 +436,22 @@ def write_report(
     output: str | Path,
     options: ReportOptions | None = None,
     findings: Sequence[Finding] | None = None,
+    redactor: Redactor | None = None,
+    hint: str | None = None,
 ) -> None:
-    """Render an analysis (see `render_report`) and write it atomically to `output`.
+    """Render an analysis (see `render_report`) and write it atomically to `output`, piece by
+    piece: a report of tens of thousands of executions is never whole in memory.
 
-    Raises `OutputIsInputError` when `output` is the analyzed log or inside it.
+    Raises `OutputIsInputError` when `output` is the analyzed log or inside it, and
+    `CannotWriteError` (with `hint`, if given, as what to do) when it cannot be written.
     """
     check_output_is_not_input(output, [analysis.source])
     with collector_paused():
-        write_atomic(output, _render(analysis, options, findings, None))
+        pieces = _render(analysis, options, findings, redactor)
+        if hint is None:
+            write_atomic(output, pieces)
+        else:
+            write_atomic(output, pieces, hint)
 
 
 def diff(

@@ -50,9 +50,12 @@ from analyzer.cli import EXIT_BUSY, app
 from analyzer.errors import Strictness, UsageError
 from analyzer.eventlog.discover import discover_applications
 from analyzer.eventlog.source import resolve_log
+from analyzer.report.options import ReportOptions
 
 REPORTS = ("report.html", "report.txt", "report.json")
 CLI = [sys.executable, "-c", "from analyzer.cli import main; main()"]
+NOW_MS = 1_700_000_000_000
+"""A fixed clock for reports compared byte for byte."""
 
 
 def _sample_dir() -> Path:
@@ -160,6 +163,31 @@ def test_findings_are_computed_once_per_application(
         assert result.ok and [name for name, _ in result.reports] == list(REPORTS)
         assert result.summary is not None
     assert len(calls) == len(infos)
+
+
+def test_staged_reports_are_the_reports_and_a_staging_failure_is_one_line(
+    logs: Path, tmp_path: Path
+) -> None:
+    """A local worker writes the reports into the staging directory, piece by piece, as the same
+    bytes it would have returned; a report that cannot be staged is the output's fault."""
+    info = next(i for i in discover_applications(str(logs)) if i.error is None)
+    job = Job(Path(info.path).name, info.path, "app", fingerprint_log(resolve_log(info.path)))
+    settings = JobSettings(report=ReportOptions(now_ms=NOW_MS))
+    as_text = process_application(job, settings)
+    staged = process_application(job, settings, tmp_path / "staging")
+    assert staged.ok and staged.reports == () and staged.cannot_write is None
+    assert staged.staged_dir == str(tmp_path / "staging" / "app")
+    assert staged.summary == as_text.summary
+    for name, text in as_text.reports:
+        assert (tmp_path / "staging" / "app" / name).read_text(encoding="utf-8") == text
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the staging directory should be", encoding="utf-8")
+    failed = process_application(job, settings, blocked)
+    assert not failed.ok and failed.failure == "retry" and failed.traceback is None
+    assert failed.error is not None and failed.error.endswith("[cannot-write]")
+    assert "\n" not in failed.error and failed.cannot_write is not None
+    assert failed.cannot_write[1] is not None and failed.cannot_write[1].startswith(str(blocked))
 
 
 @pytest.mark.slow  # four batch runs over every sample log

@@ -56,7 +56,7 @@ class EngineConfig:
 def _local(config: EngineConfig) -> Engine:
     from analyzer.batch.local_engine import LocalEngine
 
-    return LocalEngine(config.workers)
+    return LocalEngine(config.workers, config.layout.root)
 
 
 def _spark(config: EngineConfig) -> Engine:

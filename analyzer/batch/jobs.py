@@ -129,6 +129,9 @@ class JobResult:
     """(file name, text) of each report rendered, for the driver to write."""
     staged_dir: str | None = None
     """Instead of `reports`: a directory holding the report files, for the driver to move in."""
+    cannot_write: tuple[str, str | None, str | None] | None = None
+    """A report could not be staged: the (message, path, hint) of its `CannotWriteError`. The
+    driver stops the run with it, as when it cannot write a report itself."""
     elapsed_ms: int = 0
     traceback: str | None = None
     """The traceback of an internal error (a bug), for the driver to print."""

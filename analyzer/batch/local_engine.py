@@ -1,8 +1,9 @@
 """The local batch engine: worker processes on this machine, one application at a time each.
 
 Each worker is a child process (`analyzer.batch.worker_process`) fed jobs through a pipe. It dies
-with this process, limits its own memory, and writes nothing: results, with the reports' text,
-come back through a pipe and the driver writes them. The driver enforces the time limit by killing
+with this process, limits its own memory, and writes an application's reports into the run's
+staging directory (`OUTDIR/.staging-<run>/`); its result comes back through a pipe and the
+driver moves the reports in place. The driver enforces the time limit by killing
 a worker whose job runs too long; a worker that dies takes only its own job with it. A worker
 lives and ends as the reading workers do (`eventlog/processes.py`: it dies with the driver, and
 the driver kills and reaps it).
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -28,6 +30,7 @@ import polars as pl
 import analyzer
 from analyzer.batch.fleet import Row, fleet_frame, sort_columns
 from analyzer.batch.jobs import AnyJob, FailureKind, JobResult, JobSettings
+from analyzer.batch.layout import STAGING_PREFIX
 from analyzer.batch.limits import available_cores
 from analyzer.batch.outputs import cannot_write
 from analyzer.eventlog.processes import end_process
@@ -79,14 +82,14 @@ class _Worker:
         self.deadline: float | None = None
         self.n_done = 0
 
-    def start(self, job: AnyJob, settings: JobSettings) -> bool:
+    def start(self, job: AnyJob, settings: JobSettings, staging_dir: Path) -> bool:
         """Send a job; False if the worker is gone already. Its clock starts when it says so."""
         self.job = job
         self.deadline = None
         if settings.timeout_s:
             self.deadline = time.monotonic() + STARTUP_GRACE_S + settings.timeout_s
         try:
-            self.jobs.send((job, settings))
+            self.jobs.send((job, settings, str(staging_dir)))
         except OSError:
             return False
         return True
@@ -140,8 +143,10 @@ class LocalEngine:
 
     name = "local"
 
-    def __init__(self, workers: int | None) -> None:
+    def __init__(self, workers: int | None, output_root: Path) -> None:
         self.workers = max(1, workers or available_cores())
+        self.output_root = output_root
+        """The output directory, where each run's staging directory is made."""
 
     def run(
         self,
@@ -153,8 +158,16 @@ class LocalEngine:
         """Run every job in worker processes, calling `on_result` here as each one ends.
 
         `on_progress` gets the number of jobs done. If `on_result` raises, the workers are killed
-        and the exception goes on.
+        and the exception goes on. The workers write the reports into a staging directory in the
+        output directory (so they move in place without a copy), removed at the end.
         """
+        if not jobs:
+            return
+        staging = self.output_root / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
+        try:
+            staging.mkdir()
+        except OSError as error:
+            raise cannot_write(staging, error) from None
         pending = deque(jobs)
         idle: list[_Worker] = []
         busy: list[_Worker] = []
@@ -165,7 +178,7 @@ class LocalEngine:
                     worker = idle.pop() if idle else _Worker(settings.max_memory_mb)
                     job = pending.popleft()
                     busy.append(worker)
-                    if not worker.start(job, settings):
+                    if not worker.start(job, settings, staging):
                         break  # it died already: its pipe is readable (EOF), seen below
                 for worker, result in self._wait(busy, settings):
                     busy.remove(worker)
@@ -181,6 +194,7 @@ class LocalEngine:
                 worker.kill()
             for worker in idle:
                 worker.stop()
+            shutil.rmtree(staging, ignore_errors=True)
 
     @staticmethod
     def _wait(busy: list[_Worker], settings: JobSettings) -> list[tuple[_Worker, JobResult]]:

@@ -278,6 +278,11 @@ class _Run:
         job = self.jobs[result.log_name]
         if result.traceback is not None:
             _print_traceback(job.log_name, result.traceback)
+        if result.cannot_write is not None:  # a worker could not stage a report
+            message, path, hint = result.cannot_write
+            error = CannotWriteError(message, path=path, hint=hint)
+            self._failed(job.log_name, str(error))
+            raise error
         if result.ok:
             try:
                 self.writer.write_reports(job, result)

@@ -1,9 +1,12 @@
 """The per-application step of a batch run, the same on both engines: analyze once, find issues
 once, render three reports and the index facts from them.
 
-`process_application` writes nothing: it returns the reports' text in its `JobResult` and the
-driver, which holds the output directory's lock, writes them. (A Spark executor may instead put
-them into the run's staging directory with `stage_reports`, for the driver to move in place.)
+Given the run's staging directory (the local engine's workers), `process_application` writes the
+reports there piece by piece, as `spark-explain report` writes one, and the driver, which holds
+the output directory's lock, moves them in place: a report of tens of thousands of executions
+(hundreds of MB of JSON) is never whole in memory. Without one it returns the reports' text in
+its `JobResult` for the driver to write (a Spark executor then may put them into the staging
+directory with `stage_reports`, when it sees the output directory).
 """
 
 from __future__ import annotations
@@ -24,11 +27,19 @@ from analyzer.batch.jobs import (
     JobResult,
     JobSettings,
 )
-from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError
+from analyzer.errors import (
+    AnalyzerError,
+    CannotWriteError,
+    LogNotFoundError,
+    RemoteStorageError,
+)
 from analyzer.insights import Finding
 from analyzer.output import write_atomic
 from analyzer.redact import Redactor, redact_view, scrub_secrets
 from analyzer.report.batch_index import summarize
+
+STAGING_HINT = "check that the output directory's file system has room and is writable"
+"""What to do when a report cannot be written into the run's staging directory."""
 
 
 def one_line(error: BaseException) -> str:
@@ -38,11 +49,12 @@ def one_line(error: BaseException) -> str:
     return first if isinstance(error, AnalyzerError) else f"{type(error).__name__}: {first}"
 
 
-def process_job(job: AnyJob, settings: JobSettings) -> JobResult:
-    """Run one job of either kind: analyze an application, or compare a regressed run."""
+def process_job(job: AnyJob, settings: JobSettings, staging_dir: Path | None = None) -> JobResult:
+    """Run one job of either kind: analyze an application (its reports written into
+    `staging_dir` when given, see `process_application`), or compare a regressed run."""
     if isinstance(job, DiffJob):
         return process_diff(job, settings)
-    return process_application(job, settings)
+    return process_application(job, settings, staging_dir)
 
 
 def render_previous_run_diff(
@@ -87,12 +99,17 @@ def process_diff(job: DiffJob, settings: JobSettings) -> JobResult:
     )
 
 
-def process_application(job: Job, settings: JobSettings) -> JobResult:
+def process_application(
+    job: Job, settings: JobSettings, staging_dir: Path | None = None
+) -> JobResult:
     """Analyze one log and render its three reports; never raises for a bad log.
 
+    With `staging_dir`, the reports are written into `staging_dir/<app key>/` (the result names
+    that directory and holds no text); without, their text is in the result.
+
     A `MemoryError` (the worker's memory limit) is a failure of kind `limit`; an `AnalyzerError`
-    is the log's fault (`bad-log`) unless the log could not be reached (`retry`); anything else
-    is a bug, returned with its traceback (`retry`).
+    is the log's fault (`bad-log`) unless the log could not be reached or a report could not be
+    staged (`retry`); anything else is a bug, returned with its traceback (`retry`).
     """
     started = time.monotonic()
 
@@ -116,6 +133,7 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
             format_errors: dict[str, str] = {}
             trace: str | None = None
             findings: list[Finding] | None
+            api.make_what_if(analysis, settings.report)
             try:
                 findings = api.find_issues(analysis, settings.report.thresholds)
             except MemoryError:
@@ -136,13 +154,25 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
                 # shown in the index and kept in the history, so a secret in the name is not.
                 job_key = scrub_secrets(job_key)
             reports: list[tuple[str, str]] = []
+            staged: str | None = None
+            target = staging_dir / job.app_key if staging_dir is not None else None
             for fmt, file_name in REPORT_FILES.items():
                 options = dataclasses.replace(settings.report, fmt=fmt)
-                text = api.render_report(analysis, options, findings or [], redactor)
-                reports.append((file_name, text))
+                if target is None:
+                    text = api.render_report(analysis, options, findings or [], redactor)
+                    reports.append((file_name, text))
+                else:
+                    path = target / file_name
+                    api.write_report(
+                        analysis, path, options, findings or [], redactor, hint=STAGING_HINT
+                    )
+                    staged = str(target)
             del analysis
     except MemoryError:
         return failed(settings.memory_error(), "limit")
+    except CannotWriteError as error:  # the output directory's disk, not the log: next run
+        result = failed(one_line(error), "retry")
+        return dataclasses.replace(result, cannot_write=(error.message, error.path, error.hint))
     except AnalyzerError as error:
         # A log that cannot be reached from here (moved, unmounted, a remote outage) may be fine
         # next time; anything else is a property of the log's bytes.
@@ -156,6 +186,7 @@ def process_application(job: Job, settings: JobSettings) -> JobResult:
         job_key=job_key,
         format_errors=tuple(sorted(format_errors.items())),
         reports=tuple(reports),
+        staged_dir=staged,
         elapsed_ms=int((time.monotonic() - started) * 1000),
         traceback=trace,
     )

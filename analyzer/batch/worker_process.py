@@ -2,14 +2,16 @@
 PARENT_PID MAX_MEMORY_MB`.
 
 It dies with its parent, limits its memory before importing the analyzer, then answers each
-`(Job, JobSettings)` received on JOB_FD with `STARTED` and then a `JobResult` on RESULT_FD, until
-it receives None or the pipe closes. It writes no file. After a memory failure it exits: its heap
-may be in a bad state.
+`(Job, JobSettings, staging directory)` received on JOB_FD with `STARTED` and then a `JobResult`
+on RESULT_FD, until it receives None or the pipe closes. It writes an application's reports into
+the run's staging directory, nothing else. After a memory failure it exits: its heap may be in a
+bad state.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 STARTED = "started"
 """Sent when a job is received, before its result."""
@@ -36,9 +38,9 @@ def main(argv: list[str]) -> None:
             return
         if message is None:
             return
-        job, settings = message
+        job, settings, staging_dir = message
         results.send(STARTED)  # the job's time starts now, not while this process started
-        result = process_job(job, settings)
+        result = process_job(job, settings, Path(staging_dir))
         results.send(result)
         if result.failure == "limit":
             return
