@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
-from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows, parse_report
+from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows
 from analyzer.batch.history import (
     SPARKLINE_RUNS,
     AdviceAppliedRecord,
@@ -57,6 +57,7 @@ from analyzer.batch.outputs import (
 )
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
+from analyzer.batch.report_reader import read_report
 from analyzer.errors import CannotWriteError
 from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
@@ -359,7 +360,7 @@ class _Run:
                 continue
             path = self.layout.app_dir(entry.app_key) / REPORT_FILES["json"]
             try:
-                doc = parse_report(path.read_bytes())
+                doc = read_report(path)
             except (OSError, ReportDocError):
                 del self.manifest.entries[name]
                 continue

@@ -1,0 +1,88 @@
+"""`batch.report_reader.read_report`: the fleet tables' fields of a JSON report, read by its
+layout a stage attempt and an execution at a time, exactly as decoding the whole file reads them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from eventlog_samples import sample_id, sample_logs
+
+import analyzer.batch.report_reader as report_reader
+from analyzer import api
+from analyzer.batch.fleet import ReportDocError, parse_report
+from analyzer.batch.report_reader import read_report
+from analyzer.report.options import ReportOptions
+
+GOLD = Path(__file__).resolve().parent / "gold"
+NOW_MS = 1_700_000_000_000
+
+
+def _read_counting_fallbacks(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, int]:
+    """`read_report(path)` and how many times it fell back to decoding the whole file."""
+    calls: list[int] = []
+    whole = report_reader.parse_report
+
+    def counted(data: bytes) -> object:
+        calls.append(1)
+        return whole(data)
+
+    monkeypatch.setattr(report_reader, "parse_report", counted)
+    return read_report(path), len(calls)
+
+
+@pytest.mark.parametrize("path", sorted(GOLD.glob("*.json")), ids=lambda p: p.name)
+def test_gold_reports_are_read_by_their_layout(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, fallbacks = _read_counting_fallbacks(path, monkeypatch)
+    assert fallbacks == 0
+    assert doc == parse_report(path.read_bytes())
+
+
+@pytest.mark.slow  # a JSON report of every sample log, and a redacted one
+@pytest.mark.parametrize("log", sample_logs(), ids=sample_id)
+def test_every_sample_report_reads_as_decoded_whole(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    analysis = api.analyze(log)
+    for redact in (False, True):
+        path = tmp_path / f"report-{redact}.json"
+        api.write_report(analysis, path, ReportOptions(fmt="json", now_ms=NOW_MS, redact=redact))
+        doc, fallbacks = _read_counting_fallbacks(path, monkeypatch)
+        assert fallbacks == 0
+        assert doc == parse_report(path.read_bytes())
+
+
+def _outcome(read: object, path: Path) -> object:
+    """What reading `path` gives: the record, or the error's type and message."""
+    try:
+        return read(path)  # type: ignore[operator]
+    except ReportDocError as error:
+        return (type(error), str(error))
+
+
+def test_other_layouts_and_damage_read_as_decoded_whole(tmp_path: Path) -> None:
+    gold = max(GOLD.glob("*.json"), key=lambda p: p.stat().st_size)
+    text = gold.read_text(encoding="utf-8")
+    document = json.loads(text)
+    # A description holding what the layout's lines start with, escaped as JSON escapes it.
+    document["executions"][0]["description"] = '\n  "stages": [\n    {\n    }'
+    variants = {
+        "edited.json": json.dumps(document, indent=2),
+        "compact.json": json.dumps(json.loads(text)),
+        "indent4.json": json.dumps(json.loads(text), indent=4),
+        "repeated.json": text.replace('{\n  "', '{\n  "log": {},\n  "', 1),
+        "cut.json": text[: len(text) // 2],
+        "empty.json": "",
+        "trailing.json": text + "\n[]\n",
+    }
+    for name, variant in variants.items():
+        path = tmp_path / name
+        path.write_text(variant, encoding="utf-8")
+
+        def whole(p: Path) -> object:
+            return parse_report(p.read_bytes())
+
+        assert _outcome(read_report, path) == _outcome(whole, path), name
+    edited = read_report(tmp_path / "edited.json")
+    assert edited.executions[0].description == document["executions"][0]["description"]
