@@ -6,17 +6,31 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 from eventlog_samples import sample_id, sample_logs
 
 import analyzer.batch.report_reader as report_reader
 from analyzer import api
-from analyzer.batch.fleet import ReportDocError, parse_report
-from analyzer.batch.report_reader import read_report
+from analyzer.batch.fleet import (
+    ReportDoc,
+    ReportDocError,
+    fleet_rows,
+    parse_report,
+    without_metrics,
+)
+from analyzer.batch.report_reader import read_for_tables, read_report
 from analyzer.report.options import ReportOptions
 
 GOLD = Path(__file__).resolve().parent / "gold"
 NOW_MS = 1_700_000_000_000
+
+
+def _for_tables_whole(path: Path) -> tuple[ReportDoc, object]:
+    """What `read_for_tables` must give, from the whole file decoded at once."""
+    whole = parse_report(path.read_bytes())
+    kept = [without_metrics(ex) for ex in whole.executions]
+    return msgspec.structs.replace(whole, stages=[], executions=kept), fleet_rows("key", whole)
 
 
 def _read_counting_fallbacks(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, int]:
@@ -37,6 +51,7 @@ def test_gold_reports_are_read_by_their_layout(path: Path, monkeypatch: pytest.M
     doc, fallbacks = _read_counting_fallbacks(path, monkeypatch)
     assert fallbacks == 0
     assert doc == parse_report(path.read_bytes())
+    assert read_for_tables(path, "key") == _for_tables_whole(path)
 
 
 @pytest.mark.slow  # a JSON report of every sample log, and a redacted one
@@ -51,6 +66,7 @@ def test_every_sample_report_reads_as_decoded_whole(
         doc, fallbacks = _read_counting_fallbacks(path, monkeypatch)
         assert fallbacks == 0
         assert doc == parse_report(path.read_bytes())
+        assert read_for_tables(path, "key") == _for_tables_whole(path)
 
 
 def _outcome(read: object, path: Path) -> object:
@@ -84,5 +100,8 @@ def test_other_layouts_and_damage_read_as_decoded_whole(tmp_path: Path) -> None:
             return parse_report(p.read_bytes())
 
         assert _outcome(read_report, path) == _outcome(whole, path), name
+        assert _outcome(lambda p: read_for_tables(p, "key"), path) == _outcome(
+            _for_tables_whole, path
+        ), name
     edited = read_report(tmp_path / "edited.json")
     assert edited.executions[0].description == document["executions"][0]["description"]

@@ -306,8 +306,30 @@ def fleet_rows(app_key: str, doc: ReportDoc) -> dict[str, list[Row]]:
     `app_key` is the application's report directory name under `OUTDIR/apps/`, unique in a
     batch output directory.
     """
+    rows = head_rows(app_key, doc)
+    key = row_key(app_key, doc.application)
+    for ex in doc.executions:
+        execution, metrics = execution_rows(key, ex)
+        rows["executions"].append(execution)
+        rows["plan_node_metrics"].extend(metrics)
+    return rows
+
+
+RowKey = tuple[str, str | None, str | None]
+"""The first columns of every fleet table's row: app key, application id, attempt id."""
+
+
+def row_key(app_key: str, app: DocApplication) -> RowKey:
+    """The first columns of an application's rows."""
+    return (app_key, app.id, app.attempt_id)
+
+
+def head_rows(app_key: str, doc: ReportDoc) -> dict[str, list[Row]]:
+    """An application's row and its stage attempts' rows (the other tables empty): what
+    `fleet_rows` makes besides the executions' rows (`execution_rows`), which it needs only their
+    number and statuses for."""
     app = doc.application
-    key = (app_key, app.id, app.attempt_id)
+    key = row_key(app_key, app)
     stages = doc.stages
     executions = doc.executions
     rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
@@ -348,59 +370,70 @@ def fleet_rows(app_key: str, doc: ReportDoc) -> dict[str, list[Row]]:
                 s.failure_reason,
             )
         )
-    for ex in executions:
-        rows["executions"].append(
-            (
-                *key,
-                ex.execution_id,
-                ex.root_execution_id,
-                ex.description,
-                ex.status,
-                ex.start_ms,
-                ex.end_ms,
-                ex.duration_ms,
-                len(ex.job_ids),
-                len(ex.stage_ids),
-                ex.n_plan_versions,
-                len(ex.nodes),
-                ex.error_message,
-            )
-        )
-        for node in ex.nodes:
-            for m in node.metrics:
-                at = m.max_at or DocMaxAt()
-                rows["plan_node_metrics"].append(
-                    (
-                        *key,
-                        ex.execution_id,
-                        node.node_id,
-                        node.name,
-                        node.is_cluster,
-                        node.codegen_id,
-                        node.cluster_id,
-                        m.name,
-                        m.type,
-                        m.accumulator_id,
-                        m.spark_ui,
-                        m.total,
-                        m.min,
-                        m.p25,
-                        m.median,
-                        m.p75,
-                        m.p95,
-                        m.max,
-                        m.count,
-                        m.skew.ratio,
-                        m.skew.score_pct,
-                        at.stage_id,
-                        at.stage_attempt_id,
-                        at.task_id,
-                        at.partition_id,
-                        at.executor_id,
-                        at.host,
-                    )
-                )
     return rows
+
+
+def execution_rows(key: RowKey, ex: DocExecution) -> tuple[Row, list[Row]]:
+    """An execution's row of the executions table, and its nodes' metrics' rows."""
+    execution = (
+        *key,
+        ex.execution_id,
+        ex.root_execution_id,
+        ex.description,
+        ex.status,
+        ex.start_ms,
+        ex.end_ms,
+        ex.duration_ms,
+        len(ex.job_ids),
+        len(ex.stage_ids),
+        ex.n_plan_versions,
+        len(ex.nodes),
+        ex.error_message,
+    )
+    metrics: list[Row] = []
+    for node in ex.nodes:
+        for m in node.metrics:
+            at = m.max_at or DocMaxAt()
+            metrics.append(
+                (
+                    *key,
+                    ex.execution_id,
+                    node.node_id,
+                    node.name,
+                    node.is_cluster,
+                    node.codegen_id,
+                    node.cluster_id,
+                    m.name,
+                    m.type,
+                    m.accumulator_id,
+                    m.spark_ui,
+                    m.total,
+                    m.min,
+                    m.p25,
+                    m.median,
+                    m.p75,
+                    m.p95,
+                    m.max,
+                    m.count,
+                    m.skew.ratio,
+                    m.skew.score_pct,
+                    at.stage_id,
+                    at.stage_attempt_id,
+                    at.task_id,
+                    at.partition_id,
+                    at.executor_id,
+                    at.host,
+                )
+            )
+    return execution, metrics
+
+
+def without_metrics(ex: DocExecution) -> DocExecution:
+    """An execution without its nodes' metrics: what the job history reads of it, once its rows
+    are made (the metrics are most of a report's executions)."""
+    return msgspec.structs.replace(
+        ex, nodes=[msgspec.structs.replace(n, metrics=[]) for n in ex.nodes]
+    )
 
 
 def polars_schema(table: str) -> dict[str, type[pl.DataType]]:

@@ -14,6 +14,7 @@ whole with `parse_report`, which gives the same record or the same `ReportDocErr
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,8 +29,17 @@ from analyzer.batch.fleet import (
     DocLog,
     DocStage,
     ReportDoc,
+    Row,
+    execution_rows,
+    fleet_rows,
+    head_rows,
     parse_report,
+    row_key,
+    without_metrics,
 )
+
+OnExecution = Callable[[DocApplication, DocExecution], DocExecution]
+"""Called with each execution as it is read (and its application): returns what is kept of it."""
 
 CHUNK_BYTES = 8 << 20
 """How much of the file is read at a time."""
@@ -114,16 +124,49 @@ def read_report(path: Path) -> ReportDoc:
     docstring); `ReportDocError` if they do not fit, `OSError` if it cannot be read."""
     with path.open("rb") as handle:
         try:
-            return _read_by_layout(_Window(handle))
+            return _read_by_layout(_Window(handle), None)
         except (_NotOurLayout, msgspec.MsgspecError):
             pass
         handle.seek(0)
         return parse_report(handle.read())
 
 
-def _read_by_layout(window: _Window) -> ReportDoc:
-    """The report's fields, walking its layout; `_NotOurLayout` (or a decoding error) if the
-    file is laid out otherwise."""
+def read_for_tables(path: Path, app_key: str) -> tuple[ReportDoc, dict[str, list[Row]]]:
+    """The fleet tables' rows of the JSON report at `path` (`fleet.fleet_rows`), and what the
+    job history reads of it: its fields less the stage attempts and the nodes' metrics.
+
+    Each execution's rows are made as it is read, and only the execution less its metrics is
+    kept, so the metrics are in memory once, as rows. `ReportDocError` if the fields do not fit,
+    `OSError` if the file cannot be read.
+    """
+    with path.open("rb") as handle:
+        executions: list[Row] = []
+        metrics: list[Row] = []
+
+        def keep(app: DocApplication, ex: DocExecution) -> DocExecution:
+            execution, ex_metrics = execution_rows(row_key(app_key, app), ex)
+            executions.append(execution)
+            metrics.extend(ex_metrics)
+            return without_metrics(ex)
+
+        try:
+            doc = _read_by_layout(_Window(handle), keep)
+        except (_NotOurLayout, msgspec.MsgspecError):
+            handle.seek(0)
+            whole = parse_report(handle.read())
+            kept = [without_metrics(ex) for ex in whole.executions]
+            return msgspec.structs.replace(whole, stages=[], executions=kept), fleet_rows(
+                app_key, whole
+            )
+    rows = head_rows(app_key, doc)
+    rows["executions"] = executions
+    rows["plan_node_metrics"] = metrics
+    return msgspec.structs.replace(doc, stages=[]), rows
+
+
+def _read_by_layout(window: _Window, on_execution: OnExecution | None) -> ReportDoc:
+    """The report's fields, walking its layout, each execution through `on_execution` when
+    given; `_NotOurLayout` (or a decoding error) if the file is laid out otherwise."""
     if window.take_until(_KEY_LINE) != b"{":
         raise _NotOurLayout("no top-level object")
     found: dict[str, Any] = {}
@@ -142,7 +185,13 @@ def _read_by_layout(window: _Window) -> ReportDoc:
         if opener in _CLOSERS:
             closer = _CLOSERS[opener]
             if name in _ITEMS and opener == b"[":
-                found[name] = _read_items(window, _ITEMS[name])
+                keep = None
+                if name == "executions" and on_execution is not None:
+                    app = found.get("application")
+                    if app is None:
+                        raise _NotOurLayout("executions before the application")
+                    keep = _bound(on_execution, app)
+                found[name] = _read_items(window, _ITEMS[name], keep)
             elif name in _VALUES:
                 body = window.take_until(closer)
                 found[name] = msgspec.json.decode(
@@ -154,8 +203,10 @@ def _read_by_layout(window: _Window) -> ReportDoc:
             last = after == b""
             if after not in (b"", b","):
                 raise _NotOurLayout("text after a container")
-        elif name in _ITEMS:
+        elif name in _ITEMS:  # an empty list
             found[name] = msgspec.json.decode(opener, type=_LISTS[name])
+            if found[name]:
+                raise _NotOurLayout("a list of items on one line")
         elif name in _VALUES:
             found[name] = msgspec.json.decode(opener, type=_VALUES[name])
         if last:
@@ -170,10 +221,18 @@ def _read_by_layout(window: _Window) -> ReportDoc:
         raise _NotOurLayout(str(error)) from None
 
 
-def _read_items(window: _Window, item_type: Any) -> list[Any]:
-    """The items of a top-level list whose opening bracket ended the line, one at a time."""
+def _bound(on_execution: OnExecution, app: DocApplication) -> Callable[[Any], Any]:
+    """`on_execution` with its application given."""
+    return lambda ex: on_execution(app, ex)
+
+
+def _read_items(
+    window: _Window, item_type: Any, keep: Callable[[Any], Any] | None = None
+) -> list[Any]:
+    """The items of a top-level list whose opening bracket ended the line, one at a time, each
+    through `keep` when given."""
     decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(item_type)
-    decode = decoder.decode
+    decode = decoder.decode if keep is None else (lambda data: keep(decoder.decode(data)))
     items: list[Any] = []
     while True:
         start = window.take_until(b"\n")

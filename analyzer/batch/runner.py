@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
-from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row, fleet_rows
+from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row
 from analyzer.batch.history import (
     SPARKLINE_RUNS,
     AdviceAppliedRecord,
@@ -57,7 +57,7 @@ from analyzer.batch.outputs import (
 )
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
-from analyzer.batch.report_reader import read_report
+from analyzer.batch.report_reader import read_for_tables
 from analyzer.errors import CannotWriteError
 from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
@@ -360,11 +360,11 @@ class _Run:
                 continue
             path = self.layout.app_dir(entry.app_key) / REPORT_FILES["json"]
             try:
-                doc = read_report(path)
+                doc, app_rows = read_for_tables(path, entry.app_key)
             except (OSError, ReportDocError):
                 del self.manifest.entries[name]
                 continue
-            for table, table_rows in fleet_rows(entry.app_key, doc).items():
+            for table, table_rows in app_rows.items():
                 rows[table].extend(table_rows)
             summary = entry.summary
             job_key = entry.job_key or normalize_app_name(doc.application.name or "")
