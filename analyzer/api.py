@@ -21,7 +21,7 @@ from analyzer.errors import (
     Strictness,
     UsageError,
 )
-from analyzer.output import check_output_is_not_input, write_atomic
+from analyzer.output import WRITE_HINT, check_output_is_not_input, write_atomic
 
 if TYPE_CHECKING:
     from analyzer.aggregate.analysis import Analysis
@@ -437,21 +437,17 @@ def write_report(
     options: ReportOptions | None = None,
     findings: Sequence[Finding] | None = None,
     redactor: Redactor | None = None,
-    hint: str | None = None,
+    hint: str = WRITE_HINT,
 ) -> None:
     """Render an analysis (see `render_report`) and write it atomically to `output`, piece by
     piece: a report of tens of thousands of executions is never whole in memory.
 
     Raises `OutputIsInputError` when `output` is the analyzed log or inside it, and
-    `CannotWriteError` (with `hint`, if given, as what to do) when it cannot be written.
+    `CannotWriteError` (with `hint` as what to do) when it cannot be written.
     """
     check_output_is_not_input(output, [analysis.source])
     with collector_paused():
-        pieces = _render(analysis, options, findings, redactor)
-        if hint is None:
-            write_atomic(output, pieces)
-        else:
-            write_atomic(output, pieces, hint)
+        write_atomic(output, _render(analysis, options, findings, redactor), hint)
 
 
 def diff(

@@ -116,7 +116,6 @@ def main() -> None:
     phases = _Phases()
 
     from analyzer import api
-    from analyzer.aggregate.allocator import release_free_memory
     from analyzer.aggregate.analysis import analyze_built
     from analyzer.errors import Strictness
     from analyzer.eventlog.source import resolve_log
@@ -133,9 +132,7 @@ def main() -> None:
         del replayed
         phases.done("aggregate")
         options = ReportOptions(fmt=args.format)
-        # Before the findings, as the report command makes it (`api._render`).
-        analysis.what_if(options.what_if_slots)
-        release_free_memory()
+        api.make_what_if(analysis, options)  # before the findings, as the report command does
         phases.done("what-if")
         findings = api.find_issues(analysis)
         phases.done("findings")

@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -30,9 +29,8 @@ import polars as pl
 import analyzer
 from analyzer.batch.fleet import Row, fleet_frame, sort_columns
 from analyzer.batch.jobs import AnyJob, FailureKind, JobResult, JobSettings
-from analyzer.batch.layout import STAGING_PREFIX
 from analyzer.batch.limits import available_cores
-from analyzer.batch.outputs import cannot_write
+from analyzer.batch.outputs import cannot_write, make_staging_dir
 from analyzer.eventlog.processes import end_process
 
 TASKS_PER_WORKER = 8
@@ -163,11 +161,7 @@ class LocalEngine:
         """
         if not jobs:
             return
-        staging = self.output_root / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
-        try:
-            staging.mkdir()
-        except OSError as error:
-            raise cannot_write(staging, error) from None
+        staging = make_staging_dir(self.output_root)
         pending = deque(jobs)
         idle: list[_Worker] = []
         busy: list[_Worker] = []

@@ -15,6 +15,7 @@ import fcntl
 import os
 import re
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +28,8 @@ from analyzer.eventlog.storage import is_url, storage_for
 from analyzer.output import write_atomic
 
 _OS_ERROR_RE = re.compile(r"\(os error (\d+)\)")
-_OUTPUT_HINT = "check free space and permissions of the output directory"
+OUTPUT_HINT = "check free space and permissions of the output directory"
+"""What to do when a file of the output directory cannot be written."""
 
 
 def cannot_write(path: Path | str, error: BaseException) -> CannotWriteError:
@@ -37,7 +39,19 @@ def cannot_write(path: Path | str, error: BaseException) -> CannotWriteError:
     else:  # a native library's message, e.g. polars: "... (os error 28)"
         found = _OS_ERROR_RE.search(str(error))
         reason = os.strerror(int(found.group(1))) if found else str(error).splitlines()[0]
-    return CannotWriteError(f"cannot write: {reason}", path=str(path), hint=_OUTPUT_HINT)
+    return CannotWriteError(f"cannot write: {reason}", path=str(path), hint=OUTPUT_HINT)
+
+
+def make_staging_dir(root: Path) -> Path:
+    """Make a run's private staging directory in the output directory `root`, where reports are
+    written before the driver moves them in place (same file system: no copy); `CannotWriteError`
+    if it cannot be made. The run removes it at its end, the next run any a killed one left."""
+    staging = root / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
+    try:
+        staging.mkdir()
+    except OSError as error:
+        raise cannot_write(staging, error) from None
+    return staging
 
 
 @contextlib.contextmanager
@@ -84,7 +98,7 @@ class OutputWriter:
                     target.mkdir(parents=True, exist_ok=True)
                     os.replace(staged / file_name, path)
                 elif file_name in given:
-                    write_atomic(path, given[file_name], _OUTPUT_HINT)
+                    write_atomic(path, given[file_name], OUTPUT_HINT)
                 else:
                     path.unlink(missing_ok=True)
 
@@ -97,17 +111,17 @@ class OutputWriter:
             if staged is not None and staged.is_file():
                 os.replace(staged, path)
             elif file_name in given:
-                write_atomic(path, given[file_name], _OUTPUT_HINT)
+                write_atomic(path, given[file_name], OUTPUT_HINT)
 
     def save_manifest(self, manifest: Manifest) -> None:
         """Write the manifest."""
         with writing(self.layout.manifest_path):
-            write_atomic(self.layout.manifest_path, manifest.to_json(), _OUTPUT_HINT)
+            write_atomic(self.layout.manifest_path, manifest.to_json(), OUTPUT_HINT)
 
     def write_index(self, html: str) -> None:
         """Write the index page."""
         with writing(self.layout.index_path):
-            write_atomic(self.layout.index_path, html, _OUTPUT_HINT)
+            write_atomic(self.layout.index_path, html, OUTPUT_HINT)
 
 
 def remove_leftovers(layout: OutputLayout) -> int:

@@ -22,8 +22,8 @@ import analyzer
 from analyzer.batch import _bootstrap
 from analyzer.batch.fleet import TABLE_SCHEMAS, Row
 from analyzer.batch.jobs import AnyJob, JobResult, JobSettings
-from analyzer.batch.layout import STAGING_PREFIX, OutputLayout
-from analyzer.batch.outputs import cannot_write
+from analyzer.batch.layout import OutputLayout
+from analyzer.batch.outputs import cannot_write, make_staging_dir
 from analyzer.errors import UsageError
 
 
@@ -111,10 +111,9 @@ class SparkEngine:
         """
         if not jobs:
             return
-        staging = self.layout.root / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
+        staging = make_staging_dir(self.layout.root)
         probe = staging / ".probe"
         try:
-            staging.mkdir()
             probe.write_text("", encoding="utf-8")
         except OSError as error:
             raise cannot_write(probe, error) from None

@@ -27,6 +27,7 @@ from analyzer.batch.jobs import (
     JobResult,
     JobSettings,
 )
+from analyzer.batch.outputs import OUTPUT_HINT
 from analyzer.errors import (
     AnalyzerError,
     CannotWriteError,
@@ -37,9 +38,6 @@ from analyzer.insights import Finding
 from analyzer.output import write_atomic
 from analyzer.redact import Redactor, redact_view, scrub_secrets
 from analyzer.report.batch_index import summarize
-
-STAGING_HINT = "check that the output directory's file system has room and is writable"
-"""What to do when a report cannot be written into the run's staging directory."""
 
 
 def one_line(error: BaseException) -> str:
@@ -154,7 +152,6 @@ def process_application(
                 # shown in the index and kept in the history, so a secret in the name is not.
                 job_key = scrub_secrets(job_key)
             reports: list[tuple[str, str]] = []
-            staged: str | None = None
             target = staging_dir / job.app_key if staging_dir is not None else None
             for fmt, file_name in REPORT_FILES.items():
                 options = dataclasses.replace(settings.report, fmt=fmt)
@@ -164,9 +161,9 @@ def process_application(
                 else:
                     path = target / file_name
                     api.write_report(
-                        analysis, path, options, findings or [], redactor, hint=STAGING_HINT
+                        analysis, path, options, findings or [], redactor, hint=OUTPUT_HINT
                     )
-                    staged = str(target)
+            staged = str(target) if target is not None else None
             del analysis
     except MemoryError:
         return failed(settings.memory_error(), "limit")
