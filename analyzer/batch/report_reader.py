@@ -5,10 +5,10 @@ and the job history, and a report of a day of micro-batches is hundreds of MB to
 The reports this analyzer writes are indented by two spaces a level (`render_json_chunks`), and a
 JSON string holds no raw newline, so a line that starts with exactly two spaces and a quote is a
 top-level key, and one that starts with exactly four spaces and a brace opens or closes an item
-of a top-level list. `read_report` walks those lines in the file, decodes each stage attempt and
-execution on its own and skips what the tables do not read; only the parts it keeps are ever in
-memory. A file laid out any other way (edited, damaged, written by another tool) is decoded
-whole with `parse_report`, which gives the same record or the same `ReportDocError`.
+of a top-level list. `read_for_tables` walks those lines in the file, decodes each stage attempt
+and execution on its own and skips what the tables do not read; only the parts it keeps are ever
+in memory. A file laid out any other way (edited, damaged, written by another tool) is decoded
+whole with `parse_report`, which gives the same rows and records or the same `ReportDocError`.
 """
 
 from __future__ import annotations
@@ -91,11 +91,15 @@ class _Window:
                 del self._buffer[: self._at]
                 start -= self._at
                 self._at = 0
-            chunk = self._handle.read(CHUNK_BYTES)
-            if chunk:
-                self._buffer += chunk
-            else:
-                self._ended = True
+            self._read_chunk()
+
+    def _read_chunk(self) -> None:
+        """Add the file's next chunk to the buffer, or note its end."""
+        chunk = self._handle.read(CHUNK_BYTES)
+        if chunk:
+            self._buffer += chunk
+        else:
+            self._ended = True
 
     def take_until(self, pattern: bytes) -> bytes:
         """The bytes up to the next `pattern`, consumed with it."""
@@ -111,24 +115,8 @@ class _Window:
     def rest(self) -> bytes:
         """Everything left in the file."""
         while not self._ended:
-            chunk = self._handle.read(CHUNK_BYTES)
-            if chunk:
-                self._buffer += chunk
-            else:
-                self._ended = True
+            self._read_chunk()
         return bytes(self._buffer[self._at :])
-
-
-def read_report(path: Path) -> ReportDoc:
-    """Read the fields the tables need from the JSON report at `path` (see the module
-    docstring); `ReportDocError` if they do not fit, `OSError` if it cannot be read."""
-    with path.open("rb") as handle:
-        try:
-            return _read_by_layout(_Window(handle), None)
-        except (_NotOurLayout, msgspec.MsgspecError):
-            pass
-        handle.seek(0)
-        return parse_report(handle.read())
 
 
 def read_for_tables(path: Path, app_key: str) -> tuple[ReportDoc, dict[str, list[Row]]]:
@@ -164,9 +152,9 @@ def read_for_tables(path: Path, app_key: str) -> tuple[ReportDoc, dict[str, list
     return msgspec.structs.replace(doc, stages=[]), rows
 
 
-def _read_by_layout(window: _Window, on_execution: OnExecution | None) -> ReportDoc:
-    """The report's fields, walking its layout, each execution through `on_execution` when
-    given; `_NotOurLayout` (or a decoding error) if the file is laid out otherwise."""
+def _read_by_layout(window: _Window, on_execution: OnExecution) -> ReportDoc:
+    """The report's fields, walking its layout, each execution through `on_execution`;
+    `_NotOurLayout` (or a decoding error) if the file is laid out otherwise."""
     if window.take_until(_KEY_LINE) != b"{":
         raise _NotOurLayout("no top-level object")
     found: dict[str, Any] = {}
@@ -186,7 +174,7 @@ def _read_by_layout(window: _Window, on_execution: OnExecution | None) -> Report
             closer = _CLOSERS[opener]
             if name in _ITEMS and opener == b"[":
                 keep = None
-                if name == "executions" and on_execution is not None:
+                if name == "executions":
                     app = found.get("application")
                     if app is None:
                         raise _NotOurLayout("executions before the application")
