@@ -22,11 +22,13 @@ import io
 import random
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 from eventlog_samples import PUBLIC, SAMPLES
@@ -40,7 +42,10 @@ from hostile_inputs import (
     zstd_of,
 )
 
+import analyzer.batch.report_reader as report_reader
 from analyzer import api
+from analyzer.batch.fleet import ReportDoc, fleet_rows, parse_report, without_metrics
+from analyzer.batch.report_reader import read_for_tables
 from analyzer.errors import AnalyzerError, Strictness
 from analyzer.eventlog.codecs import DecodeReport, iter_decompressed
 from analyzer.eventlog.source import Codec, codec_of
@@ -259,15 +264,15 @@ def _huge_string(rng: random.Random, lines: list[bytes]) -> list[bytes]:
     return lines
 
 
-def _control_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
-    """Put NULs and terminal control sequences into every string value of one event type."""
+def _in_strings(rng: random.Random, lines: list[bytes], text: str) -> list[bytes]:
+    """Put `text` at a random place of every string value of one event type."""
     names = sorted({orjson.loads(line)["Event"] for line in lines})
     target = rng.choice(names).encode()
 
     def poison(value: object) -> object:
         if isinstance(value, str):
             at = rng.randrange(len(value) + 1)
-            return value[:at] + _CONTROL + value[at:]
+            return value[:at] + text + value[at:]
         if isinstance(value, list):
             return [poison(v) for v in value]
         if isinstance(value, dict):
@@ -278,6 +283,11 @@ def _control_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
         orjson.dumps(poison(orjson.loads(line))) if b'"' + target + b'"' in line[:120] else line
         for line in lines
     ]
+
+
+def _control_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Put NULs and terminal control sequences into every string value of one event type."""
+    return _in_strings(rng, lines, _CONTROL)
 
 
 def _reorder(rng: random.Random, lines: list[bytes]) -> list[bytes]:
@@ -331,23 +341,17 @@ _SPOOF = "\u202e\u2066\u200f\U000e0041\u3164\u115f\u034f\u2800\u00ad\ufeff"
 
 def _spoof_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
     """Bidi controls and invisible characters in every string value of one event type."""
-    names = sorted({orjson.loads(line)["Event"] for line in lines})
-    target = rng.choice(names).encode()
+    return _in_strings(rng, lines, _SPOOF)
 
-    def poison(value: object) -> object:
-        if isinstance(value, str):
-            at = rng.randrange(len(value) + 1)
-            return value[:at] + _SPOOF + value[at:]
-        if isinstance(value, list):
-            return [poison(v) for v in value]
-        if isinstance(value, dict):
-            return {k: (v if k == "Event" else poison(v)) for k, v in value.items()}
-        return value
 
-    return [
-        orjson.dumps(poison(orjson.loads(line))) if b'"' + target + b'"' in line[:120] else line
-        for line in lines
-    ]
+_LAYOUT = '\n  "executions": [\n    {\n    },\n    {"n": 1}\n  ],\n  "log": {}\n}\n'
+"""What a batch run's driver takes for a JSON report's structure (`batch.report_reader`), were
+it not escaped in the report."""
+
+
+def _layout_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """A JSON report's key and item lines in every string value of one event type."""
+    return _in_strings(rng, lines, _LAYOUT)
 
 
 LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] = {
@@ -363,9 +367,13 @@ LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] =
     "inverted-times": _inverted_times,
     "duplicate-event-key": _duplicate_event_key,
     "spoof-in-strings": _spoof_in_strings,
+    "layout-in-strings": _layout_in_strings,
 }
-RENDERED_KINDS = frozenset({"inverted-times", "duplicate-event-key", "spoof-in-strings"})
-"""Kinds whose logs are also rendered in every format: their failures were in the reports."""
+RENDERED_KINDS = frozenset(
+    {"inverted-times", "duplicate-event-key", "spoof-in-strings", "layout-in-strings"}
+)
+"""Kinds whose logs are also rendered in every format: their failures were in the reports. Their
+JSON report is also read back as a batch run's driver reads it (`_tables_read_by_layout`)."""
 _NEGATIVE_TIME = re.compile(r"(?<![\w.-])-\d[\d,.]*\s?(?:ms|s|m|h|d|%)(?!\w)")
 """A negative duration or share as the reports word them (`-3.2 s`, `-12.0 %`)."""
 _SHOWN_RAW = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\U000e0000-\U000e0fff\u3164\u115f]")
@@ -450,7 +458,30 @@ def _analyze(path: Path, strictness: Strictness, render: bool = False) -> str:
             assert _SHOWN_RAW.search(out) is None, (path, fmt)
             if fmt in ("text", "markdown"):
                 assert _NEGATIVE_TIME.search(out) is None, (path, fmt, _NEGATIVE_TIME.search(out))
+            if fmt == "json":
+                _tables_read_by_layout(out, path)
     return "ok"
+
+
+def _tables_read_by_layout(report: str, log: Path) -> None:
+    """A batch run's driver reads the JSON report `report` by its layout, exactly as decoding it
+    whole: no string of the log, escaped in the report, is taken for its structure."""
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        path = Path(tmp) / "report.json"
+        path.write_text(report, encoding="utf-8")
+        whole = parse_report(path.read_bytes())
+        fallbacks: list[int] = []
+
+        def counted(data: bytes) -> ReportDoc:
+            fallbacks.append(1)
+            return parse_report(data)
+
+        patch.setattr(report_reader, "parse_report", counted)
+        doc, rows = read_for_tables(path, "key")
+    assert fallbacks == [], log
+    kept = [without_metrics(ex) for ex in whole.executions]
+    assert doc == msgspec.structs.replace(whole, stages=[], executions=kept), log
+    assert rows == fleet_rows("key", whole), log
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
