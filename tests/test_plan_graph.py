@@ -110,14 +110,14 @@ def test_a_plan_logged_again_is_read_from_its_shape() -> None:
 
     import msgspec
 
-    from analyzer.eventlog.app_events import SparkPlanInfo, SQLAdaptiveExecutionUpdate
-    from analyzer.eventlog.events import EventReader
+    from analyzer.eventlog.app_events import SparkPlanInfo
+    from analyzer.eventlog.events import EventReader, SQLAdaptiveExecutionUpdate
     from analyzer.eventlog.source import resolve_log
     from analyzer.replay.plan_graph import PlanParts, build_plan_graph
 
     # The largest plan of a real AQE run (reused exchanges, subqueries, codegen clusters).
     plans = [
-        e.plan
+        e.plan.plan()
         for e in EventReader(resolve_log(str(public("nds_q72_dataproc_2_2.zstd"))))
         if isinstance(e, SQLAdaptiveExecutionUpdate) and e.plan is not None
     ]

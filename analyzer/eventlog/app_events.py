@@ -295,27 +295,6 @@ class StageCompleted(msgspec.Struct, frozen=True, gc=False):
     info: StageInfo = msgspec.field(name="Stage Info")
 
 
-class SQLExecutionStart(msgspec.Struct, frozen=True, gc=False):
-    """A SQL execution started, with its initial physical plan."""
-
-    execution_id: Long = msgspec.field(name="executionId")
-    root_execution_id: Long | None = msgspec.field(name="rootExecutionId", default=None)
-    description: str = ""
-    details: str = ""
-    physical_plan_description: str = msgspec.field(name="physicalPlanDescription", default="")
-    plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
-    time_ms: Long = msgspec.field(name="time", default=0)
-    modified_configs: dict[str, str] | None = msgspec.field(name="modifiedConfigs", default=None)
-
-
-class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True, gc=False):
-    """Adaptive query execution re-planned a running execution."""
-
-    execution_id: Long = msgspec.field(name="executionId")
-    physical_plan_description: str = msgspec.field(name="physicalPlanDescription", default="")
-    plan: SparkPlanInfo | None = msgspec.field(name="sparkPlanInfo", default=None)
-
-
 class SQLAdaptiveSQLMetricUpdates(msgspec.Struct, frozen=True, gc=False):
     """Metrics of plans AQE added (subqueries), to be tracked with the execution."""
 

@@ -40,10 +40,8 @@ from analyzer.eventlog.app_events import (
     RddInfo,
     ResourceProfileAdded,
     SparkPlanInfo,
-    SQLAdaptiveExecutionUpdate,
     SQLAdaptiveSQLMetricUpdates,
     SQLExecutionEnd,
-    SQLExecutionStart,
     SqlPlanMetric,
     StageCompleted,
     StageExecutorMetrics,
@@ -54,6 +52,14 @@ from analyzer.eventlog.app_events import (
     TaskResourceRequest,
 )
 from analyzer.eventlog.lines import Line, ReadStats, iter_lines
+from analyzer.eventlog.plans import (
+    LoggedPlan,
+    PlanReader,
+    SQLAdaptiveExecutionUpdate,
+    SQLAdaptiveExecutionUpdateJson,
+    SQLExecutionStart,
+    SQLExecutionStartJson,
+)
 from analyzer.eventlog.source import LogSource
 from analyzer.eventlog.streaming_events import (
     Rate,
@@ -130,8 +136,8 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "SparkListenerStageCompleted": StageCompleted,
     "SparkListenerTaskStart": TaskStart,
     "SparkListenerTaskEnd": TaskEnd,
-    "SparkListenerSQLExecutionStart": SQLExecutionStart,
-    "SparkListenerSQLAdaptiveExecutionUpdate": SQLAdaptiveExecutionUpdate,
+    "SparkListenerSQLExecutionStart": SQLExecutionStartJson,
+    "SparkListenerSQLAdaptiveExecutionUpdate": SQLAdaptiveExecutionUpdateJson,
     "SparkListenerSQLAdaptiveSQLMetricUpdates": SQLAdaptiveSQLMetricUpdates,
     "SparkListenerDriverAccumUpdates": DriverAccumUpdates,
     "SparkListenerSQLExecutionEnd": SQLExecutionEnd,
@@ -143,6 +149,10 @@ EVENT_TYPES: dict[str, type[Any]] = {
 _DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
     name.encode(): msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
 }
+_PLAN_EVENTS = frozenset(
+    {b"SparkListenerSQLExecutionStart", b"SparkListenerSQLAdaptiveExecutionUpdate"}
+)
+"""Events whose plan is read by `PlanReader` (decoded once per distinct plan)."""
 _ENVELOPE = msgspec.json.Decoder(dict[str, Any])
 _PREFIX = b'{"Event":"'
 _KEY = b'"Event'
@@ -248,6 +258,7 @@ class EventReader:
         self._seen_types: set[bytes] = set()
         self._skipped_names: dict[bytes, str] = {}
         self._first = True
+        self._plans = PlanReader()
 
     def __iter__(self) -> Iterator[Event]:
         decode = self.decode_line
@@ -320,6 +331,8 @@ class EventReader:
         data = line.data
         try:
             event: Event = decoder.decode(data)
+            if name in _PLAN_EVENTS:
+                event = self._plans.event(event)  # type: ignore[arg-type]
         except _DECODE_ERRORS as error:
             self._malformed(line, f"cannot decode {name.decode()}: {_why(error)}")
             return None
@@ -388,6 +401,7 @@ __all__ = [
     "JobStart",
     "JvmInfo",
     "LogStart",
+    "LoggedPlan",
     "Long",
     "OutputMetrics",
     "PropertyMap",

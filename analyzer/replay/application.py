@@ -129,7 +129,7 @@ class ApplicationBuilder:
         return stage
 
     def _add_plan(
-        self, ex: LiveExecution, description: str, plan: ev.SparkPlanInfo | None
+        self, ex: LiveExecution, description: str, plan: ev.LoggedPlan | None
     ) -> PlanGraph:
         specs: tuple[MetricSpec, ...] = ()
         if plan is None:

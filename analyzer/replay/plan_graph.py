@@ -8,13 +8,11 @@ plan (plans compare by name, simpleString and children, not metrics).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from array import array
 
-import msgspec
-
 from analyzer.eventlog.app_events import SparkPlanInfo
+from analyzer.eventlog.plans import LoggedPlan
 from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import (
     MetricCatalog,
@@ -43,11 +41,6 @@ _SPECIAL = frozenset(
 
 _Operator = tuple[str, str, tuple[MetricSpec, ...], tuple[tuple[str, str], ...]]
 """An operator's own fields, shared by its nodes: name, description, metrics, sorted metadata."""
-
-_ENCODE = msgspec.json.Encoder().encode
-_ACCUMULATOR_ID = re.compile(rb'"accumulatorId":(-?[0-9]+)')
-"""An accumulator id in msgspec's encoding of a `SparkPlanInfo` (a key, never inside a string:
-a quote there is escaped), with the id as the group."""
 
 
 def _plan_key(
@@ -216,8 +209,8 @@ class _Builder:
 
 def _text_order(plan: SparkPlanInfo, infos: list[SparkPlanInfo]) -> array[int]:
     """For each metric of the nodes built of `infos`, node after node, its place among the
-    metrics of `plan` in the order msgspec encodes them: a plan's fields in declaration order,
-    so its children's metrics (depth first) before its own."""
+    metrics of `plan` in the order Spark writes them (and msgspec encodes them): a plan's fields
+    in declaration order, so its children's metrics (depth first) before its own."""
     first: dict[int, int] = {}
     n_before = 0
     stack: list[tuple[SparkPlanInfo, bool]] = [(plan, False)]
@@ -244,8 +237,9 @@ class PlanParts:
     (micro-batches) log the same plans with new accumulator ids, so they share whole shapes.
     Memory grows with distinct plans and texts, not with plan versions and executions.
 
-    A logged plan is first looked up whole, by a digest of its encoding less its accumulator
-    ids: a plan seen before takes its shape and only reads its ids. Else it is built, each
+    A logged plan is first looked up whole, by the digest of its JSON text less its accumulator
+    ids (`eventlog.plans.LoggedPlan`): a plan seen before takes its shape and only reads its
+    ids. Else it is built, each
     operator looked up by its own fields (texts, metric names and types, metadata), then the
     node by its operator and its place in the graph. The keys kept hold the shared texts, not
     the event's own copies.
@@ -263,8 +257,8 @@ class PlanParts:
         self._starts: dict[tuple[int, ...], array[int]] = {}
         self._shapes: dict[tuple[int, int], PlanShape] = {}
         self._known: dict[bytes, tuple[PlanShape, array[int]]] = {}
-        """Digest of a plan's encoding less its ids → its shape, and for each of its graph's
-        ids, node after node, the id's place among those of the encoding."""
+        """Digest of a plan's text less its ids → its shape, and for each of its graph's ids,
+        node after node, the id's place among those of the text."""
         self._texts: dict[str, str] = {}
         self._configs: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 
@@ -302,22 +296,20 @@ class PlanParts:
             shared = self._spec_tuples[key] = specs
         return MetricCatalog(array("q", metrics), shared)
 
-    def graph(self, plan: SparkPlanInfo) -> tuple[PlanGraph, tuple[MetricSpec, ...]]:
+    def graph(self, logged: LoggedPlan) -> tuple[PlanGraph, tuple[MetricSpec, ...]]:
         """The graph of a logged plan, and every metric its nodes declare, node after node (in
         the order of its accumulator ids)."""
-        pieces = _ACCUMULATOR_ID.split(_ENCODE(plan))
-        # NUL never appears in JSON text, so the pieces joined with it keep their boundaries.
-        digest = hashlib.blake2b(b"\0".join(pieces[0::2]), digest_size=16).digest()
-        logged_ids = pieces[1::2]
-        known = self._known.get(digest)
+        logged_ids = logged.ids
+        known = self._known.get(logged.digest)
         if known is not None:
             shape, order = known
             ids = array("q", map(int, map(logged_ids.__getitem__, order)))
         else:
+            plan = logged.plan()
             builder = _Builder()
             builder.build(plan)
             shape, ids = builder.graph(self)
-            self._learn(digest, shape, ids, logged_ids, plan, builder.infos)
+            self._learn(logged.digest, shape, ids, logged_ids, plan, builder.infos)
         return PlanGraph.of_shape(shape, ids), shape.metrics
 
     def _learn(
@@ -329,17 +321,21 @@ class PlanParts:
         plan: SparkPlanInfo,
         infos: list[SparkPlanInfo],
     ) -> None:
-        """Keep where each of a new plan's graph ids is among the ids of its encoding: found
-        by value when no id is logged twice (a reused exchange's plan is logged again with
-        its ids), else by a walk in the encoder's order, kept only if the encoding agrees."""
+        """Keep where each of a new plan's graph ids is among the ids of its text: found by
+        value when no id is logged twice (a reused exchange's plan is logged again with its
+        ids), else by a walk in the order Spark writes a plan's fields, kept only if the text
+        agrees (and not at all if an id of the graph is not where the text was split)."""
         in_text = list(map(int, logged_ids))
         place = {acc_id: i for i, acc_id in enumerate(in_text)}
-        if len(place) == len(in_text):
-            order = array("q", map(place.__getitem__, ids))
-        else:
-            order = _text_order(plan, infos)
-            if list(map(in_text.__getitem__, order)) != ids.tolist():
-                return
+        try:
+            if len(place) == len(in_text):
+                order = array("q", map(place.__getitem__, ids))
+            else:
+                order = _text_order(plan, infos)
+                if list(map(in_text.__getitem__, order)) != ids.tolist():
+                    return
+        except (KeyError, IndexError):  # ids the text does not show as `"accumulatorId":N`
+            return
         self._known[digest] = (shape, order)
 
     def _operator(self, info: SparkPlanInfo, metadata: tuple[tuple[str, str], ...]) -> _Operator:
@@ -453,11 +449,12 @@ class PlanParts:
 
 
 def build_plan_graph(
-    plan: SparkPlanInfo, shared: PlanParts | None = None
+    plan: LoggedPlan | SparkPlanInfo, shared: PlanParts | None = None
 ) -> tuple[PlanGraph, tuple[MetricSpec, ...]]:
     """Return the plan graph of `plan`, node ids and edges exactly as Spark's REST API shows,
     and every metric its nodes declare, node after node (in the order of its accumulator ids).
 
     `shared` lends the shapes, nodes and texts of graphs built before (see `PlanParts`).
     """
-    return (shared if shared is not None else PlanParts()).graph(plan)
+    logged = plan if isinstance(plan, LoggedPlan) else LoggedPlan.of(plan)
+    return (shared if shared is not None else PlanParts()).graph(logged)
