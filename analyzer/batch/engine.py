@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from analyzer.batch.fleet import Row
 from analyzer.batch.jobs import AnyJob, JobResult, JobSettings
 from analyzer.batch.layout import OutputLayout
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class Engine(Protocol):
@@ -33,8 +35,9 @@ class Engine(Protocol):
         number of jobs done now and then. An exception from `on_result` stops the run."""
         ...
 
-    def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None:
-        """Write each fleet table under `tables_dir`; `CannotWriteError` if one cannot be."""
+    def write_tables(self, tables: dict[str, pl.DataFrame], tables_dir: Path) -> None:
+        """Write each fleet table (its frame, in row order) under `tables_dir`;
+        `CannotWriteError` if one cannot be."""
         ...
 
     def close(self) -> None:

@@ -27,7 +27,6 @@ from pathlib import Path
 import polars as pl
 
 import analyzer
-from analyzer.batch.fleet import Row, fleet_frame, sort_columns
 from analyzer.batch.jobs import AnyJob, FailureKind, JobResult, JobSettings
 from analyzer.batch.limits import available_cores
 from analyzer.batch.outputs import cannot_write, make_staging_dir
@@ -224,14 +223,13 @@ class LocalEngine:
                 ended.append((worker, JobResult(job.log_name, error=error, failure="limit")))
         return ended
 
-    def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None:
+    def write_tables(self, tables: dict[str, pl.DataFrame], tables_dir: Path) -> None:
         """Write each fleet table as one Parquet file `tables_dir/<name>.parquet`, atomically."""
         try:
             tables_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise cannot_write(tables_dir, error) from None
-        for table, table_rows in rows.items():
-            frame = fleet_frame(table, table_rows).sort(sort_columns(table))
+        for table, frame in tables.items():
             target = tables_dir / f"{table}.parquet"
             tmp = tables_dir / f".{table}.parquet.tmp"
             try:

@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzer.batch.engine import ENGINES, Engine, EngineConfig
-from analyzer.batch.fleet import TABLE_NAMES, ReportDocError, Row
+from analyzer.batch.fleet import FleetFrames, ReportDocError
 from analyzer.batch.history import (
     SPARKLINE_RUNS,
     AdviceAppliedRecord,
@@ -71,6 +72,9 @@ from analyzer.report.batch_index import (
     build_index_view,
 )
 from analyzer.report.bounds import clip_view
+
+if TYPE_CHECKING:
+    import polars as pl
 
 MANIFEST_SAVE_INTERVAL_S = 1.0
 """The manifest is rewritten at most this often while results come in (and once at the end)."""
@@ -329,10 +333,10 @@ class _Run:
     def finish(self, engine: Engine) -> None:
         """Write the manifest, the fleet tables, the history, the diff reports of regressed runs
         and the index; each failure is one output error."""
-        rows, inputs = self._table_rows()
+        tables, inputs = self._table_rows()
         steps: tuple[Callable[[], None], ...] = (
             lambda: self.writer.save_manifest(self.manifest),
-            lambda: engine.write_tables(rows, self.layout.tables_dir),
+            lambda: engine.write_tables(tables, self.layout.tables_dir),
             lambda: self._record_history(inputs),
             lambda: self._write_diffs(engine),
             self._write_index,
@@ -347,13 +351,14 @@ class _Run:
         self.writer.write_index(self._index_html())
         self.summary.index_written = True
 
-    def _table_rows(self) -> tuple[dict[str, list[Row]], list[RunInput]]:
-        """Read every analyzed application's JSON report into table rows and history inputs.
+    def _table_rows(self) -> tuple[dict[str, pl.DataFrame], list[RunInput]]:
+        """Read every analyzed application's JSON report into the fleet tables and history
+        inputs (each application's rows made columns as it is read: `FleetFrames`).
 
         An entry whose report is gone or damaged is dropped from the manifest, so the next run
         analyzes its log again.
         """
-        rows: dict[str, list[Row]] = {name: [] for name in TABLE_NAMES}
+        tables = FleetFrames()
         inputs: list[RunInput] = []
         for name, entry in sorted(self.manifest.entries.items()):
             if not entry.ok or entry.app_key is None:
@@ -364,13 +369,13 @@ class _Run:
             except (OSError, ReportDocError):
                 del self.manifest.entries[name]
                 continue
-            for table, table_rows in app_rows.items():
-                rows[table].extend(table_rows)
+            tables.add(app_rows)
+            del app_rows
             summary = entry.summary
             job_key = entry.job_key or normalize_app_name(doc.application.name or "")
             n_failed_tasks = summary.n_failed_tasks if summary is not None else 0
             inputs.append(RunInput(entry.app_key, job_key, entry.log_path, n_failed_tasks, doc))
-        return rows, inputs
+        return tables.frames(), inputs
 
     def _record_history(self, inputs: list[RunInput]) -> None:
         """Append the runs not recorded yet to the history tables (read first)."""

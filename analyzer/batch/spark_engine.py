@@ -16,15 +16,18 @@ import uuid
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import analyzer
 from analyzer.batch import _bootstrap
-from analyzer.batch.fleet import TABLE_SCHEMAS, Row
+from analyzer.batch.fleet import TABLE_SCHEMAS
 from analyzer.batch.jobs import AnyJob, JobResult, JobSettings
 from analyzer.batch.layout import OutputLayout
 from analyzer.batch.outputs import cannot_write, make_staging_dir
 from analyzer.errors import UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def build_package_zip(dest_dir: Path) -> Path:
@@ -155,17 +158,17 @@ class SparkEngine:
                     n += stage.numCompletedTasks if stage else 0
             on_progress(n)
 
-    def write_tables(self, rows: dict[str, list[Row]], tables_dir: Path) -> None:
+    def write_tables(self, tables: dict[str, pl.DataFrame], tables_dir: Path) -> None:
         """Write each fleet table as a Parquet directory `tables_dir/<name>.parquet` with Spark."""
         try:
             tables_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise cannot_write(tables_dir, error) from None
-        for table, table_rows in rows.items():
+        for table, table_frame in tables.items():
             target = tables_dir / f"{table}.parquet"
             if target.is_file():  # written by the local engine before
                 target.unlink()
-            frame = self.spark.createDataFrame(table_rows, schema=spark_schema(table))
+            frame = self.spark.createDataFrame(table_frame.rows(), schema=spark_schema(table))
             try:
                 frame.coalesce(1).write.mode("overwrite").parquet(target.resolve().as_uri())
             except Exception as error:  # Py4JJavaError: the Java IOException's first line
