@@ -100,3 +100,25 @@ def test_other_layouts_and_damage_read_as_decoded_whole(tmp_path: Path) -> None:
         ), name
     edited, _ = read_for_tables(tmp_path / "edited.json", "key")
     assert edited.executions[0].description == document["executions"][0]["description"]
+
+
+def test_fleet_frames_hold_every_report_s_rows_in_table_order() -> None:
+    """The tables gathered an application at a time equal every application's rows in one
+    frame, sorted; a table no application has rows for is empty with its schema."""
+    from analyzer.batch.fleet import TABLE_NAMES, FleetFrames, fleet_frame, sort_columns
+
+    reports = sorted(GOLD.glob("*.json"))[:4]
+    tables = FleetFrames()
+    every: dict[str, list[tuple[object, ...]]] = {name: [] for name in TABLE_NAMES}
+    for i, path in enumerate(reversed(reports)):
+        _, rows = read_for_tables(path, f"app-{i}")
+        tables.add(rows)
+        for name, table_rows in rows.items():
+            every[name].extend(table_rows)
+    frames = tables.frames()
+    assert set(frames) == set(TABLE_NAMES)
+    for name in TABLE_NAMES:
+        expected = fleet_frame(name, every[name]).sort(sort_columns(name))
+        assert frames[name].equals(expected), name
+        assert frames[name].schema == expected.schema
+    assert FleetFrames().frames()["stages"].schema == fleet_frame("stages", []).schema
