@@ -428,12 +428,26 @@ def execution_rows(key: RowKey, ex: DocExecution) -> tuple[Row, list[Row]]:
     return execution, metrics
 
 
-def without_metrics(ex: DocExecution) -> DocExecution:
+NodeLists = dict[tuple[tuple[object, ...], ...], list[DocNode]]
+"""Lists of nodes without metrics by their nodes' fields (see `without_metrics`)."""
+
+
+def without_metrics(ex: DocExecution, shared: NodeLists | None = None) -> DocExecution:
     """An execution without its nodes' metrics: what the job history reads of it, once its rows
-    are made (the metrics are most of a report's executions)."""
-    return msgspec.structs.replace(
-        ex, nodes=[msgspec.structs.replace(n, metrics=[]) for n in ex.nodes]
-    )
+    are made (the metrics are most of a report's executions).
+
+    With `shared`, executions whose nodes are equal less their metrics (every run of a repeated
+    query, every micro-batch of a stream) hold one list of them: it is never changed.
+    """
+    if shared is None:
+        return msgspec.structs.replace(
+            ex, nodes=[msgspec.structs.replace(n, metrics=[]) for n in ex.nodes]
+        )
+    key = tuple([(n.node_id, n.name, n.is_cluster, n.codegen_id, n.cluster_id) for n in ex.nodes])
+    nodes = shared.get(key)
+    if nodes is None:
+        nodes = shared[key] = [msgspec.structs.replace(n, metrics=[]) for n in ex.nodes]
+    return msgspec.structs.replace(ex, nodes=nodes)
 
 
 def polars_schema(table: str) -> dict[str, type[pl.DataType]]:

@@ -28,6 +28,7 @@ from analyzer.batch.fleet import (
     DocFinding,
     DocLog,
     DocStage,
+    NodeLists,
     ReportDoc,
     Row,
     execution_rows,
@@ -124,25 +125,27 @@ def read_for_tables(path: Path, app_key: str) -> tuple[ReportDoc, dict[str, list
     job history reads of it: its fields less the stage attempts and the nodes' metrics.
 
     Each execution's rows are made as it is read, and only the execution less its metrics is
-    kept, so the metrics are in memory once, as rows. `ReportDocError` if the fields do not fit,
+    kept, so the metrics are in memory once, as rows (executions with equal nodes share one list
+    of them: `fleet.without_metrics`). `ReportDocError` if the fields do not fit,
     `OSError` if the file cannot be read.
     """
     with path.open("rb") as handle:
         executions: list[Row] = []
         metrics: list[Row] = []
+        node_lists: NodeLists = {}
 
         def keep(app: DocApplication, ex: DocExecution) -> DocExecution:
             execution, ex_metrics = execution_rows(row_key(app_key, app), ex)
             executions.append(execution)
             metrics.extend(ex_metrics)
-            return without_metrics(ex)
+            return without_metrics(ex, node_lists)
 
         try:
             doc = _read_by_layout(_Window(handle), keep)
         except (_NotOurLayout, msgspec.MsgspecError):
             handle.seek(0)
             whole = parse_report(handle.read())
-            kept = [without_metrics(ex) for ex in whole.executions]
+            kept = [without_metrics(ex, node_lists) for ex in whole.executions]
             return msgspec.structs.replace(whole, stages=[], executions=kept), fleet_rows(
                 app_key, whole
             )
