@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -292,8 +292,10 @@ class StageTaskSummary:
             yield metric, getattr(self, metric.field)
 
 
-_SUMMARY_FIELDS = {f.name for f in fields(StageTaskSummary)}
-assert {m.field for m in SUMMARY_METRICS} <= _SUMMARY_FIELDS
+_METRIC_FIELDS = [f.name for f in fields(StageTaskSummary)][4:]
+"""The metric fields of `StageTaskSummary`, in its fields' order (after the stage, attempt,
+quantiles and task count)."""
+assert sorted(_METRIC_FIELDS) == sorted(m.field for m in SUMMARY_METRICS)
 
 
 _METRICS_PER_PASS = 4
@@ -325,19 +327,24 @@ def stage_task_summaries(
         tasks = tasks.with_columns(pl.lit(0, dtype=pl.Int64).alias(n) for n, _ in PUSH_COLUMNS)
     keys = ["stage_id", "stage_attempt_id"]
     n = (_stored("run_ms") >= 0).sum().cast(pl.Int64)
-    frame = tasks.group_by(keys).agg(n.alias("n_tasks")).filter(pl.col("n_tasks") > 0).collect()
+    frame = (
+        tasks.group_by(keys)
+        .agg(n.alias("n_tasks"))
+        .filter(pl.col("n_tasks") > 0)
+        .sort(keys)
+        .collect()
+    )
     ranks = pl.concat_list([_rank(q, pl.col("n_tasks")) for q in qs])
     frame = frame.with_columns(ranks.alias("ranks"))
-    counts = {(int(sid), int(att)): int(n) for sid, att, n, _ in frame.iter_rows()}
     # Thousands of stages' quantiles are mostly zeros and repeated values: each held once, and
-    # each metric's repeated quantiles looked up once (a column's values are of one type, so
-    # equal tuples of one metric are the same values).
+    # each metric's distinct quantiles found by polars, so Python makes one tuple per distinct
+    # value, not one per stage and metric.
     shared = SharedValues()
     missing = (None,) * len(qs)
-    picked: dict[tuple[int, int], list[Quantiles]] = {key: [] for key in counts}
+    columns: dict[str, list[Quantiles]] = {}
     # A few metrics per pass: each pass holds its metrics' sorted values as lists (8 bytes per
-    # task and metric), keeps only the values at the ranks, and hands them over as shared
-    # tuples before the next pass, so no frame ever holds every metric of every stage.
+    # task and metric) and keeps only the values at the ranks, so no frame ever holds every
+    # metric of every stage.
     for start in range(0, len(SUMMARY_METRICS), _METRICS_PER_PASS):
         chunk = SUMMARY_METRICS[start : start + _METRICS_PER_PASS]
         values = (
@@ -345,32 +352,31 @@ def stage_task_summaries(
             .agg(m.key.filter(m.key >= 0).sort().alias(m.field) for m in chunk)
             .collect()
         )
-        at_ranks = frame.join(values, on=keys, how="left").select(
-            *keys,
-            *(pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk),
+        at_ranks = frame.join(values, on=keys, how="left", maintain_order="left").select(
+            pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk
         )
         del values
-        held: list[dict[tuple[Any, ...], Quantiles]] = [{} for _ in chunk]
-        for stage_id, attempt_id, *of_chunk in at_ranks.iter_rows():
-            kept = picked[(int(stage_id), int(attempt_id))]
-            for of_metric, metric_values in zip(held, of_chunk, strict=True):
-                # A rank past a metric's values gives None, where Spark's iterator gives NaN.
-                one_tuple = tuple(metric_values or missing)
-                one = of_metric.get(one_tuple)
-                if one is None:
-                    one = of_metric[one_tuple] = shared.one(shared.numbers(one_tuple))
-                kept.append(one)
+        for m in chunk:
+            columns[m.field] = _shared_column(at_ranks[m.field], shared, missing)
         del at_ranks
-    names = [m.field for m in SUMMARY_METRICS]
     out: dict[tuple[int, int], StageTaskSummary] = {}
-    # In key order, each stage's list of values dropped as its summary is made.
-    for key in sorted(picked):
-        kept = picked.pop(key)
+    by_metric = [columns.pop(name) for name in _METRIC_FIELDS]
+    for i, (stage_id, attempt_id, n_tasks) in enumerate(frame.select(*keys, "n_tasks").iter_rows()):
+        key = (int(stage_id), int(attempt_id))
         out[key] = StageTaskSummary(
-            stage_id=key[0],
-            stage_attempt_id=key[1],
-            quantiles=qs,
-            n_tasks=counts[key],
-            **dict(zip(names, kept, strict=True)),
+            key[0], key[1], qs, int(n_tasks), *[column[i] for column in by_metric]
         )
+    return out
+
+
+def _shared_column(column: pl.Series, shared: SharedValues, missing: Quantiles) -> list[Quantiles]:
+    """One metric's quantiles of every stage (a list per row, None where a stage has no
+    values), each distinct one made a tuple once; a rank past a metric's values gives None,
+    where Spark's iterator gives NaN."""
+    out: list[Quantiles] = [missing] * len(column)
+    distinct = pl.DataFrame({"v": column}).with_row_index("i").group_by("v").agg("i")
+    for value, rows in distinct.iter_rows():
+        one = shared.one(shared.numbers(tuple(value or missing)))
+        for i in rows:
+            out[i] = one
     return out
