@@ -470,10 +470,7 @@ class _ExecutionAttribution:
         for node_id, at, metric_type in profile.driver:
             driver[node_id] += _metric_ms(metric_type, self._driver_total(ids[at]))
         memo: dict[tuple[int, int], int] = {}
-        node_claims = {
-            node_id: [(ids[at], metric_type) for at, metric_type in claims]
-            for node_id, claims in profile.claims.items()
-        }
+        node_claims = profile.claims  # (profile index of the accumulator, type) per node
         by_acc_stage = sums.by_acc_stage
         for stage in self.stages:
             budget = float(sums.run_ms.get(stage, 0))
@@ -481,9 +478,9 @@ class _ExecutionAttribution:
             in_stage = [n for n in operators if stage in self.node_stages[n.node_id]]
             claims: dict[int, float] = defaultdict(float)
             for node in in_stage:
-                for acc_id, metric_type in node_claims[node.node_id]:
+                for at, metric_type in node_claims[node.node_id]:
                     claims[node.node_id] += _metric_ms(
-                        metric_type, by_acc_stage.get((acc_id, stage), 0)
+                        metric_type, by_acc_stage.get((ids[at], stage), 0)
                     )
             claimed = sum(claims.values())
             if claimed > budget - outside:  # the measured work needs the room: outside gives way
