@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from typing import Any
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import CostFigures
 from analyzer.aggregate.node_metrics import MetricStats
-from analyzer.aggregate.stage_summary import StageTaskSummary
+from analyzer.aggregate.stage_summary import SUMMARY_METRICS, StageTaskSummary
 from analyzer.aggregate.stage_wall import PARTS, StageWall
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
@@ -145,25 +146,33 @@ def _cost(c: CostFigures) -> dict[str, Any]:
     }
 
 
+_WALL_PARTS = (*PARTS, "gc_ms", "fetch_wait_ms")
+_wall_values = attrgetter(*_WALL_PARTS)
+_SUMMARY_FIELDS = tuple(m.field for m in SUMMARY_METRICS)
+_summary_values = attrgetter(*_SUMMARY_FIELDS)
+
+
 def _wall_parts(wall: StageWall | None) -> dict[str, int] | None:
     """A stage attempt's wall time taken apart (`aggregate.stage_wall`), or None."""
     if wall is None:
         return None
     return {
         "wall_ms": wall.wall_ms,
-        **{name: int(getattr(wall, name)) for name in (*PARTS, "gc_ms", "fetch_wait_ms")},
+        **dict(zip(_WALL_PARTS, map(int, _wall_values(wall)), strict=True)),
         "slots": wall.slots,
     }
 
 
 def _task_summary(summary: StageTaskSummary | None) -> dict[str, Any] | None:
-    """Spark's task quantiles of a stage attempt, every metric by its field name (units in it)."""
+    """Spark's task quantiles of a stage attempt, every metric by its field name (units in it),
+    in the order of Spark's REST answer; each metric's values are a tuple, which JSON writes as
+    a list."""
     if summary is None:
         return None
     return {
-        "quantiles": list(summary.quantiles),
+        "quantiles": summary.quantiles,
         "n_tasks": summary.n_tasks,
-        "metrics": {metric.field: list(values) for metric, values in summary.metrics()},
+        "metrics": dict(zip(_SUMMARY_FIELDS, _summary_values(summary), strict=True)),
     }
 
 
