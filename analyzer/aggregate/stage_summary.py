@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -288,8 +289,17 @@ class StageTaskSummary:
 
     def metrics(self) -> Iterator[tuple[SummaryMetric, Quantiles]]:
         """Yield every metric with its values, in the order of Spark's REST answer."""
-        for metric in SUMMARY_METRICS:
-            yield metric, getattr(self, metric.field)
+        return zip(SUMMARY_METRICS, _rest_values(self), strict=True)
+
+    def by_field(self) -> dict[str, Quantiles]:
+        """Every metric's values by its field name, in the order of Spark's REST answer (one
+        call for all of them: a report writes this for every stage attempt)."""
+        return dict(zip(_REST_FIELDS, _rest_values(self), strict=True))
+
+
+_REST_FIELDS = tuple(m.field for m in SUMMARY_METRICS)
+_rest_values = attrgetter(*_REST_FIELDS)
+"""Every metric's values of a `StageTaskSummary`, in the order of Spark's REST answer."""
 
 
 _METRIC_FIELDS = [f.name for f in fields(StageTaskSummary)][4:]

@@ -9,7 +9,7 @@ from typing import Any
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import CostFigures
 from analyzer.aggregate.node_metrics import MetricStats
-from analyzer.aggregate.stage_summary import SUMMARY_METRICS, StageTaskSummary
+from analyzer.aggregate.stage_summary import StageTaskSummary
 from analyzer.aggregate.stage_wall import PARTS, StageWall
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
@@ -148,8 +148,6 @@ def _cost(c: CostFigures) -> dict[str, Any]:
 
 _WALL_PARTS = (*PARTS, "gc_ms", "fetch_wait_ms")
 _wall_values = attrgetter(*_WALL_PARTS)
-_SUMMARY_FIELDS = tuple(m.field for m in SUMMARY_METRICS)
-_summary_values = attrgetter(*_SUMMARY_FIELDS)
 
 
 def _wall_parts(wall: StageWall | None) -> dict[str, int] | None:
@@ -172,7 +170,7 @@ def _task_summary(summary: StageTaskSummary | None) -> dict[str, Any] | None:
     return {
         "quantiles": summary.quantiles,
         "n_tasks": summary.n_tasks,
-        "metrics": dict(zip(_SUMMARY_FIELDS, _summary_values(summary), strict=True)),
+        "metrics": summary.by_field(),
     }
 
 
