@@ -354,6 +354,45 @@ def _layout_in_strings(rng: random.Random, lines: list[bytes]) -> list[bytes]:
     return _in_strings(rng, lines, _LAYOUT)
 
 
+_ID_KEY = re.compile(rb'"accumulatorId":(-?[0-9]+)')
+
+
+def _plans_logged_again(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Each SQL execution's start logged again by a new execution, its plan's text changed the
+    ways a plan read by its text (`eventlog.plans`) must not be fooled: every id moved (read
+    from the text), an accumulator key inside the plan's strings, a space before ids' colons,
+    an id past a Java long, the ids of two metrics swapped."""
+    starts = _event_indexes(lines, b"SQLExecutionStart")
+    out = list(lines)
+    next_id = 10_000
+    for i in reversed(starts):
+        again = [lines[i]]
+        for how in rng.sample(["moved", "in-strings", "spaced", "huge", "swapped"], 3):
+            event = orjson.loads(lines[i])
+            event["executionId"] = event["rootExecutionId"] = next_id
+            next_id += 1
+            if how == "in-strings":
+                plan = event["sparkPlanInfo"]
+                plan["simpleString"] = f'{plan.get("simpleString", "")}"accumulatorId":7'
+                plan["nodeName"] = '"accumulatorId":8 ' + plan["nodeName"]
+            text = orjson.dumps(event)
+            if how == "moved":
+                text = _ID_KEY.sub(lambda m: b'"accumulatorId":%d' % (int(m[1]) + 500_000), text)
+            elif how == "spaced":
+                text = text.replace(b'"accumulatorId":', b'"accumulatorId" : ')
+            elif how == "huge":
+                text = _ID_KEY.sub(b'"accumulatorId":99999999999999999999999', text, count=1)
+            elif how == "swapped":
+                ids = _ID_KEY.findall(text)
+                if len(ids) >= 2:
+                    a, b = rng.sample(range(len(ids)), 2)
+                    ids[a], ids[b] = ids[b], ids[a]
+                    text = _ID_KEY.sub(lambda _, it=iter(ids): b'"accumulatorId":' + next(it), text)
+            again.append(text)
+        out[i : i + 1] = again
+    return out
+
+
 LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] = {
     "glued": _glue,
     "bad-utf8": _bad_utf8,
@@ -368,9 +407,16 @@ LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] =
     "duplicate-event-key": _duplicate_event_key,
     "spoof-in-strings": _spoof_in_strings,
     "layout-in-strings": _layout_in_strings,
+    "plans-logged-again": _plans_logged_again,
 }
 RENDERED_KINDS = frozenset(
-    {"inverted-times", "duplicate-event-key", "spoof-in-strings", "layout-in-strings"}
+    {
+        "inverted-times",
+        "duplicate-event-key",
+        "spoof-in-strings",
+        "layout-in-strings",
+        "plans-logged-again",
+    }
 )
 """Kinds whose logs are also rendered in every format: their failures were in the reports. Their
 JSON report is also read back as a batch run's driver reads it (`_tables_read_by_layout`)."""
@@ -498,6 +544,38 @@ def test_fuzz_analyze_raises_only_analyzer_errors(case: Case, tmp_path: Path) ->
     if case.kind in ("glued", "bad-utf8", "raw-control"):
         assert strict == "malformed-line", (case.id, strict)
         assert lenient == "ok", (case.id, lenient)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.kind == "plans-logged-again"], ids=lambda c: c.id
+)
+def test_fuzz_plans_read_by_text_equal_plans_built_each_time(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan taken from a plan seen before (its text but for its ids) gives the report that
+    building every plan from its own decoding gives; an id past a Java long is a malformed line."""
+    from analyzer.replay.plan_graph import PlanParts
+    from analyzer.report.options import ReportOptions
+
+    path = case_files(case, tmp_path)
+    options = ReportOptions(fmt="json", now_ms=0)
+    huge = b"99999999999999999999999" in _lines_of(path)
+    assert _analyze(path, Strictness.STRICT) == ("malformed-line" if huge else "ok"), case.id
+    by_text = api.render_report(api.analyze(str(path), Strictness.LENIENT), options)
+    monkeypatch.setattr(PlanParts, "_learn", lambda self, *args: None)
+    each_built = api.render_report(api.analyze(str(path), Strictness.LENIENT), options)
+    assert by_text == each_built, case.id
+
+
+def _lines_of(path: Path) -> bytes:
+    """The decompressed text of a one-file log."""
+    from analyzer.eventlog.lines import ReadStats, iter_lines
+    from analyzer.eventlog.source import resolve_log
+
+    return b"\n".join(
+        line.data
+        for line in iter_lines(resolve_log(str(path)), ReadStats(), strictness=Strictness.LENIENT)
+    )
 
 
 CLI_KINDS = {"flip", "truncate", "part-truncate", "glued", "bad-utf8", "huge-number"}
