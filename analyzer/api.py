@@ -286,12 +286,14 @@ def _render(
     """`render_report`'s work: build the format's view, redact and bound it, render it. The JSON
     report is streamed: UTF-8 bytes made as they are read (one execution at a time: the
     document is never whole in memory, as objects or text)."""
+    from analyzer.aggregate.analysis import figures_made_aside
     from analyzer.report.options import ReportOptions
 
     options = options if options is not None else ReportOptions()
     if findings is None:
-        make_what_if(analysis, options)
-        findings = find_issues(analysis, options.thresholds)
+        with figures_made_aside(analysis, _figures_aside(options)):
+            make_what_if(analysis, options)
+            findings = find_issues(analysis, options.thresholds)
     if options.prices is not None and any(f.estimated_lost_cost is None for f in findings):
         from analyzer.insights.cost import price_findings
 
@@ -303,6 +305,21 @@ def _render(
     if isinstance(fmt, _StreamedFormat):
         return fmt.stream(run)
     return _render_view(run, fmt)
+
+
+def _figures_aside(options: ReportOptions) -> list[Callable[[Analysis], object]]:
+    """The figures of the task table a report of `options` asks for, in the order its what-if
+    and rules first need them: made beside them (`figures_made_aside`)."""
+    figures: list[Callable[[Analysis], object]] = [
+        lambda a: a.stage_walls,
+        lambda a: a.stage_stats,
+    ]
+    quantiles = options.fmt in ("json", "html") or (
+        options.fmt == "text" and options.metrics != "none" and "stages" in options.sections
+    )
+    if quantiles:
+        figures.append(lambda a: a.stage_summaries)
+    return figures
 
 
 def _render_view(run: _ReportRun, fmt: _ViewFormat) -> str:

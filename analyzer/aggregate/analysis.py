@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -69,6 +71,15 @@ from analyzer.replay.application import BuiltApplication
 
 T = TypeVar("T")
 
+
+@dataclass(frozen=True)
+class _Making:
+    """A figure being computed: by which thread, and when it is done (made or failed)."""
+
+    thread: int
+    done: threading.Event = field(default_factory=threading.Event)
+
+
 SUMMARY_QUANTILES = (0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0)
 """The quantiles of `Analysis.stage_summaries`: Spark's stage page's (min, 25th, median, 75th,
 max) and its REST API's default tails."""
@@ -104,12 +115,37 @@ class Analysis:
         default_factory=dict, init=False, repr=False, compare=False
     )
     """Derived figures by accessor and arguments, filled on first use (see `_once`)."""
+    _making: dict[Hashable, _Making] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The figures being computed now, by key: a figure asked for by a second thread while the
+    first computes it is waited for, not computed twice (see `made_aside`)."""
+    _making_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     def _once(self, key: Hashable, compute: Callable[[], T]) -> T:
         """Return the figure kept under `key`, computing it the first time it is asked for."""
-        if key not in self._figures:
-            self._figures[key] = compute()
-        return cast(T, self._figures[key])
+        figures = self._figures
+        if key in figures:
+            return cast(T, figures[key])
+        me = threading.get_ident()
+        with self._making_lock:
+            making = self._making.get(key)
+            if making is None:
+                making = self._making[key] = _Making(me)
+        if making.thread != me:
+            making.done.wait()
+            if key in figures:
+                return cast(T, figures[key])
+            return self._once(key, compute)  # the other thread failed: fail here, with its error
+        try:
+            figures[key] = compute()
+        finally:
+            with self._making_lock:
+                del self._making[key]
+            making.done.set()
+        return cast(T, figures[key])
 
     # Lookups of the application model.
 
@@ -408,6 +444,35 @@ class Analysis:
     def streaming_batches(self) -> dict[int, tuple[str, int]]:
         """Per execution id of a micro-batch: (its streaming query's label, the batch id)."""
         return self._once("streaming_batches", lambda: batch_of_execution(self.streaming))
+
+
+@contextmanager
+def figures_made_aside(
+    analysis: Analysis, figures: Sequence[Callable[[Analysis], object]]
+) -> Iterator[None]:
+    """Compute `figures` (accessors of `analysis`, in order) in a second thread while the block
+    runs, and wait for them when it ends.
+
+    The figures of the task table (stage walls, task statistics and quantiles) are mostly
+    polars, which works without holding Python's lock: made beside the Python of the what-if
+    and the rules, they take no wall time of their own on a second core. A figure the block asks
+    for while the thread makes it is waited for (`Analysis._once`); one the thread fails to make
+    is made again where it is asked for, which raises its error there.
+    """
+
+    def make() -> None:
+        for figure in figures:
+            try:
+                figure(analysis)
+            except Exception:  # made again, and raised, where it is asked for
+                continue
+
+    thread = threading.Thread(target=make, name="figures-aside", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def analyze_built(
