@@ -150,9 +150,16 @@ def analyze(
     location = os.fspath(path)
     source = resolve_log(location, remote)
     # A large local log is read by worker processes (docs/performance.md), forked before
-    # polars is imported below: they stay small, and no polars thread is forked.
+    # polars is imported (beside them, once they are forked): they stay small, and no polars
+    # thread is forked.
     with collector_paused():
-        replayed = replay_log(source, strictness, progress, n_workers=read_workers)
+        replayed = replay_log(
+            source,
+            strictness,
+            progress,
+            n_workers=read_workers,
+            while_reading=_import_aggregation,
+        )
         if replayed.decode_stats.n_events == 0:
             raise EmptyLogError(
                 "the log holds no Spark events",
@@ -162,6 +169,12 @@ def analyze(
         from analyzer.aggregate.analysis import analyze_built
 
         return analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
+
+
+def _import_aggregation() -> None:
+    """Import what aggregates a replayed log (polars among it: a tenth of a second), while the
+    reading workers decode."""
+    importlib.import_module("analyzer.aggregate.analysis")
 
 
 def format_for(output: str | None, requested: str | None) -> ReportFormat:

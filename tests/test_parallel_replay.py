@@ -8,6 +8,7 @@ sequential replay's, field for field.
 from __future__ import annotations
 
 import contextlib
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,40 @@ def test_parallel_replay_is_exact(path: Path, strictness: Strictness) -> None:
 def test_small_logs_stay_in_one_process() -> None:
     log = next(p for p in _logs() if p.name == "local-1795320224872")
     assert replay_log(resolve_log(str(log))).n_processes == 1
+
+
+def _some_log() -> Path:
+    """A clean log read in several pieces by the workers."""
+    return next(p for p in _logs() if p.name == "local-1795320224872")
+
+
+def test_work_while_reading_runs_beside_the_workers_once_they_are_forked() -> None:
+    seen: list[tuple[str, int]] = []
+
+    def note() -> None:
+        seen.append((threading.current_thread().name, len(_children())))
+
+    log = resolve_log(str(_some_log()))
+    replayed = replay_log(log, n_workers=2, piece_bytes=PIECE_BYTES, while_reading=note)
+    assert replayed.n_processes == 2
+    ((name, n_children),) = seen
+    assert name == "while-reading" and n_children >= 1
+    assert _state(replayed) == _state(replay_log(log, n_workers=0))
+    # One process alone has no idle time to give: the work is the caller's to do then.
+    seen.clear()
+    replay_log(log, n_workers=0, while_reading=note)
+    assert seen == []
+
+
+def test_work_while_reading_that_fails_leaves_the_replay_whole() -> None:
+    def broken() -> None:
+        raise ImportError("no such module")
+
+    log = resolve_log(str(_some_log()))
+    replayed = replay_log(log, n_workers=2, piece_bytes=PIECE_BYTES, while_reading=broken)
+    assert replayed.n_processes == 2
+    assert _state(replayed) == _state(replay_log(log, n_workers=0))
+    assert [t.name for t in threading.enumerate() if t.name == "while-reading"] == []
 
 
 def _square(x: int) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -231,12 +232,16 @@ def replay_log(
     progress: Callable[[int], None] | None = None,
     n_workers: int | None = None,
     piece_bytes: int = PIECE_BYTES,
+    while_reading: Callable[[], object] | None = None,
 ) -> Replayed:
     """Read and replay every event of `source`; in worker processes where that pays.
 
     `n_workers` overrides the choice of `n_worker_processes` (0: sequential); `piece_bytes` is
-    about how much of the log one piece holds (`pieces.plan_pieces`). Raises what the sequential
-    reader raises for a log that cannot be read.
+    about how much of the log one piece holds (`pieces.plan_pieces`). `while_reading` is work
+    for this process's idle time while workers read (the caller's next imports): run in a
+    thread once every worker is forked, and waited for before the replay returns; its errors
+    are the caller's to meet again. Raises what the sequential reader raises for a log that
+    cannot be read.
     """
     if n_workers is None:
         n_workers = n_worker_processes(source)
@@ -251,13 +256,21 @@ def replay_log(
             pieces = plan_pieces(source, piece_bytes)
             if pieces is not None and len(pieces) > 1:
                 try:
-                    return _replay_parallel(source, pieces, n_workers, progress)
+                    return _replay_parallel(source, pieces, n_workers, progress, while_reading)
                 except _Sequential:
                     pass
         return _replay_sequential(source, strictness, progress)
     finally:
         if collecting:
             gc.enable()
+
+
+def _quietly(work: Callable[[], object]) -> None:
+    """Run `work`, leaving its errors to whoever meets them again (see `replay_log`)."""
+    try:
+        work()
+    except Exception:  # the caller's own import or call raises it where it counts
+        return
 
 
 def _replay_sequential(
@@ -282,6 +295,7 @@ def _replay_parallel(
     pieces: list[Piece],
     n_workers: int,
     progress: Callable[[int], None] | None,
+    while_reading: Callable[[], object] | None = None,
 ) -> Replayed:
     """Replay with `n_workers` processes decoding the pieces; raise `_Sequential` on anything
     the sequential replay must report."""
@@ -313,9 +327,16 @@ def _replay_parallel(
             decode(data)
 
     carry: list[bytes] = []  # pieces of the line that crosses into the next piece
+    aside: threading.Thread | None = None
     try:
         results = run_in_workers(partial(read_piece, source), pieces, n_workers)
         for position, (piece, result) in enumerate(results):
+            if aside is None and while_reading is not None:
+                # Every worker is forked once a result is in: a thread started now is in none.
+                aside = threading.Thread(
+                    target=_quietly, args=(while_reading,), name="while-reading", daemon=True
+                )
+                aside.start()
             if result.anomaly is not None or result.chunk is None:
                 raise _Sequential
             edges = result.edges
@@ -354,6 +375,9 @@ def _replay_parallel(
                 progress(decode_stats.n_events)
     except (AnalyzerError, WorkerError) as error:
         raise _Sequential from error
+    finally:
+        if aside is not None:
+            aside.join()
     if read_stats.n_lines == 0 or decode_stats.n_events == 0:
         raise _Sequential
     if builder.listener.number_update_tracked:
