@@ -228,6 +228,8 @@ class _PlanProfile:
     """Exchange id → the index of its fetch wait time."""
     operators: tuple[PlanNode, ...]
     """The nodes that do work (no clusters, no `NO_WORK_OPERATORS`), in graph order."""
+    works: dict[int, bool]
+    """Node id → whether it is one of `operators`."""
     claims: dict[int, tuple[tuple[int, str], ...]]
     """Operator id → its claiming metrics (`claiming_metrics`) as (index, metric type)."""
     driver: tuple[tuple[int, int, str], ...]
@@ -272,6 +274,7 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
     operators = tuple(
         n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS
     )
+    operator_ids = {n.node_id for n in operators}
     claims = {
         n.node_id: tuple(
             (at, m.metric_type)
@@ -289,6 +292,7 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         write_at=write_at,
         fetch_at=fetch_at,
         operators=operators,
+        works={n.node_id: n.node_id in operator_ids for n in graph.nodes},
         claims=claims,
         driver=tuple(driver),
     )
@@ -347,27 +351,29 @@ class _ExecutionAttribution:
         nearest descendant's within the same stage (an exchange's read side for its parent)."""
         graph = self.graph
         acc_stages = self._acc_stages()
-        no_stages: set[int] = set()
         spans, ids = self.profile.spans, self.ids
+        node_stages = self.node_stages
         for node in graph.nodes:
             own: set[int] = set()
             start, end = spans[node.node_id]
             for acc_id in ids[start:end]:
-                own |= acc_stages.get(acc_id, no_stages)
-            self.node_stages[node.node_id] = own
+                found = acc_stages.get(acc_id)
+                if found:
+                    own |= found
+            node_stages[node.node_id] = own
         for node in graph.nodes:
-            if node.is_cluster or self.node_stages[node.node_id]:
+            if node.is_cluster or node_stages[node.node_id]:
                 continue
             if node.cluster_id is not None:
-                cluster = self.node_stages.get(node.cluster_id, set())
+                cluster = node_stages.get(node.cluster_id)
                 if cluster:
-                    self.node_stages[node.node_id] = set(cluster)
+                    node_stages[node.node_id] = set(cluster)
                     continue
-            self.node_stages[node.node_id] = self._inherited(node)
+            node_stages[node.node_id] = self._inherited(node)
 
     def _inherited(self, node: PlanNode) -> set[int]:
         seen: set[int] = set()
-        children = self.children
+        children, node_stages = self.children, self.node_stages
         frontier = deque(children[node.node_id])
         while frontier:
             child = frontier.popleft()
@@ -375,13 +381,16 @@ class _ExecutionAttribution:
             if child_id in seen:
                 continue
             seen.add(child_id)
-            stages = self.node_stages.get(child_id, set())
-            if "Exchange" in child.name and stages:
+            stages = node_stages.get(child_id)
+            if not stages:
+                frontier.extend(children[child_id])
+                continue
+            if "Exchange" in child.name:
                 read = {s for s in stages if self._reads_in(child, s)}
                 if read:
                     return read
                 continue
-            if stages and not child.is_cluster:
+            if not child.is_cluster:
                 return set(stages)
             frontier.extend(children[child_id])
         return set()
@@ -517,16 +526,20 @@ class _ExecutionAttribution:
             )
         nodes: dict[int, NodeTime] = {}
         node_stages = self.node_stages
+        works = profile.works
+        real, one = shared.real, shared.one
+        zero = real(0.0)
         for node in graph.nodes:
             node_id = node.node_id
-            stages = shared.one(tuple(sorted(node_stages.get(node_id, ()))))
-            ran = bool(stages) and not node.is_cluster and node.name not in NO_WORK_OPERATORS
-            measured_ms = shared.real(measured[node_id])
-            driver_ms = shared.real(driver[node_id])
-            if ran:
+            own = node_stages.get(node_id)
+            stages = one(tuple(sorted(own))) if own else ()
+            # Most nodes have no measured or driver time: 0.0 then, the one object of zero.
+            measured_ms = real(measured[node_id]) if node_id in measured else zero
+            driver_ms = real(driver[node_id]) if node_id in driver else zero
+            if stages and works[node_id]:
                 nodes[node_id] = _node_time(
                     node_id,
-                    shared.real(measured_ms + estimated[node_id]),
+                    real(measured_ms + estimated.get(node_id, 0.0)),
                     measured_ms,
                     driver_ms,
                     stages,
