@@ -318,30 +318,66 @@ def _as_lists(value: Any) -> Any:
     return value
 
 
-def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
+class _SharedParts:
+    """The parts of execution documents that runs of one plan share: a node with no metric
+    values and no time of its own (its statistics and times are then one object for every run,
+    see `aggregate.shared`), and a plan shape's edges. Made once and written for every run; a
+    few thousand at most are kept, so a log of distinct plans does not keep its document."""
+
+    MAX_KEPT = 4096
+
+    def __init__(self) -> None:
+        self.nodes: dict[tuple[int, int, int], dict[str, Any]] = {}
+        self.edges: dict[int, list[dict[str, int]]] = {}
+
+    def edges_of(self, edges: tuple[Any, ...]) -> list[dict[str, int]]:
+        found = self.edges.get(id(edges))
+        if found is None:
+            if len(self.edges) >= self.MAX_KEPT:
+                self.edges.clear()
+            # Keyed by the tuple's id, valid while the analysis holds the tuple, as it does
+            # while its report is written.
+            found = self.edges[id(edges)] = [
+                {"from_id": e.from_id, "to_id": e.to_id} for e in edges
+            ]
+        return found
+
+
+def _execution(analysis: Analysis, ex: Execution, shared: _SharedParts) -> dict[str, Any]:
     graph = ex.final_plan.graph
     stats = analysis.node_stats.get(ex.execution_id, {})
     times = analysis.times.get(ex.execution_id)
     nodes = []
     node_times = times.nodes if times is not None else {}
+    kept = shared.nodes
     for node in sorted(graph.nodes, key=lambda n: -n.node_id):
         ns = stats.get(node.node_id)
         nt = node_times.get(node.node_id)
-        nodes.append(
-            {
-                "node_id": node.node_id,
-                "name": node.name,
-                "desc": node.desc,
-                "is_cluster": node.is_cluster,
-                "codegen_id": node.codegen_id,
-                "cluster_id": node.cluster_id,
-                "stage_ids": list(ns.stage_ids) if ns else [],
-                "metrics": [_metric(m) for m in ns.metrics] if ns else [],
-                "self_time_ms": _ms(nt.self_time_ms) if nt else None,
-                "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
-                "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
-            }
-        )
+        idle = (ns is None or not ns.metrics) and (nt is None or nt.self_time_ms is None)
+        if idle:
+            key = (id(node), id(ns), id(nt))
+            found = kept.get(key)
+            if found is not None:
+                nodes.append(found)
+                continue
+        doc = {
+            "node_id": node.node_id,
+            "name": node.name,
+            "desc": node.desc,
+            "is_cluster": node.is_cluster,
+            "codegen_id": node.codegen_id,
+            "cluster_id": node.cluster_id,
+            "stage_ids": list(ns.stage_ids) if ns else [],
+            "metrics": [_metric(m) for m in ns.metrics] if ns else [],
+            "self_time_ms": _ms(nt.self_time_ms) if nt else None,
+            "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
+            "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
+        }
+        if idle:
+            if len(kept) >= shared.MAX_KEPT:
+                kept.clear()
+            kept[key] = doc
+        nodes.append(doc)
     return {
         "execution_id": ex.execution_id,
         "root_execution_id": ex.root_execution_id,
@@ -357,7 +393,7 @@ def _execution(analysis: Analysis, ex: Execution) -> dict[str, Any]:
         "n_plan_versions": len(ex.plans),
         "physical_plan_description": ex.final_plan.physical_plan_description,
         "nodes": nodes,
-        "edges": [{"from_id": e.from_id, "to_id": e.to_id} for e in graph.edges],
+        "edges": shared.edges_of(graph.edges),
         "time": _execution_time(analysis, ex),
     }
 
@@ -475,6 +511,7 @@ def _document(
 ) -> dict[str, Any]:
     app = analysis.application
     rs = analysis.read_stats
+    shared = _SharedParts()
     return {
         "format_version": FORMAT_VERSION,
         "application": {
@@ -522,6 +559,6 @@ def _document(
         "streaming": _streaming(analysis),
         "what_if": _what_if(analysis, options, selected_ids),
         "query_families": _query_families(analysis),
-        "executions": (_execution(analysis, ex) for ex in chosen),
+        "executions": (_execution(analysis, ex, shared) for ex in chosen),
         "findings": [_finding(f) for f in kept_findings(findings, selected_ids)],
     }
