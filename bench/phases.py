@@ -116,8 +116,7 @@ def main() -> None:
     phases = _Phases()
 
     from analyzer import api
-    from analyzer.aggregate.analysis import analyze_built
-    from analyzer.aggregate.analysis import figures_made_aside
+    from analyzer.aggregate.analysis import analyze_built, figures_made_aside
     from analyzer.errors import Strictness
     from analyzer.eventlog.source import resolve_log
     from analyzer.replay.parallel import replay_log
