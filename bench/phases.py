@@ -134,7 +134,7 @@ def main() -> None:
         options = ReportOptions(fmt=args.format)
         # As the report command does: the task table's figures made in a second thread while
         # the what-if (first) and the rules run, and waited for before the report.
-        with figures_made_aside(analysis, api._figures_aside(options)):
+        with figures_made_aside(analysis, api._figures_aside(analysis, options)):
             api.make_what_if(analysis, options)
             phases.done("what-if")
             findings = api.find_issues(analysis)

@@ -27,15 +27,22 @@ def _fresh(log: Path) -> Analysis:
     return api.analyze(str(log), Strictness.LENIENT)
 
 
-@pytest.mark.parametrize(
-    "log",
-    [*sample_logs()[:3], PUBLIC_CORPUS / "eventlog_4nodes_8cores_dynamic_alloc.zstd"],
-    ids=lambda p: p.name,
-)
+_MANY_TASKS_PER_STAGE = [
+    *(log for log in sample_logs() if log.name == "eventlog_v2_local-1795320584980"),
+    PUBLIC_CORPUS / "attempt_1_eventlog.zstd",
+    PUBLIC_CORPUS / "dsAndDf_eventlog.zstd",
+]
+"""Logs with at least `api.ASIDE_MIN_TASKS_PER_STAGE` tasks per stage attempt: their reports
+make the task table's figures aside."""
+
+
+@pytest.mark.parametrize("log", _MANY_TASKS_PER_STAGE, ids=lambda p: p.name)
 @pytest.mark.parametrize("fmt", ["json", "text", "html"])
 def test_report_with_figures_made_aside_equals_one_made_in_order(log: Path, fmt: str) -> None:
     options = ReportOptions(fmt=fmt, now_ms=1_800_000_000_000)  # type: ignore[arg-type]
-    aside = api.render_report(_fresh(log), options)
+    analysis = _fresh(log)
+    assert api._figures_aside(analysis, options)
+    aside = api.render_report(analysis, options)
     in_order = _fresh(log)
     api.make_what_if(in_order, options)
     findings = api.find_issues(in_order, options.thresholds)
@@ -83,3 +90,12 @@ def test_a_figure_that_fails_aside_raises_where_it_is_asked_for(
     with pytest.raises(RuntimeError, match="stage statistics failed"):
         _ = analysis.stage_stats
     assert calls == ["figures-aside", threading.current_thread().name]
+
+
+def test_a_log_of_few_tasks_per_stage_makes_its_figures_in_order() -> None:
+    analysis = _fresh(next(p for p in sample_logs() if p.name == "local-1795320224872"))
+    assert analysis.tasks.height < api.ASIDE_MIN_TASKS_PER_STAGE * len(analysis.application.stages)
+    assert api._figures_aside(analysis, ReportOptions(fmt="json")) == []
+    before = threading.active_count()
+    with figures_made_aside(analysis, []):
+        assert threading.active_count() == before

@@ -467,6 +467,9 @@ def figures_made_aside(
             except Exception:  # made again, and raised, where it is asked for
                 continue
 
+    if not figures:
+        yield
+        return
     thread = threading.Thread(target=make, name="figures-aside", daemon=True)
     thread.start()
     try:
