@@ -433,29 +433,36 @@ def profile_slots(plan: ReplayPlan, task_slots: int) -> dict[int, int]:
 def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
     """Replay the application's tasks on `task_slots` slots (scaled per resource profile)."""
     free = profile_slots(plan, task_slots)
-    times: list[int | None] = [None] * len(plan.n_deps)
+    n_nodes = len(plan.n_deps)
+    times: list[int | None] = [None] * n_nodes
     waiting = plan.n_deps.tolist()
-    base = [0] * len(plan.n_deps)
-    launched = [0] * len(plan.stages)
-    running = [0] * len(plan.stages)
+    base = [0] * n_nodes
+    stages = plan.stages
+    # Per stage, read once: the loop below runs once per task.
+    profile_of = [s.profile_id for s in stages]
+    size_of = [len(s.durations_ms) for s in stages]
+    launched = [0] * len(stages)
+    running = [0] * len(stages)
     runnable: dict[int, list[tuple[tuple[int, int, int], int]]] = {p: [] for p in free}
     events: list[int] = [0]  # node 0, the application's start, at 0
     push, pop = heapq.heappush, heapq.heappop
-    kinds, dependents, gaps, stages = plan.kinds, plan.dependents, plan.gaps_ms, plan.stages
-    dependents_at = plan.dependents_at
+    kinds, dependents, gaps = plan.kinds, plan.dependents, plan.gaps_ms
+    dependents_at, stage_of_node = plan.dependents_at, plan.stage_of_node
     n_running = peak_running = 0
     while events:
         now = events[0] >> _TIME_SHIFT
-        while events and events[0] >> _TIME_SHIFT == now:
+        later = (now + 1) << _TIME_SHIFT  # the first event time after `now`
+        while events and events[0] < later:
             event = pop(events)
             kind = (event >> _KIND_SHIFT) & 3
             what = event & _WHAT_MASK
             if kind == _TASK_END:
-                stage = stages[what]
-                free[stage.profile_id] += 1
-                running[what] -= 1
+                free[profile_of[what]] += 1
+                left = running[what] - 1
+                running[what] = left
                 n_running -= 1
-                if running[what] == 0 and launched[what] == len(stage.durations_ms):
+                if left == 0 and launched[what] == size_of[what]:
+                    stage = stages[what]
                     push(events, ((now + stage.after_ms) << _TIME_SHIFT) | stage.complete_node)
             elif kind == _RESOLVE:
                 times[what] = now
@@ -466,32 +473,38 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
                     if waiting[d] == 0 and kinds[d] != _COMPLETE:
                         push(events, ((base[d] + gaps[d]) << _TIME_SHIFT) | d)
                 if kinds[what] == _SUBMIT:
-                    i = plan.stage_of_node[what]
+                    i = stage_of_node[what]
                     stage = stages[i]
-                    if stage.durations_ms:
+                    if size_of[i]:
                         at = now + stage.launch_delay_ms
                         push(events, (at << _TIME_SHIFT) | (_READY << _KIND_SHIFT) | i)
                     else:
                         at = now + stage.empty_ms
                         push(events, (at << _TIME_SHIFT) | stage.complete_node)
             else:
-                stage = stages[what]
-                heapq.heappush(runnable[stage.profile_id], (stage.priority, what))
+                heapq.heappush(runnable[profile_of[what]], (stages[what].priority, what))
         for profile_id, queue in runnable.items():
-            while queue and free[profile_id] > 0:
+            slots = free[profile_id]
+            if not queue or slots <= 0:
+                continue
+            while queue and slots > 0:
                 i = queue[0][1]
                 durations = stages[i].durations_ms
                 first = launched[i]
-                n = min(free[profile_id], len(durations) - first)
+                n = min(slots, size_of[i] - first)
                 tag = (_TASK_END << _KIND_SHIFT) | i
-                for d in durations[first : first + n]:
-                    push(events, ((now + d) << _TIME_SHIFT) | tag)
+                if n == 1:
+                    push(events, ((now + durations[first]) << _TIME_SHIFT) | tag)
+                else:
+                    for d in durations[first : first + n]:
+                        push(events, ((now + d) << _TIME_SHIFT) | tag)
                 launched[i] = first + n
                 running[i] += n
                 n_running += n
-                free[profile_id] -= n
-                if first + n == len(durations):
+                slots -= n
+                if first + n == size_of[i]:
                     heapq.heappop(queue)
+            free[profile_id] = slots
         if n_running > peak_running:
             peak_running = n_running
     return _Replayed(_compact([_UNREACHED if t is None else t for t in times]), peak_running)
