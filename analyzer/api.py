@@ -343,7 +343,7 @@ def _figures_aside(
         lambda a: a.stage_stats,
     ]
     quantiles = options.fmt in ("json", "html") or (
-        options.fmt == "text" and options.metrics != "none" and "stages" in options.sections
+        options.fmt == "text" and options.stage_level != "none"
     )
     if quantiles:
         figures.append(lambda a: a.stage_summaries)

@@ -108,6 +108,12 @@ class ReportOptions:
     what_if_slots: tuple[int, ...] | None = None
     prices: PriceSpec | None = None
 
+    @property
+    def stage_level(self) -> MetricsLevel:
+        """How much of the stage attempts the text report lays out: its `metrics` level, or
+        "none" without the stages section (then no stage quantiles either)."""
+        return self.metrics if "stages" in self.sections else "none"
+
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
             raise UsageError(f"unknown format {self.fmt!r}; use one of {', '.join(FORMATS)}")

@@ -494,7 +494,7 @@ def build_text_parts(
     findings_view = build_findings_view(app, findings, selection.ids, options.thresholds)
     level = options.metrics
     sections = options.sections
-    stage_level = level if "stages" in sections else "none"
+    stage_level = options.stage_level
     with_executions = "plans" in sections or "stages" in sections
     # Work outside SQL (RDD jobs, or a log with no SQL at all) is listed when nothing is filtered.
     others = other_stages(analysis, selection.is_filtered) if stage_level != "none" else []
