@@ -119,7 +119,7 @@ class Analysis:
         default_factory=dict, init=False, repr=False, compare=False
     )
     """The figures being computed now, by key: a figure asked for by a second thread while the
-    first computes it is waited for, not computed twice (see `made_aside`)."""
+    first computes it is waited for, not computed twice (see `figures_made_aside`)."""
     _making_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
     )
@@ -460,6 +460,10 @@ def figures_made_aside(
     is made again where it is asked for, which raises its error there.
     """
 
+    if not figures:
+        yield
+        return
+
     def make() -> None:
         for figure in figures:
             try:
@@ -467,9 +471,6 @@ def figures_made_aside(
             except Exception:  # made again, and raised, where it is asked for
                 continue
 
-    if not figures:
-        yield
-        return
     thread = threading.Thread(target=make, name="figures-aside", daemon=True)
     thread.start()
     try:

@@ -228,8 +228,8 @@ class _PlanProfile:
     """Exchange id → the index of its fetch wait time."""
     operators: tuple[PlanNode, ...]
     """The nodes that do work (no clusters, no `NO_WORK_OPERATORS`), in graph order."""
-    works: dict[int, bool]
-    """Node id → whether it is one of `operators`."""
+    operator_ids: frozenset[int]
+    """The node ids of `operators`."""
     claims: dict[int, tuple[tuple[int, str], ...]]
     """Operator id → its claiming metrics (`claiming_metrics`) as (index, metric type)."""
     driver: tuple[tuple[int, int, str], ...]
@@ -274,7 +274,6 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
     operators = tuple(
         n for n in graph.nodes if not n.is_cluster and n.name not in NO_WORK_OPERATORS
     )
-    operator_ids = {n.node_id for n in operators}
     claims = {
         n.node_id: tuple(
             (at, m.metric_type)
@@ -292,7 +291,7 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         write_at=write_at,
         fetch_at=fetch_at,
         operators=operators,
-        works={n.node_id: n.node_id in operator_ids for n in graph.nodes},
+        operator_ids=frozenset(n.node_id for n in operators),
         claims=claims,
         driver=tuple(driver),
     )
@@ -526,7 +525,7 @@ class _ExecutionAttribution:
             )
         nodes: dict[int, NodeTime] = {}
         node_stages = self.node_stages
-        works = profile.works
+        operator_ids = profile.operator_ids
         real, one = shared.real, shared.one
         zero = real(0.0)
         for node in graph.nodes:
@@ -536,7 +535,7 @@ class _ExecutionAttribution:
             # Most nodes have no measured or driver time: 0.0 then, the one object of zero.
             measured_ms = real(measured[node_id]) if node_id in measured else zero
             driver_ms = real(driver[node_id]) if node_id in driver else zero
-            if stages and works[node_id]:
+            if stages and node_id in operator_ids:
                 nodes[node_id] = _node_time(
                     node_id,
                     real(measured_ms + estimated.get(node_id, 0.0)),

@@ -485,8 +485,6 @@ def replay(plan: ReplayPlan, task_slots: int) -> _Replayed:
                 heapq.heappush(runnable[profile_of[what]], (stages[what].priority, what))
         for profile_id, queue in runnable.items():
             slots = free[profile_id]
-            if not queue or slots <= 0:
-                continue
             while queue and slots > 0:
                 i = queue[0][1]
                 durations = stages[i].durations_ms

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.attribution import NodeTime
 from analyzer.aggregate.cost import CostFigures
-from analyzer.aggregate.node_metrics import MetricStats
+from analyzer.aggregate.node_metrics import MetricStats, NodeStats
 from analyzer.aggregate.stage_summary import StageTaskSummary
 from analyzer.aggregate.stage_wall import PARTS, StageWall
 from analyzer.insights import Finding
 from analyzer.model.application import Execution
+from analyzer.model.plan import PlanEdge, PlanNode
 from analyzer.report.findings import evidence_str, kept_findings
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
@@ -322,62 +324,72 @@ class _SharedParts:
     """The parts of execution documents that runs of one plan share: a node with no metric
     values and no time of its own (its statistics and times are then one object for every run,
     see `aggregate.shared`), and a plan shape's edges. Made once and written for every run; a
-    few thousand at most are kept, so a log of distinct plans does not keep its document."""
+    few thousand of each at most are kept, so a log of distinct plans does not keep its
+    document. Keyed by the ids of the analysis's objects, which it holds while its report is
+    written."""
 
     MAX_KEPT = 4096
 
     def __init__(self) -> None:
-        self.nodes: dict[tuple[int, int, int], dict[str, Any]] = {}
-        self.edges: dict[int, list[dict[str, int]]] = {}
+        self._nodes: dict[tuple[int, int, int], dict[str, Any]] = {}
+        self._edges: dict[int, list[dict[str, int]]] = {}
 
-    def edges_of(self, edges: tuple[Any, ...]) -> list[dict[str, int]]:
-        found = self.edges.get(id(edges))
-        if found is None:
-            if len(self.edges) >= self.MAX_KEPT:
-                self.edges.clear()
-            # Keyed by the tuple's id, valid while the analysis holds the tuple, as it does
-            # while its report is written.
-            found = self.edges[id(edges)] = [
-                {"from_id": e.from_id, "to_id": e.to_id} for e in edges
-            ]
-        return found
+    def node(self, node: PlanNode, ns: NodeStats | None, nt: NodeTime | None) -> dict[str, Any]:
+        """The document of a node (see `_node`), made once for a node without values or time."""
+        if (ns is not None and ns.metrics) or (nt is not None and nt.self_time_ms is not None):
+            return _node(node, ns, nt)
+        return _kept(self._nodes, (id(node), id(ns), id(nt)), lambda: _node(node, ns, nt))
+
+    def edges(self, edges: tuple[PlanEdge, ...]) -> list[dict[str, int]]:
+        """The documents of a plan's edges."""
+        return _kept(
+            self._edges,
+            id(edges),
+            lambda: [{"from_id": e.from_id, "to_id": e.to_id} for e in edges],
+        )
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _kept(table: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
+    """`table`'s value of `key`, made and kept the first time; the table is emptied when it
+    holds `_SharedParts.MAX_KEPT`."""
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _SharedParts.MAX_KEPT:
+            table.clear()
+        found = table[key] = make()
+    return found
+
+
+def _node(node: PlanNode, ns: NodeStats | None, nt: NodeTime | None) -> dict[str, Any]:
+    """A plan node's document: its operator, metric statistics and times."""
+    return {
+        "node_id": node.node_id,
+        "name": node.name,
+        "desc": node.desc,
+        "is_cluster": node.is_cluster,
+        "codegen_id": node.codegen_id,
+        "cluster_id": node.cluster_id,
+        "stage_ids": list(ns.stage_ids) if ns else [],
+        "metrics": [_metric(m) for m in ns.metrics] if ns else [],
+        "self_time_ms": _ms(nt.self_time_ms) if nt else None,
+        "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
+        "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
+    }
 
 
 def _execution(analysis: Analysis, ex: Execution, shared: _SharedParts) -> dict[str, Any]:
     graph = ex.final_plan.graph
     stats = analysis.node_stats.get(ex.execution_id, {})
     times = analysis.times.get(ex.execution_id)
-    nodes = []
     node_times = times.nodes if times is not None else {}
-    kept = shared.nodes
-    for node in sorted(graph.nodes, key=lambda n: -n.node_id):
-        ns = stats.get(node.node_id)
-        nt = node_times.get(node.node_id)
-        idle = (ns is None or not ns.metrics) and (nt is None or nt.self_time_ms is None)
-        if idle:
-            key = (id(node), id(ns), id(nt))
-            found = kept.get(key)
-            if found is not None:
-                nodes.append(found)
-                continue
-        doc = {
-            "node_id": node.node_id,
-            "name": node.name,
-            "desc": node.desc,
-            "is_cluster": node.is_cluster,
-            "codegen_id": node.codegen_id,
-            "cluster_id": node.cluster_id,
-            "stage_ids": list(ns.stage_ids) if ns else [],
-            "metrics": [_metric(m) for m in ns.metrics] if ns else [],
-            "self_time_ms": _ms(nt.self_time_ms) if nt else None,
-            "measured_time_ms": _ms(nt.measured_ms) if nt else 0,
-            "driver_time_ms": _ms(nt.driver_time_ms) if nt else 0,
-        }
-        if idle:
-            if len(kept) >= shared.MAX_KEPT:
-                kept.clear()
-            kept[key] = doc
-        nodes.append(doc)
+    nodes = [
+        shared.node(node, stats.get(node.node_id), node_times.get(node.node_id))
+        for node in sorted(graph.nodes, key=lambda n: -n.node_id)
+    ]
     return {
         "execution_id": ex.execution_id,
         "root_execution_id": ex.root_execution_id,
@@ -393,7 +405,7 @@ def _execution(analysis: Analysis, ex: Execution, shared: _SharedParts) -> dict[
         "n_plan_versions": len(ex.plans),
         "physical_plan_description": ex.final_plan.physical_plan_description,
         "nodes": nodes,
-        "edges": shared.edges_of(graph.edges),
+        "edges": shared.edges(graph.edges),
         "time": _execution_time(analysis, ex),
     }
 
