@@ -173,7 +173,6 @@ class NodeStats:
 _new = object.__new__
 _METRIC_STATS_SLOTS = slot_setters(MetricStats)
 _NODE_STATS_SLOTS = slot_setters(NodeStats)
-_NO_STAGES: frozenset[int] = frozenset()
 
 
 def _metric_stats(
@@ -387,18 +386,22 @@ def _execution_nodes(
     frozen_ids = set(frozen.accumulator_ids) if frozen is not None else set()
     spark_maxes = frozen.max_at() if frozen is not None else {}
     driver_values = frozen.driver_values_of() if frozen is not None else {}
-    acc_stages: dict[int, set[int]] = {}
-    for stage_id in set(execution.stage_ids):
-        for ids in stage_accumulators.get(stage_id, ()):
-            for acc_id in ids:
-                acc_stages.setdefault(acc_id, set()).add(stage_id)
+    # Per stage of the execution (ascending), the accumulator ids any of its attempts updated:
+    # a metric's stages are those whose set holds its id (a few stages, tens of metrics).
+    stage_sets = [
+        (stage_id, frozenset().union(*stage_accumulators[stage_id]))
+        for stage_id in sorted(set(execution.stage_ids))
+        if stage_id in stage_accumulators
+    ]
     graph = execution.final_plan.graph
     nodes: dict[int, NodeStats] = {}
     for node in graph.nodes:
         metrics = []
         node_stages: set[int] = set()
         for m, acc_id in zip(node.metrics, graph.accumulator_ids(node.node_id), strict=True):
-            node_stages |= acc_stages.get(acc_id, _NO_STAGES)
+            acc_stage_ids = [stage_id for stage_id, ids in stage_sets if acc_id in ids]
+            if acc_stage_ids:
+                node_stages.update(acc_stage_ids)
             key = (execution.execution_id, acc_id)
             row = stats.get(key)
             if row is None or acc_id not in frozen_ids:
@@ -424,7 +427,7 @@ def _execution_nodes(
                     spark_ui,
                     row,
                     _max_location(spark_max, max_rows.get(key), mx, places, shared),
-                    shared.one(tuple(sorted(acc_stages.get(acc_id, ())))),
+                    shared.one(tuple(acc_stage_ids)),
                     shared.one(tuple(driver_values.get(acc_id, ()))),
                 )
             )
@@ -458,20 +461,24 @@ def _max_location(
     stage_id, attempt, task_id, partition_id, executor_id, host = first_max
     if task_id < 0:
         if stage_id is None:
-            return shared.one(MaxLocation(None, None, None, None, "driver", None))
+            return shared.made(MaxLocation, _DRIVER_MAX, _max_location_of)
         return None
     place: tuple[object, object, object] = (partition_id, executor_id, host)
     if spark_max is not None and spark_max[0] == max_value and spark_max[3] in places:
         # Where several tasks share the maximum, point at the one Spark's UI names.
         _, stage_id, attempt, task_id = spark_max
         place = places[spark_max[3]]
-    return shared.one(
-        MaxLocation(
-            stage_id=stage_id,
-            stage_attempt_id=attempt,
-            task_id=task_id,
-            partition_id=place[0],  # type: ignore[arg-type]
-            executor_id=shared.one(place[1]),  # type: ignore[arg-type]
-            host=shared.one(place[2]),  # type: ignore[arg-type]
-        )
-    )
+    fields = (stage_id, attempt, task_id, place[0], shared.one(place[1]), shared.one(place[2]))
+    return shared.made(MaxLocation, fields, _max_location_of)
+
+
+_DRIVER_MAX = (None, None, None, None, "driver", None)
+_MAX_LOCATION_SLOTS = slot_setters(MaxLocation)
+
+
+def _max_location_of(fields: tuple[object, ...]) -> MaxLocation:
+    """A `MaxLocation` of these field values, put in its slots (see `_metric_stats`)."""
+    out = _new(MaxLocation)
+    for set_field, value in zip(_MAX_LOCATION_SLOTS, fields, strict=True):
+        set_field(out, value)
+    return out

@@ -10,7 +10,7 @@ kept in a `ByNodeId` rather than a dict of its own.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, ItemsView, Iterator, Mapping, ValuesView
+from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, ValuesView
 from math import copysign
 from typing import Any, TypeVar, cast
 
@@ -66,6 +66,15 @@ class SharedValues:
         if not plain_float(value):
             return value
         return self._floats.setdefault(value, value) if value else _ZERO
+
+    def made(self, kind: type[H], fields: tuple[Any, ...], make: Callable[[Any], H]) -> H:
+        """The one object of type `kind` made from these field values by `make`: made the
+        first time, found by the values after (no object is built to look it up)."""
+        key = (kind, fields)
+        found = self._objects.get(key)
+        if found is None:
+            found = self._objects[key] = make(fields)
+        return found  # type: ignore[return-value]
 
     def one(self, value: H) -> H:
         """The one object equal to `value` and of its type: a string, a frozen record, a tuple of

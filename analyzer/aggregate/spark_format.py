@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 
 def _f32(x: float) -> float:
@@ -75,8 +76,13 @@ def is_custom(metric_type: str) -> bool:
     return metric_type.startswith(CUSTOM_PREFIX)
 
 
+@lru_cache(maxsize=1 << 14)
 def format_value(metric_type: str, value: int) -> str:
     """Format one raw value of a metric type the way Spark's UI does.
+
+    Kept for the last 16,384 (type, value) pairs: every metric string of every execution
+    formats its total, minimum, median and maximum, and small times and sizes recur across
+    executions (a Java-style rounding costs microseconds, a lookup a tenth of that).
 
     A type Spark does not define prints as `[unknown] ` and the grouped integer, as
     `MetricUtils.stringValue` does.
