@@ -145,7 +145,7 @@ class ApplicationBuilder:
         )
         if specs:
             ids = graph.all_accumulator_ids
-            known = ex.metrics
+            known = ex.metric_dict()
             for acc_id, spec in zip(ids, specs, strict=True):
                 if acc_id not in known:
                     known[acc_id] = spec
@@ -321,9 +321,10 @@ class ApplicationBuilder:
     def _on_adaptive_metrics(self, event: ev.SQLAdaptiveSQLMetricUpdates) -> None:
         ex = self._execution(event.execution_id)
         spec = self.plan_parts.spec
+        known = ex.metric_dict()
         for m in event.metrics:
-            if m.accumulator_id not in ex.metrics:
-                ex.metrics[m.accumulator_id] = spec(m.name, m.metric_type)
+            if m.accumulator_id not in known:
+                known[m.accumulator_id] = spec(m.name, m.metric_type)
         self.listener.add_metrics(
             event.execution_id, [(m.accumulator_id, m.metric_type) for m in event.metrics]
         )
@@ -338,6 +339,7 @@ class ApplicationBuilder:
         ex.ended = True
         ex.error_message = event.error_message or None
         self.listener.execution_end(event.execution_id)
+        ex.compact_metrics(self.plan_parts.catalog)
 
     def _on_executor_added(self, event: ev.ExecutorAdded) -> None:
         executor = self._live_executor(event.executor_id, event.timestamp_ms)
@@ -448,7 +450,7 @@ class ApplicationBuilder:
             ex.to_model(
                 job_status,
                 self.listener.stage_order.get(execution_id, []),
-                self.plan_parts.catalog(ex.metrics),
+                ex.catalog if ex.catalog is not None else self.plan_parts.catalog(ex.metrics),
             )
             for execution_id, ex in sorted(self.executions.items())
         )

@@ -5,6 +5,7 @@ record turns into its frozen model once, at the end of the replay."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -87,10 +88,30 @@ class LiveExecution:
     ended: bool = False
     plans: list[PlanVersion] = field(default_factory=list)
     metrics: dict[int, MetricSpec] = field(default_factory=dict)
-    """Accumulator id → the metric, over every plan version (and those AQE adds)."""
+    """Accumulator id → the metric, over every plan version (and those AQE adds); read and
+    changed through `metric_dict`, empty once `catalog` holds them."""
+    catalog: MetricCatalog | None = None
+    """The metrics made compact at the execution's end (`compact_metrics`): a dict of an int
+    object per accumulator id, held for every execution until the replay ends, was a tenth of
+    the replay's memory for a log of thousands of executions, and its freed integers left the
+    allocator's pages of small objects scattered."""
     job_ids: list[int] = field(default_factory=list)
     modified_configs: tuple[tuple[str, str], ...] = ()
     """Sorted by key, secrets redacted, shared (`PlanParts.configs`)."""
+
+    def metric_dict(self) -> dict[int, MetricSpec]:
+        """The metrics by accumulator id, to read or add to: a dict again if they were made
+        compact (an event after the execution's end, which Spark also applies)."""
+        if self.catalog is not None:
+            catalog, self.catalog = self.catalog, None
+            self.metrics = dict(zip(catalog.accumulator_ids, catalog.specs, strict=True))
+        return self.metrics
+
+    def compact_metrics(self, make: Callable[[dict[int, MetricSpec]], MetricCatalog]) -> None:
+        """Hold the metrics as the catalog `make` makes of them (at the execution's end)."""
+        if self.catalog is None:
+            self.catalog = make(self.metrics)
+            self.metrics = {}
 
     def to_model(
         self, job_status: dict[int, str], stage_ids: list[int], catalog: MetricCatalog
