@@ -198,7 +198,7 @@ def test_compressed_file_without_extension_is_read_by_content(tmp_path: Path) ->
 def test_log_of_blank_lines_is_empty(tmp_path: Path) -> None:
     path = tmp_path / "app-1"
     path.write_bytes(b"\n\n  \n")
-    with pytest.raises(EmptyLogError, match=r"holds no lines.*\[empty-log\]"):
+    with pytest.raises(EmptyLogError, match=r"holds only blank lines \[empty-log\]"):
         read_all(path)
 
 
