@@ -545,6 +545,8 @@ def batch_command(
         raise _fail(error) from None
     for line in summary.warnings:
         typer.echo(f"warning: {neutralize(line)}", err=True)
+    for line in summary.failure_lines():
+        typer.echo(f"failed: {neutralize(line)}", err=True)
     for line in summary.output_errors:
         typer.echo(f"error: {neutralize(line)}", err=True)
     typer.echo(neutralize(summary.line()))
