@@ -54,8 +54,12 @@ class ReadStats:
     n_lines: int = 0
     bytes_decompressed: int = 0
     truncated_tail: bool = False
-    """The last line of the log was incomplete and was dropped (crashed or in-progress app)."""
+    """The log ends cut off (crashed or in-progress app): its last line was incomplete and was
+    dropped, or its last part stops inside a compressed frame or block, whose events are lost
+    even when what decoded before the cut ends at a newline."""
     truncated_tail_path: str | None = None
+    dropped_last_line: bool = False
+    """The last line had no newline and was not JSON, and was dropped (as Spark's replay does)."""
     n_malformed_skipped: int = 0
     """Lines skipped in lenient mode: malformed ones (set by the event decoder) and lines longer
     than `MAX_LINE_BYTES`."""
@@ -272,10 +276,16 @@ def _iter_part_lines(
                 # drops it.
                 stats.truncated_tail = True
                 stats.truncated_tail_path = path
+                stats.dropped_last_line = True
             else:
                 cut_at_line = line_no
     if is_last:
         if report.truncated_at_offset is not None:
+            # A cut inside a frame or block loses the events in it even when the text decoded
+            # before it ends at a newline (Spark's writers flush, and so end a block, at a
+            # line's end): the decoder noted the cut while reading, no pass more is needed.
+            stats.truncated_tail = True
+            stats.truncated_tail_path = path
             stats.incomplete_block_path = path
             stats.incomplete_block_offset = report.truncated_at_offset
     elif report.truncated_at_offset is not None or cut_at_line is not None:
@@ -364,7 +374,7 @@ def _empty(source: LogSource, stats: ReadStats, limit_bytes: int | None) -> Empt
         )
     if stats.n_malformed_skipped:
         return EmptyLogError("event log holds no line that could be read", path=source.path)
-    if stats.truncated_tail:
+    if stats.dropped_last_line:
         what = "only an incomplete line"
     elif stats.bytes_decompressed:
         what = "only blank lines"
