@@ -62,7 +62,8 @@ EXIT_BUSY = 75
 
 
 class _Command(TyperCommand):
-    """A command whose usage line names its arguments as `LOG`, not `{log}`."""
+    """A command whose usage line names its arguments as `LOG`, not `{log}`, and whose option
+    values click cannot convert (`--top abc`) are one `usage` line, as are those it checks."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:  # a click Context
         """Return the usage line's pieces, required arguments without braces."""
@@ -70,6 +71,29 @@ class _Command(TyperCommand):
             piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
             for piece in super().collect_usage_pieces(ctx)
         ]
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:  # a click Context
+        """Parse the command line; a value of the wrong type exits 2 with one line, not click's
+        usage block (a missing argument or an unknown option keeps click's message)."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except typer.BadParameter as error:
+            if type(error) is not typer.BadParameter:  # a missing argument: click's message
+                raise
+            raise _fail(_bad_value(error, info_name), EXIT_USAGE) from None
+
+
+def _bad_value(error: typer.BadParameter, command: str | None) -> UsageError:
+    """The `UsageError` of a value click refused to convert (`--top abc`)."""
+    opts = getattr(error.param, "opts", None)
+    name = " / ".join(opts) if opts else (error.param_hint or "an argument")
+    reason = error.message[:1].lower() + error.message[1:]
+    return UsageError(
+        f"bad value for {name}: {reason}",
+        hint=f"see spark-explain {command} --help" if command else "see spark-explain --help",
+    )
 
 
 app = typer.Typer(
@@ -234,7 +258,7 @@ def report_command(
     no_color: bool = NO_COLOR_OPTION,
     threshold: list[str] | None = THRESHOLD_OPTION,
     redact: bool = REDACT_OPTION,
-    price_per_core_hour: float | None = PRICE_OPTION,
+    price_per_core_hour: str | None = PRICE_OPTION,
     price_file: str | None = PRICE_FILE_OPTION,
     remote_timeout: float | None = REMOTE_TIMEOUT_OPTION,
     endpoint_url: str | None = ENDPOINT_URL_OPTION,
@@ -469,7 +493,7 @@ def batch_command(
         "--regression-min-change-s",
         help="...and at least this many seconds above that median.",
     ),
-    price_per_core_hour: float | None = PRICE_OPTION,
+    price_per_core_hour: str | None = PRICE_OPTION,
     price_file: str | None = PRICE_FILE_OPTION,
     remote_timeout: float | None = REMOTE_TIMEOUT_OPTION,
     endpoint_url: str | None = ENDPOINT_URL_OPTION,
@@ -521,6 +545,8 @@ def batch_command(
         raise _fail(error) from None
     for line in summary.warnings:
         typer.echo(f"warning: {neutralize(line)}", err=True)
+    for line in summary.failure_lines():
+        typer.echo(f"failed: {neutralize(line)}", err=True)
     for line in summary.output_errors:
         typer.echo(f"error: {neutralize(line)}", err=True)
     typer.echo(neutralize(summary.line()))

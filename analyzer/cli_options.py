@@ -145,14 +145,34 @@ PRICE_FILE_OPTION = typer.Option(
 )
 
 
-def prices_of(price_per_core_hour: float | None, price_file: str | None) -> PriceSpec | None:
-    """The prices of a command's options (a negative price is a `UsageError`; a bad file a
-    `PriceFileError`)."""
+def prices_of(price_per_core_hour: str | None, price_file: str | None) -> PriceSpec | None:
+    """The prices of a command's options (a price that is not a finite number ≥ 0 is a
+    `UsageError`; a bad file a `PriceFileError`).
+
+    The price is taken as the text given and parsed here, so that `abc` is one `usage` line like
+    a negative price, not click's usage block."""
     if price_per_core_hour is None and price_file is None:
         return None
     from analyzer.aggregate.pricing import PriceSpec, read_price_table
 
-    if price_per_core_hour is not None and not 0 <= price_per_core_hour < float("inf"):
-        raise UsageError(f"--price-per-core-hour must be a number ≥ 0, not {price_per_core_hour}")
+    core_hour = None if price_per_core_hour is None else _price(price_per_core_hour)
     table = read_price_table(price_file) if price_file is not None else None
-    return PriceSpec(core_hour=price_per_core_hour, table=table)
+    return PriceSpec(core_hour=core_hour, table=table)
+
+
+def _price(text: str) -> float:
+    """Parse `--price-per-core-hour`: a finite number ≥ 0 (`0.05`, `1e-3`).
+
+    >>> _price(" 0.25 ")
+    0.25
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise UsageError(
+            f"--price-per-core-hour must be a number ≥ 0, not {text!r}",
+            hint="give the price of one core for one hour, e.g. 0.05",
+        )
+    return value

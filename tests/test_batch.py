@@ -305,6 +305,44 @@ def test_match_since_and_usage_errors(runner: CliRunner, logs: Path, tmp_path: P
         assert "[usage]" in result.output and "Traceback" not in result.output
 
 
+def _one_good_and_two_broken(tmp_path: Path) -> Path:
+    """A log directory of one sample log, a garbage file named like a zstd log and a CSV named
+    like a log whose name holds an escape sequence."""
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    shutil.copy(SAMPLES / "local-1795320174558.zstd", log_dir)
+    (log_dir / "local-1795320000000.zstd").write_bytes(b"not zstd at all\n" * 64)
+    (log_dir / "app-20240101000000-0001\x1b[31m").write_bytes(b"a,b\n1,2\n")
+    return log_dir
+
+
+def test_cli_batch_names_each_failed_log_on_one_line(runner: CliRunner, tmp_path: Path) -> None:
+    log_dir = _one_good_and_two_broken(tmp_path)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["batch", str(log_dir), "-o", str(out), "--include-incomplete"])
+    assert result.exit_code == 1, result.output
+    failed = [line for line in result.stderr.splitlines() if line.startswith("failed: ")]
+    assert failed == [
+        f"failed: {log_dir}/app-20240101000000-0001\\x1b[31m:1: line 1 is not a JSON object, so "
+        "this is not a Spark event log; point at the event log file (spark.eventLog.dir), not "
+        "at other output [not-an-event-log]",
+        f"failed: {log_dir}/local-1795320000000.zstd (byte 0): compressed data is damaged: "
+        "expected a zstd frame header; the file is corrupt or its extension names the wrong "
+        "codec; fetch a fresh copy [corrupt-data]",
+    ]
+    assert "\x1b" not in result.output
+    assert "1 analyzed, 0 unchanged, 2 failed" in result.stdout
+
+
+def test_batch_names_at_most_so_many_failed_logs_then_the_index(tmp_path: Path) -> None:
+    log_dir = _one_good_and_two_broken(tmp_path)
+    summary = run_batch(str(log_dir), str(tmp_path / "out"), BatchOptions(include_incomplete=True))
+    lines = summary.failure_lines(max_lines=1)
+    assert len(lines) == 2
+    assert lines[0].startswith(f"{log_dir}/app-20240101000000-0001\x1b[31m:1: ")
+    assert lines[1] == f"… and 1 more failed log; see {tmp_path / 'out' / 'index.html'}"
+
+
 def test_lenient_analyzes_a_log_with_a_malformed_line(logs: Path, tmp_path: Path) -> None:
     bad = Path(__file__).parent / "bad_inputs" / "malformed_mid_file"
     shutil.copy(bad, logs / "malformed_mid_file")

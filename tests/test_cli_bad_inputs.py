@@ -17,6 +17,12 @@ from analyzer.cli import EXIT_INPUT_ERROR, app
     ("name", "where", "slug", "says"),
     [
         ("empty_eventlog", "empty_eventlog: ", "empty-log", "empty"),
+        (
+            "blank_lines_eventlog",
+            "blank_lines_eventlog: ",
+            "empty-log",
+            "event log holds only blank lines",
+        ),
         ("malformed_mid_file", "malformed_mid_file:3: ", "malformed-line", "--lenient"),
         ("not_an_eventlog", "not_an_eventlog:1: ", "not-an-event-log", "not a Spark event log"),
         ("unknown_codec.bz2", "unknown_codec.bz2: ", "unknown-codec", "supported"),

@@ -123,6 +123,12 @@ BAD_OPTIONS = [
     ["--threshold", "nope=1"],
     ["--threshold", "gc_share=lots"],
     ["--threshold", "gc_share"],
+    ["--price-per-core-hour", "abc"],
+    ["--price-per-core-hour", "-1"],
+    # Values click cannot convert: one line too, not click's usage block.
+    ["--top", "abc"],
+    ["--width", "abc"],
+    ["--execution", "x"],
 ]
 
 
@@ -137,6 +143,45 @@ def test_bad_option_values_are_usage_errors_in_every_format(
         assert result.stderr.rstrip().endswith("[usage]"), result.stderr
         assert result.stdout == ""
     assert list(tmp_path.iterdir()) == []  # nothing written, not even an empty page
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "--price-per-core-hour", "abc"],
+        ["diff", "--top", "x", LOG],
+        ["batch", "-o", "out", "--jobs", "many"],
+        ["batch", "-o", "out", "--regression-threshold", "high"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_an_unconvertible_value_is_one_line_naming_the_option(
+    runner: CliRunner, args: list[str], tmp_path: Path
+) -> None:
+    command, *rest = args
+    rest = [str(tmp_path / "out") if a == "out" else a for a in rest]
+    result = runner.invoke(app, [command, LOG, *rest])
+    _one_line_error(result, EXIT_USAGE)
+    option = next(a for a in rest if a.startswith("-") and a != "-o")
+    assert option in result.stderr and result.stderr.rstrip().endswith("[usage]")
+    assert "Usage:" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["report", ""], ["report", "--dir", "", "app-1"], ["apps", ""], ["diff", "", LOG]],
+    ids=lambda a: " ".join(a) or "empty",
+)
+def test_an_empty_log_path_is_a_usage_error_that_says_so(
+    runner: CliRunner, args: list[str]
+) -> None:
+    result = runner.invoke(app, args)
+    _one_line_error(result, EXIT_USAGE)
+    assert result.stderr == (
+        "error: no log path given (an empty path); give the path or URL of an event log or a "
+        "log directory [usage]\n"
+    )
 
 
 def test_unknown_format_is_a_usage_error(runner: CliRunner) -> None:

@@ -59,6 +59,7 @@ def test_bad_inputs_become_error_rows() -> None:
     assert "README.md" not in infos
     errors = {name: i.error for name, i in infos.items() if i.error}
     assert set(errors) == {
+        "blank_lines_eventlog",
         "empty_eventlog",
         "eventlog_v2_local-1700000000000",
         "not_an_eventlog",
@@ -139,7 +140,7 @@ def test_table_columns_align() -> None:
     for column in ("APP ID", "ATTEMPT", "NAME", "SPARK", "START (UTC)", "DURATION", "STATE"):
         assert column in header
     assert "2023-11-14T22:13:20Z" in table
-    assert "4 entries could not be read:" in table
+    assert "5 entries could not be read:" in table
 
 
 def test_rolling_in_progress_and_databricks_without_end(tmp_path: Path) -> None:

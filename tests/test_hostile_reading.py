@@ -207,6 +207,20 @@ def test_truncated_middle_part_of_public_rolling_log_is_an_error(
     assert str(info.value).endswith("[truncated-part]")
 
 
+def test_truncated_middle_part_says_where_the_cut_is(tmp_path: Path) -> None:
+    """The public log's first part is one zstd frame: the message locates the cut (the part's
+    last byte), not the frame's start, which is byte 0."""
+    log_dir = _copy_rolling(tmp_path, PUBLIC_ROLLING, public_set=True)
+    first = _part(log_dir, 1)
+    _cut(first, 200_000)
+    with pytest.raises(TruncatedPartError) as info:
+        api.analyze(str(log_dir))
+    message = str(info.value)
+    assert message.startswith(f"{first} (byte 200000): this part is cut off mid-frame")
+    assert "(the frame or block starts at byte 0)" in message
+    assert "\n" not in message
+
+
 def test_truncated_middle_part_lenient_is_recorded(tmp_path: Path) -> None:
     log_dir = _copy_rolling(tmp_path, PUBLIC_ROLLING, public_set=True)
     full = api.analyze(str(log_dir))

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import gzip
+import io
 import shutil
 from pathlib import Path
 
 import orjson
 import pytest
 import zstandard
-from eventlog_samples import BAD, public, sample_file, zstd_reference
+from eventlog_samples import BAD, SAMPLES, public, sample_file, zstd_reference
 
+from analyzer.api import analyze
 from analyzer.errors import EmptyLogError, NotAnEventLogError
 from analyzer.eventlog import decoding
+from analyzer.eventlog.codecs import DecodeReport, iter_decompressed, zstd_frame_offsets
 from analyzer.eventlog.lines import Line, ReadStats, iter_lines
-from analyzer.eventlog.source import resolve_log
+from analyzer.eventlog.source import Codec, resolve_log
+from analyzer.report.header import log_notes
 
 ROLLING = "eventlog_v2_local-1623876083964"
 
@@ -139,6 +143,81 @@ def test_truncated_last_line_bad_input() -> None:
     assert stats.truncated_tail_path == str(path)
 
 
+def _decoded(data: bytes, codec: Codec) -> tuple[bytes, DecodeReport]:
+    report = DecodeReport(path="mem")
+    return b"".join(iter_decompressed(io.BytesIO(data), codec, report)), report
+
+
+def _cut_after_a_flush(data: bytes, codec: Codec) -> int | None:
+    """A length to cut `data` to that stops inside a frame or block whose preceding text ends
+    at a newline (Spark flushed there), or None if the log has no such frame or block."""
+    starts = set()
+    for k in range(1, 40):  # where the frames or blocks that cuts land in start
+        _, report = _decoded(data[: len(data) * k // 40], codec)
+        if report.truncated_at_offset is not None:
+            starts.add(report.truncated_at_offset)
+    for start in sorted(starts):
+        text, report = _decoded(data[: start + 5], codec)
+        if report.truncated_at_offset is not None and text.endswith(b"\n"):
+            return start + 5
+    return None
+
+
+@pytest.mark.parametrize(
+    ("ext", "at_a_newline"), [("zstd", True), ("snappy", True), ("lz4", False), ("lzf", False)]
+)
+def test_a_cut_inside_a_frame_or_block_is_noted(
+    tmp_path: Path, ext: Codec, at_a_newline: bool
+) -> None:
+    """A log cut inside its last frame or block is a cut tail, also when the text decoded
+    before the cut ends at a newline (zstd and snappy samples flush at a line's end; the lz4
+    and lzf samples' blocks end mid-line)."""
+    source = sample_file(ext)
+    data = source.read_bytes()
+    cut = _cut_after_a_flush(data, ext)
+    assert (cut is not None) == at_a_newline
+    if cut is None:
+        cut = len(data) // 2
+    path = tmp_path / source.name
+    path.write_bytes(data[:cut])
+    lines, stats = read_all(path)
+    assert lines and stats.truncated_tail and stats.truncated_tail_path == str(path)
+    assert stats.incomplete_block_path == str(path)
+    assert stats.dropped_last_line is not at_a_newline
+
+
+def _zstd_sample() -> Path:
+    path = SAMPLES / "local-1795320174558.zstd"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    return path
+
+
+def test_the_reported_zstd_cut_on_a_line_boundary_is_noted(tmp_path: Path) -> None:
+    """The user's case: this sample cut at 42,864 bytes stops inside a zstd frame, right after
+    a newline; `zstd -t` says "premature end"."""
+    source = _zstd_sample()
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes()[:42_864])
+    analysis = analyze(str(path))
+    assert analysis.read_stats.truncated_tail
+    assert "the log ends in a cut line or frame; what came before it was read" in log_notes(
+        analysis
+    )
+
+
+def test_a_log_cut_at_a_frame_boundary_is_whole(tmp_path: Path) -> None:
+    """Between two frames nothing is lost: no cut is noted."""
+    source = _zstd_sample()
+    data = source.read_bytes()
+    offsets = zstd_frame_offsets(data)
+    assert offsets is not None
+    path = tmp_path / source.name
+    path.write_bytes(data[: offsets[0][len(offsets[0]) // 2]])
+    _, stats = read_all(path)
+    assert not stats.truncated_tail and stats.incomplete_block_path is None
+
+
 def test_last_line_without_newline_but_complete_is_kept(tmp_path: Path) -> None:
     text = public("python_udf_eventlog").read_bytes()
     path = tmp_path / "app-1"
@@ -198,7 +277,7 @@ def test_compressed_file_without_extension_is_read_by_content(tmp_path: Path) ->
 def test_log_of_blank_lines_is_empty(tmp_path: Path) -> None:
     path = tmp_path / "app-1"
     path.write_bytes(b"\n\n  \n")
-    with pytest.raises(EmptyLogError, match=r"holds no lines.*\[empty-log\]"):
+    with pytest.raises(EmptyLogError, match=r"holds only blank lines \[empty-log\]"):
         read_all(path)
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import reports
 from eventlog_samples import SAMPLES, SLOTS, sample_logs
+from reports import Q72
 from typer.testing import CliRunner
 
 from analyzer.aggregate.analysis import Analysis
@@ -48,6 +50,7 @@ NEIGHBOURS = [
     if b["task_slots"] in (2 * a["task_slots"], a["task_slots"] // 2) and a is not b
 ]
 needs_series = pytest.mark.skipif(not RUNS, reason=f"no slot series under {SLOTS}")
+needs_q72 = pytest.mark.skipif(not Q72.exists(), reason=f"public event log {Q72} not present")
 
 
 @cache
@@ -144,6 +147,26 @@ def test_slots_never_all_busy_replay_as_unlimited_slots(path: Path) -> None:
         again = replay(plan, n)
         assert list(again.times_ms) == list(unlimited.times_ms), n
         assert again.peak_running == peak
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*_local_samples()[:4], pytest.param(Q72, marks=needs_q72, id=Q72.name)],
+    ids=lambda p: p.name,
+)
+def test_the_floor_is_the_same_whatever_slot_counts_are_asked(path: Path) -> None:
+    """The floor is a property of the run: asking for other slot counts does not move it (on
+    q72 the asked 1,8,64 once steered the bisection to 579 slots instead of 587)."""
+    analysis = reports.analysis_of(path)
+    default = analysis.what_if()
+    for asked in ((1, 8, 64), (3,), (default.run_slots * 7,)):
+        figures = analysis.what_if(asked)
+        assert (figures.floor_slots, figures.floor_app_wall_ms) == (
+            default.floor_slots,
+            default.floor_app_wall_ms,
+        ), asked
+        floor = next(s for s in figures.scenarios if s.task_slots == figures.floor_slots)
+        assert floor.basis in ("floor", "asked", "as-run")
 
 
 def test_default_slots_are_half_double_and_four_times() -> None:

@@ -563,8 +563,9 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
 
     The floor is the replay with unlimited slots. Its slot count is the fewest slots whose
     predicted wall is within `FLOOR_TOLERANCE` of it, found by bisection (on a log scale, to
-    within `FLOOR_SLOTS_PRECISION`) between the shown slot counts, 1, and the most tasks that
-    ran at once with unlimited slots (more slots than that change nothing).
+    within `FLOOR_SLOTS_PRECISION`) between 1 and the most tasks that ran at once with
+    unlimited slots (more slots than that change nothing), narrowed first by the run's own and
+    the default slot counts: never by those `asked`, so the floor is a property of the run.
     """
     cache: dict[int, _Replayed] = {}
 
@@ -578,7 +579,8 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
     chosen += default_slots(plan.run_slots) if asked is None else [(n, "asked") for n in asked]
     for n, _ in chosen:
         run(n)
-    floor_slots = _floor_slots(plan, cache, unlimited)
+    seeds = (plan.run_slots, *(n for n, _ in default_slots(plan.run_slots)))
+    floor_slots = _floor_slots(plan, seeds, cache, unlimited)
     chosen.append((floor_slots, "floor"))
     seen: set[int] = set()
     scenarios = []
@@ -602,16 +604,23 @@ MAX_FLOOR_TASK_REPLAYS = 3_000_000
 a task), and says its upper bound."""
 
 
-def _floor_slots(plan: ReplayPlan, done: dict[int, _Replayed], unlimited: _Replayed) -> int:
+def _floor_slots(
+    plan: ReplayPlan, seeds: Sequence[int], done: dict[int, _Replayed], unlimited: _Replayed
+) -> int:
     """Return the fewest slots whose replay ends within `FLOOR_TOLERANCE` of `unlimited`'s.
 
-    `done` holds the replays made so far, by slot count; the search adds the replay of the
-    count it returns, when it made it, and drops the others (a replay holds a time per node).
+    The search starts from the replays of the slot counts `seeds` (the run's own and the
+    default ones): the same on every report of a run, whatever other counts it shows, so the
+    floor found is the same. `done` holds the replays made so far, by slot count; any of them
+    is reused rather than replayed again (a replay depends only on its count). The search adds
+    the replay of the count it returns, when it made it, and drops the others (a replay holds
+    a time per node).
     """
     limit = _span(unlimited) * (1 + FLOOR_TOLERANCE)
     hi = max(1, unlimited.peak_running)
     lo = 1
-    for n, replayed in done.items():
+    for n in seeds:
+        replayed = _seed_replay(plan, n, done, unlimited)
         if _span(replayed) <= limit:
             hi = min(hi, n)
         else:
@@ -630,3 +639,13 @@ def _floor_slots(plan: ReplayPlan, done: dict[int, _Replayed], unlimited: _Repla
     if best is not None and hi not in done:
         done[hi] = best
     return hi
+
+
+def _seed_replay(
+    plan: ReplayPlan, task_slots: int, done: dict[int, _Replayed], unlimited: _Replayed
+) -> _Replayed:
+    """The replay on `task_slots` from `done`, else made now and not kept (a report with
+    `--what-if-slots` does not show the default counts)."""
+    if task_slots in done:
+        return done[task_slots]
+    return unlimited if never_all_busy(plan, task_slots, unlimited) else replay(plan, task_slots)

@@ -78,6 +78,8 @@ if TYPE_CHECKING:
 
 MANIFEST_SAVE_INTERVAL_S = 1.0
 """The manifest is rewritten at most this often while results come in (and once at the end)."""
+MAX_FAILURE_LINES = 20
+"""The most failed logs a run names on the terminal; the index lists every one."""
 
 
 @dataclass
@@ -86,6 +88,8 @@ class BatchSummary:
 
     out_dir: str
     engine: str
+    log_dir: str = ""
+    """The log directory as given (the failed logs' paths are shown under it)."""
     n_logs: int = 0
     """Entries found in the log directory."""
     n_selected: int = 0
@@ -109,6 +113,42 @@ class BatchSummary:
     elapsed_s: float = 0.0
     index_written: bool = False
     """`index.html` was written by this run (the summary names it only then)."""
+
+    def failure_lines(self, max_lines: int = MAX_FAILURE_LINES) -> list[str]:
+        """Return one line per failed log, at most `max_lines` of them then how many more and
+        where they are listed (the lines quote log-derived text: neutralize them for a terminal).
+
+        A line is the log's one-line error when that names the log (an `AnalyzerError` names
+        its file), else the log's path and the error (`took longer than 3 s`). A log that failed
+        because its report could not be written is left to its `output_errors` line.
+
+        >>> s = BatchSummary("out", "local", "logs", failures=[("a.zstd", "took longer than 3 s"),
+        ...     ("b", "logs/b:1: not a JSON object [not-an-event-log]")])
+        >>> s.failure_lines()
+        ['logs/a.zstd: took longer than 3 s', 'logs/b:1: not a JSON object [not-an-event-log]']
+        >>> s.failure_lines(1)
+        ['logs/a.zstd: took longer than 3 s', '… and 1 more failed log; index not written']
+        """
+        said = set(self.output_errors)
+        failures = [(name, error) for name, error in self.failures if error not in said]
+        lines = [
+            error if log_name in error else f"{self._log_path(log_name)}: {error}"
+            for log_name, error in failures[:max_lines]
+        ]
+        n_more = len(failures) - len(lines)
+        if n_more > 0:
+            index = Path(self.out_dir) / INDEX_NAME
+            where = f"see {index}" if self.index_written else "index not written"
+            lines.append(f"… and {n_more} more failed log{'' if n_more == 1 else 's'}; {where}")
+        return lines
+
+    def _log_path(self, log_name: str) -> str:
+        """The path of a log of the log directory, as the user would write it."""
+        if not self.log_dir:
+            return log_name
+        if is_url(self.log_dir):
+            return f"{self.log_dir.rstrip('/')}/{log_name}"
+        return os.path.join(self.log_dir, log_name)
 
     def line(self) -> str:
         """Return the one-line summary printed at the end of a run (it quotes log-derived text:
@@ -139,7 +179,7 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
     started_ms = int(time.time() * 1000)
     check_output_dir(log_dir, output)
     layout = prepare_output_dir(output)
-    summary = BatchSummary(out_dir=str(layout.root), engine=options.engine)
+    summary = BatchSummary(out_dir=str(layout.root), engine=options.engine, log_dir=log_dir)
     cores = available_cores()
     if options.engine == "local" and options.jobs is not None and options.jobs > cores:
         # Each worker holds a whole analysis: more workers than cores only add memory.

@@ -54,8 +54,12 @@ class ReadStats:
     n_lines: int = 0
     bytes_decompressed: int = 0
     truncated_tail: bool = False
-    """The last line of the log was incomplete and was dropped (crashed or in-progress app)."""
+    """The log ends cut off (crashed or in-progress app): its last line was incomplete and was
+    dropped, or its last part stops inside a compressed frame or block, whose events are lost
+    even when what decoded before the cut ends at a newline."""
     truncated_tail_path: str | None = None
+    dropped_last_line: bool = False
+    """The last line had no newline and was not JSON, and was dropped (as Spark's replay does)."""
     n_malformed_skipped: int = 0
     """Lines skipped in lenient mode: malformed ones (set by the event decoder) and lines longer
     than `MAX_LINE_BYTES`."""
@@ -272,28 +276,43 @@ def _iter_part_lines(
                 # drops it.
                 stats.truncated_tail = True
                 stats.truncated_tail_path = path
+                stats.dropped_last_line = True
             else:
                 cut_at_line = line_no
     if is_last:
         if report.truncated_at_offset is not None:
+            # A cut inside a frame or block loses the events in it even when the text decoded
+            # before it ends at a newline (Spark's writers flush, and so end a block, at a
+            # line's end): the decoder noted the cut while reading, no pass more is needed.
+            stats.truncated_tail = True
+            stats.truncated_tail_path = path
             stats.incomplete_block_path = path
             stats.incomplete_block_offset = report.truncated_at_offset
     elif report.truncated_at_offset is not None or cut_at_line is not None:
-        _cut_part(part, stats, strictness, report.truncated_at_offset, cut_at_line)
+        _cut_part(part, stats, strictness, report, cut_at_line)
 
 
 def _cut_part(
     part: LogPart,
     stats: ReadStats,
     strictness: Strictness,
-    offset: int | None,
+    report: DecodeReport,
     line_no: int | None,
 ) -> None:
-    """Refuse (STRICT) or note (LENIENT) a part, not the last, that ends mid-frame or mid-line."""
+    """Refuse (STRICT) or note (LENIENT) a part, not the last, that ends mid-frame or mid-line.
+
+    A cut mid-frame is located at the part's last byte read (where the copy stopped), with the
+    start of the frame it is in: a part of one frame would otherwise read "byte 0".
+    """
     if strictness is Strictness.LENIENT:
         stats.truncated_parts = (*stats.truncated_parts, part.path)
         return
-    where = "mid-frame" if offset is not None else "mid-line"
+    frame_start = report.truncated_at_offset
+    if frame_start is None:
+        where, offset = "mid-line", None
+    else:
+        where = f"mid-frame (the frame or block starts at byte {frame_start})"
+        offset = report.bytes_read
     raise TruncatedPartError(
         f"this part is cut off {where}, but it is not the last part of the log, so the events"
         " after the cut are missing",
@@ -355,5 +374,10 @@ def _empty(source: LogSource, stats: ReadStats, limit_bytes: int | None) -> Empt
         )
     if stats.n_malformed_skipped:
         return EmptyLogError("event log holds no line that could be read", path=source.path)
-    what = "only an incomplete line" if stats.truncated_tail else "no lines"
+    if stats.dropped_last_line:
+        what = "only an incomplete line"
+    elif stats.bytes_decompressed:
+        what = "only blank lines"
+    else:
+        what = "no lines"
     return EmptyLogError(f"event log holds {what}", path=source.path)

@@ -14,7 +14,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
-from analyzer.errors import LogNotFoundError, RemoteStorageError
+from analyzer.errors import LogNotFoundError, RemoteStorageError, UsageError
 from analyzer.eventlog.remote import BUCKET_WORDS, RemoteOptions, family_of, one_line, remote_error
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -295,7 +295,13 @@ def is_url(path: str) -> bool:
 def storage_for(path: str, remote: RemoteOptions | None = None) -> tuple[Storage, str]:
     """Return the storage that serves `path` and the path in the form that storage expects.
 
-    `remote` says how a URL's storage is reached (defaults: `RemoteOptions()`)."""
+    `remote` says how a URL's storage is reached (defaults: `RemoteOptions()`). Raises
+    `UsageError` for an empty path (a shell variable that is not set), which names nothing."""
+    if not path:
+        raise UsageError(
+            "no log path given (an empty path)",
+            hint="give the path or URL of an event log or a log directory",
+        )
     if path.startswith("file://"):
         # Imported here: urllib.request pulls in http.client, ssl and email, which a local
         # path never needs.
