@@ -221,6 +221,35 @@ def _gpu_oom_vs_q72() -> DiffResult:
     return diff_of(public("gpu_oom_eventlog.zstd"), public("nds_q72_dataproc_2_2.zstd"))
 
 
+def test_alike_names_with_little_paired_time_are_unrelated() -> None:
+    result = _gpu_oom_vs_q72()
+    verdict = result.verdict
+    assert len(result.executions) == 24
+    assert verdict.cause == "unrelated"
+    assert "they hold only 0.0 % of the baseline's and 0.0 % of the candidate's SQL time" in (
+        verdict.reason
+    )
+    assert verdict.notes == (
+        "the baseline's main work failed: SQL execution 24 failed, 1m 38s of its 1m 38s of SQL "
+        "time (100.0 %); its time is that of a run cut short",
+    )
+    text = " ".join(api.render_diff(result).split())
+    assert "Verdict · unrelated applications" in text
+    assert "note: the baseline's main work failed" in text
+    assert "faster by" not in text
+    doc = json.loads(api.render_diff(result, ReportOptions(fmt="json")))
+    assert doc["verdict"]["notes"] == list(verdict.notes)
+
+
+@needs_pairs
+def test_a_faster_verdict_states_one_measure() -> None:
+    result = pair_diff("advised-partitions")
+    text = api.render_diff(result)
+    headline = re.search(r"Verdict · faster by (\S+ \S+) ", text)
+    assert headline is not None
+    assert f"the candidate's SQL executions took {headline.group(1)} less" in text
+
+
 def test_diff_findings_wrap_under_their_text() -> None:
     text = api.render_diff(_gpu_oom_vs_q72())
     findings = text.split("\nFindings · ")[1].split("\n\n")[0].splitlines()
