@@ -6,7 +6,10 @@ display bounds (`report.bounds`) clip each to a length its field may declare. Bo
 so that what counts as "a string of the view" is decided in one place: fields of dataclasses (the
 fields `__init__` takes), items of tuples and lists, keys and values of dicts, at any depth; other
 values are kept as they are. The walk uses an explicit stack, never recursion: a plan of a
-thousand nested operators makes a view that deep. Strings are visited in order (fields in
+thousand nested operators makes a view that deep. A value derived from another field (a label
+cut to fit) is a field with `init=False` set in `__post_init__`: the walk does not visit it, and
+rebuilding the record derives it again from the mapped value, so it is never left derived from
+the raw one. Strings are visited in order (fields in
 declaration order, a dict's key before its value), which keeps tokens numbered by first sight.
 """
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from eventlog_samples import PAIRS, SAMPLES
+from eventlog_samples import PAIRS, SAMPLES, public
 from hostile_inputs import deep_plan_line
 from reports import NOW_MS, analysis_of, parse_page
 from typer.testing import CliRunner
@@ -213,6 +213,52 @@ def test_unrelated_applications_say_so(a: str, b: str) -> None:
     result = diff_of(sample(a), sample(b))
     assert result.verdict.cause == "unrelated"
     assert "unrelated applications" in api.render_diff(result)
+
+
+def _gpu_oom_vs_q72() -> DiffResult:
+    """Two runs of applications both named `NDS - Power Run`: the baseline's query9 failed on a
+    GPU, the candidate ran query72; only 24 `createOrReplaceTempView` executions pair up."""
+    return diff_of(public("gpu_oom_eventlog.zstd"), public("nds_q72_dataproc_2_2.zstd"))
+
+
+def test_alike_names_with_little_paired_time_are_unrelated() -> None:
+    result = _gpu_oom_vs_q72()
+    verdict = result.verdict
+    assert len(result.executions) == 24
+    assert verdict.cause == "unrelated"
+    assert "they hold only 0.0 % of the baseline's and 0.0 % of the candidate's SQL time" in (
+        verdict.reason
+    )
+    assert verdict.notes == (
+        "the baseline's main work failed: SQL execution 24 failed, 1m 38s of its 1m 38s of SQL "
+        "time (100.0 %); its time is that of a run cut short",
+    )
+    text = " ".join(api.render_diff(result).split())
+    assert "Verdict · unrelated applications" in text
+    assert "note: the baseline's main work failed" in text
+    assert "faster by" not in text
+    doc = json.loads(api.render_diff(result, ReportOptions(fmt="json")))
+    assert doc["verdict"]["notes"] == list(verdict.notes)
+
+
+@needs_pairs
+def test_a_faster_verdict_states_one_measure() -> None:
+    result = pair_diff("advised-partitions")
+    text = api.render_diff(result)
+    headline = re.search(r"Verdict · faster by (\S+ \S+) ", text)
+    assert headline is not None
+    assert f"the candidate's SQL executions took {headline.group(1)} less" in text
+
+
+def test_diff_findings_wrap_under_their_text() -> None:
+    text = api.render_diff(_gpu_oom_vs_q72())
+    findings = text.split("\nFindings · ")[1].split("\n\n")[0].splitlines()
+    first = next(i for i, line in enumerate(findings) if "row-explosion" in line)
+    column = findings[first].index("row-explosion")
+    assert findings[first + 1] == " " * column + "stage 50"
+    assert not any(re.fullmatch(r"\s+\d+", line) for line in text.splitlines())
+    coloured = api.render_diff(_gpu_oom_vs_q72(), ReportOptions(color=True))
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == text
 
 
 def test_aqe_on_and_off_fingerprint_alike() -> None:

@@ -226,8 +226,42 @@ def _user_contexts(user: str) -> list[str]:
     return [f"user {user} ", f'"user": "{user}"', f"<dd>{user}</dd>", f"/{user}/", f"={user}"]
 
 
+CUT_PREFIX_CHARS = 4
+"""A value's first this many characters or more, then `…`: a value cut by a report."""
+
+
+def _short_names(hosts: set[str]) -> set[str]:
+    """The machines' short names (`worker-3` of `worker-3.c.project.internal`)."""
+    return {
+        h.split(".")[0]
+        for h in hosts
+        if not re.fullmatch(r"[\d.]+", h) and len(h.split(".")[0]) >= CUT_PREFIX_CHARS
+    }
+
+
+def _cut_leaks(kind: str, values: set[str], text: str) -> list[str]:
+    """Values shown cut (`psarthi-nds-cpu-test-…`): a prefix of one, at a word's start, then `…`."""
+    if "…" not in text:
+        return []
+    leaks = []
+    for value in values:
+        if len(value) < CUT_PREFIX_CHARS:
+            continue
+        prefixes = "|".join(
+            re.escape(value[:n]) for n in range(len(value), CUT_PREFIX_CHARS - 1, -1)
+        )
+        found = re.search(rf"(?<![\w.-])(?:{prefixes})…", text)
+        if found:
+            leaks.append(f"{kind} {value!r} cut as {found.group(0)!r}")
+    return leaks
+
+
 def _leaks(secrets: Secrets, text: str) -> list[str]:
     leaks = [f"host {h!r}" for h in secrets.hosts if h in text]
+    leaks += [f"host's short name {h!r}" for h in _short_names(secrets.hosts) if h in text]
+    leaks += _cut_leaks("host", secrets.hosts, text)
+    leaks += _cut_leaks("path", secrets.paths, text)
+    leaks += _cut_leaks("user", {u for u in secrets.users if u.lower() not in COMMON_USERS}, text)
     leaks += [f"path {p!r}" for p in secrets.paths if p in text]
     leaks += [f"literal {v!r}" for v in secrets.literals if v in text]
     for user in secrets.users:
@@ -398,6 +432,30 @@ def test_our_own_text_is_left_alone(ours: str) -> None:
     r = Redactor(hosts=["10.0.0.1"], users=["root", "alice"])
     r.free_text("ValueError: bad customer id 4242")
     assert r.text(ours) == ours
+
+
+@pytest.mark.parametrize(
+    ("shown", "expected"),
+    [
+        ("Lost executor 3 on worker-17.c.proj.inte…", "Lost executor 3 on host-1"),
+        ("3 · worker-1…", "3 · host-…"),
+        ("1 · 10.0.4.1…", "1 · host-3"),
+        ("Broadcas…", "Broadcas…"),
+    ],
+)
+def test_a_host_cut_by_a_report_is_still_replaced(shown: str, expected: str) -> None:
+    hosts = ["worker-17.c.proj.internal", "worker-18.c.proj.internal", "10.0.4.17"]
+    assert Redactor(hosts=hosts).text(shown) == expected
+
+
+def test_the_timeline_cuts_its_lane_labels_after_redaction() -> None:
+    """The lane label is cut from the redacted host, not the raw one (`1 · host-3`)."""
+    path = PUBLIC / "nds_q72_dataproc_2_2.zstd"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    labels = re.findall(r'<text class="lane-label"[^>]*>([^<]*)<', reports(path, True)["html"])
+    assert labels
+    assert all(re.fullmatch(r"\d+ · host-\d+", label) for label in labels), labels
 
 
 def test_a_bare_number_of_free_text_does_not_redact_our_counts() -> None:

@@ -53,6 +53,8 @@ from analyzer.aggregate.time_spent import (
     app_time_spent,
     attempts_of,
     critical_path,
+    has_open_work,
+    last_task_ms_by_stage,
 )
 from analyzer.aggregate.timeline import Timeline, timeline_lanes
 from analyzer.aggregate.what_if import WhatIfFigures, build_replay_plan, what_if_figures
@@ -285,7 +287,14 @@ class Analysis:
     @property
     def time_spent(self) -> AppTimeSpent:
         """The application's wall time cut into SQL executions, other jobs and the driver."""
-        return self._once("time_spent", lambda: app_time_spent(self.application))
+        app = self.application
+
+        def compute() -> AppTimeSpent:
+            # Only work with no end event is counted up to its tasks: most logs have none.
+            last_task = last_task_ms_by_stage(self.tasks) if has_open_work(app) else {}
+            return app_time_spent(app, last_task)
+
+        return self._once("time_spent", compute)
 
     @property
     def task_counts(self) -> TaskCounts:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+
+import polars as pl
 
 from analyzer.model.application import Application, StageAttempt
 
@@ -210,28 +212,129 @@ class AppTimeSpent:
         default=0, metadata=_help("The longest stretch between two jobs with nothing running.")
     )
     n_gaps: int = field(default=0, metadata=_help("Stretches between jobs with nothing running."))
+    open_walls_ms: Mapping[int, int] = field(
+        default_factory=dict,
+        metadata=_help(
+            "Per execution the log has no end event for (id): the wall time it is known to "
+            "have run, from its start to its last activity (`last_activity_ms`), counted in "
+            "`sql_ms` as such."
+        ),
+    )
+    n_open_jobs: int = field(
+        default=0,
+        metadata=_help(
+            "Jobs outside SQL with no end event, counted in `other_jobs_ms` up to their last "
+            "activity."
+        ),
+    )
 
 
-def app_time_spent(app: Application) -> AppTimeSpent:
-    """Cut the application's wall time into SQL executions, other jobs and the rest, and the
-    rest into start-up, time between jobs and the tail after the last job."""
-    sql = [
-        (e.start_ms, e.end_ms)
-        for e in app.executions
-        if e.start_ms is not None and e.end_ms is not None
-    ]
-    jobs = [
-        (j.submission_ms, j.completion_ms)
+def last_activity_ms(
+    start_ms: int,
+    stage_ids: Iterable[int],
+    stages: Sequence[StageAttempt],
+    last_task_ms: Mapping[int, int],
+    end_limit_ms: int | None,
+    more_ms: Iterable[int | None] = (),
+) -> int:
+    """Return the last moment an execution or job without an end event is known to have run:
+    the latest submission or completion of its stage attempts, finish (or launch) of their
+    tasks (`last_task_ms`, by stage id) and the times in `more_ms` (its jobs'), not before
+    `start_ms` nor after `end_limit_ms` (the application's end).
+
+    >>> last_activity_ms(100, [1], (), {1: 900}, 800, [None, 400])
+    800
+    """
+    ids = set(stage_ids)
+    times = [start_ms, *(t for t in more_ms if t is not None)]
+    times += [last_task_ms[sid] for sid in ids if sid in last_task_ms]
+    for s in attempts_of(ids, stages):
+        times += [t for t in (s.submission_ms, s.completion_ms) if t is not None]
+    end = max(times)
+    if end_limit_ms is not None:
+        end = min(end, end_limit_ms)
+    return max(end, start_ms)
+
+
+def has_open_work(app: Application) -> bool:
+    """Tell whether an execution, or a job outside SQL, started and has no end event."""
+    return any(e.start_ms is not None and e.end_ms is None for e in app.executions) or any(
+        j.execution_id is None and j.submission_ms is not None and j.completion_ms is None
         for j in app.jobs
-        if j.execution_id is None and j.submission_ms is not None and j.completion_ms is not None
-    ]
+    )
+
+
+def last_task_ms_by_stage(tasks: pl.DataFrame) -> dict[int, int]:
+    """Per stage id, the latest finish (or launch, for a task with no end) of its tasks, ms."""
+    if tasks.is_empty():
+        return {}
+    last = (
+        tasks.lazy()
+        .filter(pl.col("stage_id").is_not_null())
+        .group_by("stage_id")
+        .agg(pl.max_horizontal("launch_ms", "finish_ms").max().alias("last_ms"))
+        .collect()
+    )
+    return {
+        int(sid): int(ms)
+        for sid, ms in zip(last["stage_id"], last["last_ms"], strict=True)
+        if ms is not None
+    }
+
+
+def app_time_spent(app: Application, last_task_ms: Mapping[int, int] | None = None) -> AppTimeSpent:
+    """Cut the application's wall time into SQL executions, other jobs and the rest, and the
+    rest into start-up, time between jobs and the tail after the last job.
+
+    An execution or a job the log has no end event for (a log cut short, or a lost end event)
+    counts from its start to its last activity (`last_activity_ms`; `last_task_ms` is each
+    stage's last task finish or launch), the time it is known to have run, rather than not at
+    all.
+    """
+    last_task_ms = last_task_ms or {}
+    jobs_by_id = {j.job_id: j for j in app.jobs}
+    open_walls: dict[int, int] = {}
+    sql = []
+    for e in app.executions:
+        if e.start_ms is None:
+            continue
+        end_ms = e.end_ms
+        if end_ms is None:
+            mine = [jobs_by_id[j] for j in e.job_ids if j in jobs_by_id]
+            end_ms = last_activity_ms(
+                e.start_ms,
+                e.stage_ids,
+                app.stages,
+                last_task_ms,
+                app.end_ms,
+                [t for j in mine for t in (j.submission_ms, j.completion_ms)],
+            )
+            open_walls[e.execution_id] = end_ms - e.start_ms
+        sql.append((e.start_ms, end_ms))
+    jobs = []
+    n_open_jobs = 0
+    for j in app.jobs:
+        if j.execution_id is not None or j.submission_ms is None:
+            continue
+        end_ms = j.completion_ms
+        if end_ms is None:
+            n_open_jobs += 1
+            end_ms = last_activity_ms(
+                j.submission_ms, j.stage_ids, app.stages, last_task_ms, app.end_ms
+            )
+        jobs.append((j.submission_ms, end_ms))
     sql_ms = covered_ms(sql)
     busy = merged([*sql, *jobs])
     both_ms = sum(end - start for start, end in busy)
     wall = app.duration_ms
     if wall is None or app.start_ms is None or app.end_ms is None:
         return AppTimeSpent(
-            wall_ms=wall, sql_ms=sql_ms, other_jobs_ms=both_ms - sql_ms, driver_ms=None
+            wall_ms=wall,
+            sql_ms=sql_ms,
+            other_jobs_ms=both_ms - sql_ms,
+            driver_ms=None,
+            open_walls_ms=open_walls,
+            n_open_jobs=n_open_jobs,
         )
     driver = max(0, wall - both_ms)
     if not busy:
@@ -243,6 +346,8 @@ def app_time_spent(app: Application) -> AppTimeSpent:
             startup_ms=driver,
             between_ms=0,
             after_ms=0,
+            open_walls_ms=open_walls,
+            n_open_jobs=n_open_jobs,
         )
     startup = min(driver, max(0, busy[0][0] - app.start_ms))
     after = min(driver - startup, max(0, app.end_ms - busy[-1][1]))
@@ -257,4 +362,6 @@ def app_time_spent(app: Application) -> AppTimeSpent:
         after_ms=after,
         longest_gap_ms=max(gaps, default=0),
         n_gaps=len(gaps),
+        open_walls_ms=open_walls,
+        n_open_jobs=n_open_jobs,
     )

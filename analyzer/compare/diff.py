@@ -231,7 +231,6 @@ def diff_analyses(
         baseline_only,
         candidate_only,
         findings,
-        names=(app_b.name, app_c.name),
         app_ms=(app_b.duration_ms, app_c.duration_ms),
         sql_ms=(
             sql_ms([e.baseline for e in executions]) + sql_ms(baseline_only),

@@ -172,6 +172,13 @@ class Verdict:
     executions: tuple[ExecutionCause, ...] = field(
         metadata=_help("The cause of each paired execution whose time changed significantly.")
     )
+    notes: tuple[str, ...] = field(
+        default=(),
+        metadata=_help(
+            "What weakens the comparison, said beside the verdict: a run whose main work "
+            "failed (`compare.verdict.failed_main_work`)."
+        ),
+    )
 
 
 @dataclass(frozen=True)

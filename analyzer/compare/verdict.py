@@ -9,7 +9,6 @@ docs/diff.md#the-verdict; keep the two in step.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +22,7 @@ from analyzer.compare.result import (
     Verdict,
 )
 from analyzer.insights import Finding
-from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, fmt_ratio, plural
+from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, fmt_pct, fmt_ratio, plural
 
 MIN_CHANGE_SHARE = 0.10
 """A change smaller than this share of the baseline's time is no change …"""
@@ -32,8 +31,12 @@ MIN_CHANGE_MS = 1_000
 MIN_EXECUTION_CHANGE_MS = 500
 """An execution's change counts from this many ms (and `MIN_CHANGE_SHARE` of its wall time)."""
 UNRELATED_MAX_SHARE = 0.5
-"""Runs of differently named applications whose paired executions hold less than this share of
-either run's SQL time are unrelated."""
+"""Runs whose paired executions hold less than this share of either run's SQL time are
+unrelated, whatever their applications' names (two runs of one script named alike can still do
+different work)."""
+FAILED_MAIN_SHARE = 0.5
+"""A run whose failed executions hold at least this share of its SQL time failed its main work:
+the verdict says so, since its time measures a run cut short."""
 FAILED_SHARE = 0.25
 """`failures`: failed task attempts' time grew by this share of the execution's change."""
 INPUT_MIN_FACTOR = 1.5
@@ -58,8 +61,6 @@ SPILL_MIN_FACTOR = 2.0
 """`spill`: spilled bytes grew at least this much …"""
 SPILL_MIN_BYTES = 16 << 20
 """… to at least this many bytes."""
-
-_NAME_NOISE = re.compile(r"[\d_\-:.T]+")
 
 
 @dataclass(frozen=True)
@@ -292,8 +293,23 @@ def execution_cause(ed: ExecutionDiff, ctx: RunContext) -> ExecutionCause:
     raise AssertionError("slower-tasks always fires")
 
 
-def _fold_name(name: str) -> str:
-    return _NAME_NOISE.sub("", name).lower()
+def failed_main_work(figures: Sequence[ExecutionFigures], sql_ms: int, side: str) -> str | None:
+    """Say that a run's main work failed: its failed executions hold at least
+    `FAILED_MAIN_SHARE` of its SQL time (`side` is `baseline` or `candidate`); else None.
+
+    >>> failed_main_work([], 0, "baseline") is None
+    True
+    """
+    failed = sorted((f for f in figures if f.status == "FAILED"), key=lambda f: f.execution_id)
+    failed_ms = sum(f.wall_ms for f in failed)
+    if not failed or sql_ms <= 0 or failed_ms < FAILED_MAIN_SHARE * sql_ms:
+        return None
+    ids = ", ".join(str(f.execution_id) for f in failed)
+    return (
+        f"the {side}'s main work failed: SQL execution{'s' if len(failed) > 1 else ''} {ids} "
+        f"failed, {fmt_duration_ms(failed_ms)} of its {fmt_duration_ms(sql_ms)} of SQL time "
+        f"({fmt_pct(failed_ms / sql_ms)}); its time is that of a run cut short"
+    )
 
 
 def build_verdict(
@@ -301,7 +317,6 @@ def build_verdict(
     baseline_only: Sequence[ExecutionFigures],
     candidate_only: Sequence[ExecutionFigures],
     findings: FindingChanges,
-    names: tuple[str, str],
     app_ms: tuple[int | None, int | None],
     sql_ms: tuple[int, int],
     executors: tuple[ExecutorFigures, ExecutorFigures],
@@ -321,21 +336,39 @@ def build_verdict(
             candidate_app_ms=app_ms[1],
             shares=shares,
             executions=tuple(causes),
+            notes=notes,
         )
 
     causes: list[ExecutionCause] = []
-    same_name = _fold_name(names[0]) == _fold_name(names[1])
-    covered = min(
-        paired_b / base_sql if base_sql else 1.0, paired_c / cand_sql if cand_sql else 1.0
+    notes = tuple(
+        note
+        for note in (
+            failed_main_work(
+                [*(e.baseline for e in executions), *baseline_only], base_sql, "baseline"
+            ),
+            failed_main_work(
+                [*(e.candidate for e in executions), *candidate_only], cand_sql, "candidate"
+            ),
+        )
+        if note is not None
     )
+    share_b = paired_b / base_sql if base_sql else 1.0
+    share_c = paired_c / cand_sql if cand_sql else 1.0
     if (baseline_only or candidate_only) and (
-        not executions or (not same_name and covered < UNRELATED_MAX_SHARE)
+        not executions or min(share_b, share_c) < UNRELATED_MAX_SHARE
     ):
-        return verdict(
-            "unrelated",
+        paired = (
             f"{len(executions)} of {len(executions) + len(baseline_only)} baseline and "
             f"{len(executions) + len(candidate_only)} candidate SQL executions pair up "
-            "(docs/diff.md#matching-executions): these look like different applications",
+            "(docs/diff.md#matching-executions)"
+        )
+        if not executions:
+            return verdict("unrelated", f"{paired}: these look like different applications")
+        return verdict(
+            "unrelated",
+            f"{paired}, but they hold only {fmt_pct(share_b)} of the baseline's and "
+            f"{fmt_pct(share_c)} of the candidate's SQL time: the runs did different work, "
+            "and their times are not comparable",
         )
     ctx = RunContext(executors[0], executors[1], findings.new)
     change = cand_sql - base_sql
@@ -351,7 +384,22 @@ def build_verdict(
             f"{int(MIN_CHANGE_SHARE * 100)} % and {fmt_duration_ms(MIN_CHANGE_MS)}: no change",
         )
     if total < 0:
-        return verdict("faster", f"the candidate is faster by {fmt_duration_ms(-total)}")
+        # The headline is the SQL executions' change; the application's is told apart.
+        reason = f"the candidate's SQL executions took {fmt_duration_ms(-change)} less"
+        if (
+            app_before is not None
+            and app_after is not None
+            and outside is not None
+            and abs(outside) >= MIN_CHANGE_MS
+        ):
+            app_change = app_after - app_before
+            more_less = "less" if app_change <= 0 else "more"
+            reason += (
+                f"; the application as a whole {fmt_duration_ms(abs(app_change))} {more_less} "
+                f"(time outside SQL executions {'grew' if outside > 0 else 'fell'} by "
+                f"{fmt_duration_ms(abs(outside))})"
+            )
+        return verdict("faster", reason)
     changed = [
         e
         for e in executions

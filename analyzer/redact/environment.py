@@ -32,6 +32,10 @@ _FQDN = re.compile(
     r"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+"
     r"(?:com|net|org|io|internal|local|localdomain|lan|corp|cloud|edu|gov|svc)(?![\w-]|\.\w)"
 )
+_CUT_WORD = re.compile(r"(?<![\w.-])([\w.:-]{3,})…")
+"""A word cut by a report (`worker-17.c.pro…`): it may be the beginning of a known host."""
+_CUT_HOST_CHARS = 3
+"""A cut word this long or longer that begins a known host is replaced."""
 _HOME_USER = re.compile(r"/(?:home|user|Users)/([\w.-]+)")
 _USER_KEYS = frozenset(
     {"spark.user", "user.name", "spark.yarn.user", "hadoop_user_name", "user", "spark.sparkuser"}
@@ -178,9 +182,10 @@ class Environment:
             self._users_re = self._known(rare, "-") or re.compile(r"(?!x)x")
         if self._hosts_re is not None:
             for m in self._hosts_re.finditer(text):
-                host = m.group(0)
-                full = next((h for h in self._hosts if h.split(".")[0] == host and h != host), host)
+                full = self._full_host(m.group(0))
                 spans.claim(m.start(), m.end(), self.pseudonyms.token("host", full))
+        if self._hosts and "…" in text:
+            self._cut_hosts(spans)
         if self._names_re is not None:
             for m in self._names_re.finditer(text):
                 spans.claim(m.start(), m.end(), self.pseudonyms.token("path", m.group(0)))
@@ -199,3 +204,24 @@ class Environment:
             assert self._users_re is not None
             for m in self._users_re.finditer(text):
                 spans.claim(m.start(), m.end(), self.pseudonyms.token("user", m.group(0)))
+
+    def _cut_hosts(self, spans: Spans) -> None:
+        """Claim the beginning of a known host cut by a report (`worker-17.c.pro…`): its
+        token when only one host begins so, else `host-` (the cut hides which one).
+
+        Reports cut long text to fit (a timeline label, a quoted error message) before
+        redaction sees it; a host cut in the middle no longer matches as a whole word.
+        """
+        for m in _CUT_WORD.finditer(spans.text):
+            word = m.group(1)
+            if len(word) < _CUT_HOST_CHARS:
+                continue
+            hosts = {self._full_host(h) for h in self._hosts if h.startswith(word) and h != word}
+            if len(hosts) == 1:
+                spans.claim(m.start(1), m.end(), self.pseudonyms.token("host", hosts.pop()))
+            elif hosts:
+                spans.claim(m.start(1), m.end(1), "host-")
+
+    def _full_host(self, host: str) -> str:
+        """The host a learned short name stands for (`worker-3` of `worker-3.example.com`)."""
+        return next((h for h in self._hosts if h.split(".")[0] == host and h != host), host)

@@ -47,17 +47,44 @@ def clip_text(text: str, width: int) -> str:
     return first[: max(width - 1, 0)].rstrip() + "…"
 
 
+_UNITS = frozenset({"%", "ms", "s", "min", "h", "B", "KiB", "MiB", "GiB", "TiB"})
+"""Units a number is never parted from at the end of a line (`0.0 %`, `1.2 s`)."""
+
+
+def _kept_together(words: list[str]) -> list[str]:
+    """Join the words a line must not break between: a word and the number or `#id` after it
+    (`stage 50`, `SQL execution 24`, `node #30`), and a number and its unit (`0.0 %`).
+
+    >>> _kept_together("node #30 Sort · stage 50 · 0.0 % (ids 3, 5)".split())
+    ['node #30', 'Sort', '·', 'stage 50', '·', '0.0 %', '(ids 3,', '5)']
+    """
+    out: list[str] = []
+    for word in words:
+        if out:
+            last = out[-1]
+            number_after_word = last[-1].isalpha() and (word[0].isdigit() or word[0] == "#")
+            unit_after_number = word in _UNITS and last[-1].isdigit()
+            if number_after_word or unit_after_number:
+                out[-1] = f"{last} {word}"
+                continue
+        out.append(word)
+    return out
+
+
 def wrap_text(text: str, width: int, max_lines: int | None = None) -> list[str]:
-    """Break `text` into lines of at most `width` characters at spaces (long words are cut).
+    """Break `text` into lines of at most `width` characters at spaces (long words are cut),
+    never between a word and the number after it or a number and its unit (`_kept_together`).
 
     Newlines in `text` are kept; with `max_lines`, the last line kept ends in `…` if more followed.
 
     >>> wrap_text("select a, b from t where a > 1", 12)
     ['select a, b', 'from t where', 'a > 1']
+    >>> wrap_text("SortMergeJoin · stage 50", 20)
+    ['SortMergeJoin ·', 'stage 50']
     """
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
-        words = paragraph.split()
+        words = _kept_together(paragraph.split())
         current = ""
         for word in words:
             while len(word) > width:
@@ -125,14 +152,15 @@ def finalize_terminal(value: object) -> object:
 def wrap_prefixed(
     text: str, prefix: str, width: int = 100, max_lines: int | None = None
 ) -> list[str]:
-    """Wrap `text` to `width` columns after `prefix`, indenting later lines under the first.
+    """Wrap `text` to `width` columns after `prefix`, indenting later lines under the first
+    (the prefix's colour marks take no column).
 
     >>> wrap_prefixed("one two three", "x: ", 10)
     ['x: one two', '   three']
     """
-    inner = max(width - len(prefix), 10)
+    inner = max(width - visible_len(prefix), 10)
     lines = wrap_text(text, inner, max_lines)
-    pad = " " * len(prefix)
+    pad = " " * visible_len(prefix)
     return [(prefix if i == 0 else pad) + line for i, line in enumerate(lines)]
 
 

@@ -329,6 +329,12 @@ class DiffVerdictView:
         metadata=_help("`SQL executions 18.2 s → 47.7 s · application 20.6 s → 50.6 s`.")
     )
     reason: str = field(metadata=_help("Why, with the figures."))
+    notes: tuple[str, ...] = field(
+        metadata=_help(
+            "What weakens the comparison: `the baseline's main work failed: SQL execution 24 "
+            "failed, …`; empty when nothing does."
+        )
+    )
     others: tuple[CauseShareView, ...] = field(
         metadata=_help("The other causes that fired, by the change they explain.")
     )
@@ -367,6 +373,7 @@ def _verdict_view(result: DiffResult) -> DiffVerdictView:
         headline_str=headline,
         time_str=" · ".join(time_parts),
         reason=v.reason,
+        notes=v.notes,
         others=tuple(_share_view(s) for s in v.shares[1:]),
         docs_anchor=f"{DIFF_DOC}#{v.cause}",
     )

@@ -206,6 +206,7 @@ def build_diff_document(result: DiffResult) -> dict[str, Any]:
         "verdict": {
             "cause": v.cause,
             "reason": v.reason,
+            "notes": list(v.notes),
             "baseline_sql_ms": v.baseline_sql_ms,
             "candidate_sql_ms": v.candidate_sql_ms,
             "baseline_app_ms": v.baseline_app_ms,

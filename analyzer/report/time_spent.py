@@ -21,7 +21,7 @@ from analyzer.aggregate.time_spent import AppTimeSpent
 from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
-from analyzer.report.selection import Selection, by_duration
+from analyzer.report.selection import Selection
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct, plural
 
 MAX_EXECUTIONS = 3
@@ -65,6 +65,22 @@ def _share(part: float | None, whole: float | None) -> str:
     if part is None or not whole:
         return "–"
     return fmt_pct(part / whole)
+
+
+def _known_wall_ms(spent: AppTimeSpent, execution: Execution) -> int | None:
+    """The execution's wall time, or for one with no end event the time it is known to have run
+    (`AppTimeSpent.open_walls_ms`)."""
+    if execution.duration_ms is not None:
+        return execution.duration_ms
+    return spent.open_walls_ms.get(execution.execution_id)
+
+
+def _open_note(n_open: int, what: str) -> str:
+    """`1 execution with no end event counted up to its last activity`, or empty."""
+    if not n_open:
+        return ""
+    their = "its" if n_open == 1 else "their"
+    return f"{plural(n_open, what)} with no end event counted up to {their} last activity"
 
 
 def _one_line(text: str, limit: int = DESCRIPTION_CHARS) -> str:
@@ -148,7 +164,12 @@ class ExecutionTimeView:
     anchor: str = field(metadata=_help("Element id of its section in the HTML page."))
     description_str: str = field(metadata=_help("Its description on one line, shortened."))
     status: str = field(metadata=_help("COMPLETED, FAILED or RUNNING."))
-    wall_str: str = field(metadata=_help("Its wall time, formatted."))
+    wall_str: str = field(
+        metadata=_help(
+            "Its wall time, formatted; `at least 3.6 s` for one with no end event (start to "
+            "last activity)."
+        )
+    )
     share_str: str = field(metadata=_help("Its share of the application's wall time."))
     sub_executions_str: str = field(
         metadata=_help(
@@ -329,7 +350,8 @@ def _execution_view(
         for stage_id in member.stage_ids:
             owner.setdefault(stage_id, member)
     path = analysis.critical_path(tuple(owner))
-    wall = execution.duration_ms
+    wall = _known_wall_ms(analysis.time_spent, execution)
+    is_open = execution.duration_ms is None and wall is not None
     stages = []
     for span in sorted(path, key=lambda sp: (-sp.wall_ms, sp.stage_id))[:MAX_STAGES]:
         member = owner[span.stage_id]
@@ -355,7 +377,7 @@ def _execution_view(
         anchor=execution_anchor(execution.execution_id),
         description_str=_execution_description(analysis, execution),
         status=execution.status,
-        wall_str=fmt_duration_ms(wall),
+        wall_str=f"at least {fmt_duration_ms(wall)}" if is_open else fmt_duration_ms(wall),
         share_str=_share(wall, app_wall_ms),
         sub_executions_str=(
             f"sub-execution{'s' if len(nested) > 1 else ''} {', '.join(map(str, nested))} "
@@ -404,7 +426,7 @@ def _segments(
         )
         shown_ms += ms
     for e in followed:
-        ms = e.duration_ms or 0
+        ms = _known_wall_ms(spent, e) or 0
         parts.append(
             (
                 f"query {e.execution_id} {fmt_duration_ms(ms)}",
@@ -509,11 +531,16 @@ def build_time_spent_view(
     app = analysis.application
     spent = analysis.time_spent
     wall = spent.wall_ms
-    parts = [f"SQL executions {fmt_duration_ms(spent.sql_ms)} ({_share(spent.sql_ms, wall)})"]
+    open_sql = _open_note(len(spent.open_walls_ms), "execution")
+    parts = [
+        f"SQL executions {fmt_duration_ms(spent.sql_ms)} ({_share(spent.sql_ms, wall)}"
+        + (f"; {open_sql})" if open_sql else ")")
+    ]
     if spent.other_jobs_ms:
+        open_jobs = _open_note(spent.n_open_jobs, "job")
         parts.append(
             f"jobs outside SQL {fmt_duration_ms(spent.other_jobs_ms)} "
-            f"({_share(spent.other_jobs_ms, wall)})"
+            f"({_share(spent.other_jobs_ms, wall)}" + (f"; {open_jobs})" if open_jobs else ")")
         )
     if spent.driver_ms is not None:
         driver = (
@@ -553,9 +580,10 @@ def build_time_spent_view(
         for e in selection.executions
         if app.parent_of(e) is None and e.execution_id not in in_family
     ]
-    slowest = by_duration(roots)[:MAX_EXECUTIONS]
+    slowest = sorted(roots, key=lambda e: (-(_known_wall_ms(spent, e) or 0), e.execution_id))
+    slowest = slowest[:MAX_EXECUTIONS]
     largest = max(
-        [f.covered_ms for f in families[:1]] + [e.duration_ms or 0 for e in slowest[:1]],
+        [f.covered_ms for f in families[:1]] + [_known_wall_ms(spent, e) or 0 for e in slowest[:1]],
         default=0,
     )
     led = [
@@ -566,7 +594,7 @@ def build_time_spent_view(
     followed = [
         e
         for i, e in enumerate(slowest)
-        if (i == 0 and not led) or (e.duration_ms or 0) >= MIN_EXECUTION_SHARE * largest
+        if (i == 0 and not led) or (_known_wall_ms(spent, e) or 0) >= MIN_EXECUTION_SHARE * largest
     ]
     return TimeSpentView(
         summary_str=summary,

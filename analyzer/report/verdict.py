@@ -123,9 +123,16 @@ def build_verdict(
             if len(app.streaming) > 1
             else f"streaming query {failed_streams[0].label} failed"
         )
+    # An execution with no end event is RUNNING (as the History Server says), whether the log
+    # is cut short or only its end event is missing: never counted as completed.
+    running = sum(1 for e in app.executions if e.status == "RUNNING")
+    running_str = f"{running} running (no end event)" if running else ""
     if failed:
         status = "failed"
-        parts.append(f"{len(failed)} of {plural(len(app.executions), 'SQL execution')} failed")
+        parts.append(
+            f"{len(failed)} of {plural(len(app.executions), 'SQL execution')} failed"
+            + (f", {running_str}" if running else "")
+        )
     elif failed_streams:
         pass
     elif failed_jobs:
@@ -147,7 +154,14 @@ def build_verdict(
             )
         )
     if not failed:
-        if app.executions:
+        if app.executions and running:
+            n_completed = sum(1 for e in app.executions if e.status == "COMPLETED")
+            parts.append(
+                f"{plural(len(app.executions), 'SQL execution')}: "
+                + (f"{n_completed} completed, " if n_completed else "")
+                + running_str
+            )
+        elif app.executions:
             parts.append(
                 f"{plural(len(app.executions), 'SQL execution')}"
                 + (", all completed" if status == "completed" and not interrupted else "")

@@ -25,10 +25,18 @@ LANE_LABEL_CHARS = 26
 class TimelineLaneView:
     """One executor's lane in the task timeline."""
 
-    label: str = field(metadata={"help": "Executor id and host, cut to fit the label column."})
     full_label: str = field(metadata={"help": "Executor id and host, uncut (tooltip)."})
     y: int = field(metadata={"help": "Top of the lane in pixels."})
     height: int = field(metadata={"help": "Height of the lane in pixels."})
+    label: str = field(
+        init=False,
+        metadata={"help": "`full_label` cut to fit the label column (derived, never walked)."},
+    )
+
+    def __post_init__(self) -> None:
+        # Derived here, not by the builder: redaction rebuilds the record from its redacted
+        # `full_label`, so the cut is always of the redacted value, never of the raw host.
+        object.__setattr__(self, "label", _lane_label(self.full_label))
 
 
 @dataclass(frozen=True)
@@ -73,9 +81,12 @@ class TimelineView:
     note: str = field(metadata={"help": "Says what was left out, or empty."})
 
 
-def _lane_label(executor_id: str, host: str) -> str:
-    """`3 · worker-2.example…`: short enough for the label column."""
-    label = f"{executor_id} · {host}"
+def _lane_label(label: str) -> str:
+    """`3 · worker-2.example…`: short enough for the label column.
+
+    >>> _lane_label("3 · host-2"), _lane_label("12 · worker-2.example.internal")
+    ('3 · host-2', '12 · worker-2.example.int…')
+    """
     return label if len(label) <= LANE_LABEL_CHARS else label[: LANE_LABEL_CHARS - 1] + "…"
 
 
@@ -125,7 +136,6 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
         height = max(lane.n_sublanes * SUBLANE_HEIGHT, 14) + 4
         lanes.append(
             TimelineLaneView(
-                label=_lane_label(lane.executor_id, lane.host),
                 full_label=f"{lane.executor_id} · {lane.host}",
                 y=y,
                 height=height,
