@@ -80,6 +80,17 @@ class RuleContext:
         """The most task slots alive at once (`aggregate.capacity`), at least 1."""
         return max(1, self.capacity.peak_slots)
 
+    @property
+    def speculation_can_run(self) -> bool:
+        """True when Spark could have run a speculative copy of a slow task: not in local mode
+        (`TaskSchedulerImpl.start` never starts speculation there) and with executors on two
+        hosts or more (`TaskSetManager` never runs a copy on a host where the task runs)."""
+        if self.capacity.local_mode:
+            return False
+        hosts = {e.host for e in self.analysis.application.executors if e.executor_id != "driver"}
+        hosts.discard("")
+        return len(hosts) >= 2
+
     def wall_ms(self, execution_id: int | None) -> int:
         """The wall time a finding is measured against: its query's, else the application's."""
         if execution_id is not None:
