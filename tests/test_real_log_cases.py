@@ -22,6 +22,7 @@ from analyzer import api
 from analyzer.errors import Strictness
 from analyzer.insights import detect_all
 from analyzer.insights.finding import Finding
+from analyzer.insights.large_results import detect_large_results, result_wall_ms
 from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.thresholds import Thresholds
 from analyzer.report.options import ReportOptions
@@ -155,6 +156,24 @@ def test_a_slow_task_with_ordinary_data_is_not_called_skewed_data() -> None:
     assert hit.number("peer_task_id") == 9
     assert "hot keys" not in hit.suggestion and "skewJoin" not in hit.suggestion
     assert "speculation was already on" in hit.suggestion
+
+
+def test_spark_file_listing_is_not_a_large_result(tmp_path: Path) -> None:
+    log = next((p for p in public_logs() if p.name == "nds_q72_dataproc_2_2.zstd"), None)
+    if log is None:
+        pytest.skip("public logs not present")
+    # Job 13 lists 2,004 paths (`Listing leaf files and directories for 2004 paths`): 5.3 MiB
+    # of results, 2.8 s of result serialization summed over 2,004 tasks on 128 slots.
+    head = tmp_path / "q72_head.zstd"
+    head.write_bytes(log.read_bytes()[:600_000])  # a log cut short: the application ran 42 s
+    for path in (log, head):
+        analysis = api.analyze(str(path), Strictness.LENIENT)
+        assert analysis.application.jobs[13].description.startswith("Listing leaf files")
+        assert result_wall_ms(analysis, (13, 0)) <= analysis.stage_walls[(13, 0)].wall_ms // 50
+        loose = Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0"])
+        found = detect_large_results(analysis, loose)
+        assert {f.stage_id for f in found} <= {61}, [f.title for f in found]
+        assert "large-result" not in {f.rule for f in api.find_issues(analysis)}
 
 
 def test_uneven_split_of_one_row_group_is_not_told_to_split_smaller() -> None:
