@@ -236,6 +236,18 @@ def fmt_value(unit: Unit, value: int | float | str | None) -> str:
     return str(value)
 
 
+def fmt_partition(partition_id: int | None) -> str:
+    """Name the RDD partition a task computed: `partition 4`, or "" when the log has none.
+
+    Spark before 3.3 logs no `Partition ID`, and its placeholder -1 is no partition: a reader
+    must never see it.
+
+    >>> [fmt_partition(p) for p in (4, 0, -1, None)]
+    ['partition 4', 'partition 0', '', '']
+    """
+    return f"partition {partition_id}" if partition_id is not None and partition_id >= 0 else ""
+
+
 def plural(n: int, noun: str, plural_noun: str | None = None) -> str:
     """Return `1 task`, `3 tasks` (with `plural_noun` for irregular plurals).
 

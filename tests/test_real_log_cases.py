@@ -16,12 +16,16 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from eventlog_samples import REPO, public_logs
+from eventlog_samples import REPO, SAMPLES, public_logs
 
 from analyzer import api
 from analyzer.errors import Strictness
 from analyzer.insights import detect_all
 from analyzer.insights.finding import Finding
+from analyzer.insights.large_results import detect_large_results, result_wall_ms
+from analyzer.insights.task_skew import detect_task_skew
+from analyzer.insights.thresholds import Thresholds
+from analyzer.report.options import ReportOptions
 
 EXPECTED_TOP: dict[str, str | None] = {
     "attempt_1_eventlog.zstd": "data-skew",
@@ -53,8 +57,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "eventlog_4nodes_8cores_dynamic_alloc.zstd": ("idle-cores", "gc-pressure"),
     # Stages queued for slots behind each other are neither idle nor held by the driver.
     "eventlog_v2_app-20240919162642-0000": ("idle-cores", "scheduler-delay"),
-    # The cost is the partition count, not the Python in each partition.
-    "pandas_execs_eventlog.zstd": ("tiny-tasks",),
+    # The cost is the partition count, not the Python in each partition. Its slow task (1.5 s
+    # on 504 B, where another read 548 B in 112 ms) is not skew, and in local mode no other
+    # host could have re-run it.
+    "pandas_execs_eventlog.zstd": ("tiny-tasks", "task-skew"),
     # The query failed: its spill and its lost executor are the failure's evidence.
     "gpu_oom_eventlog.zstd": ("spill", "gc-pressure", "memory-pressure", "scheduler-delay"),
 }
@@ -94,6 +100,9 @@ def test_no_advice_that_cannot_apply(log: Path) -> None:
         if local:
             assert f.rule != "idle-executors"
             assert f.rule != "executor-wait"
+            # Spark's TaskSchedulerImpl never starts speculation in local mode.
+            assert "spark.speculation" not in {a.setting for a in f.advice}, f.title
+            assert "spark.speculation=true" not in f.suggestion, f.title
 
 
 def test_q66_stall_is_one_finding_naming_the_driver() -> None:
@@ -114,6 +123,57 @@ def test_pandas_udf_log_says_the_partition_count_to_set() -> None:
     assert top.rule == "too-many-partitions"
     assert top.number("partitions_to_set") == 8
     assert "spark.sql.shuffle.partitions=8" in top.suggestion
+
+
+def test_no_report_shows_the_missing_partition_placeholder() -> None:
+    # Spark before 3.3 logs no `Partition ID`: every task of this log has the placeholder -1.
+    log = next(p for p in public_logs() if p.name == "pandas_execs_eventlog.zstd")
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    assert set(analysis.tasks["partition_id"].unique()) == {-1}
+    findings = api.find_issues(analysis)
+    for fmt in ("text", "html", "markdown"):
+        options = ReportOptions(fmt=fmt, metrics="full")
+        out = api.render_report(analysis, options, findings)
+        assert "partition -1" not in out, fmt
+    # The page's task tables (task, stage, partition, …) leave the partition empty.
+    page = api.render_report(analysis, ReportOptions(fmt="html", metrics="full"), findings)
+    assert re.search(r"\[\d+, \d+, null, ", page)
+    assert not re.search(r"\[\d+, \d+, -1, ", page)
+    # The loosest task-skew: still nothing at the slow task of stage 2 (not its data, one host).
+    loose = Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0", "skew_ratio=2"])
+    assert detect_task_skew(analysis, loose) == []
+
+
+def test_a_slow_task_with_ordinary_data_is_not_called_skewed_data() -> None:
+    log = SAMPLES / "app-20261122042339-0000.lz4"  # two executors on two hosts, speculation on
+    analysis = api.analyze(str(log))
+    assert not analysis.capacity.local_mode
+    loose = Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0", "skew_ratio=2"])
+    [hit] = detect_task_skew(analysis, loose)
+    assert hit.stage_id == 3 and hit.task_ids == (14,)
+    assert "a slow task, not skewed data" in hit.title
+    # Task 9 read as many records (10,000) in 558 ms, the median time or less.
+    assert hit.number("peer_task_id") == 9
+    assert "hot keys" not in hit.suggestion and "skewJoin" not in hit.suggestion
+    assert "speculation was already on" in hit.suggestion
+
+
+def test_spark_file_listing_is_not_a_large_result(tmp_path: Path) -> None:
+    log = next((p for p in public_logs() if p.name == "nds_q72_dataproc_2_2.zstd"), None)
+    if log is None:
+        pytest.skip("public logs not present")
+    # Job 13 lists 2,004 paths (`Listing leaf files and directories for 2004 paths`): 5.3 MiB
+    # of results, 2.8 s of result serialization summed over 2,004 tasks on 128 slots.
+    head = tmp_path / "q72_head.zstd"
+    head.write_bytes(log.read_bytes()[:600_000])  # a log cut short: the application ran 42 s
+    for path in (log, head):
+        analysis = api.analyze(str(path), Strictness.LENIENT)
+        assert analysis.application.jobs[13].description.startswith("Listing leaf files")
+        assert result_wall_ms(analysis, (13, 0)) <= analysis.stage_walls[(13, 0)].wall_ms // 50
+        loose = Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0"])
+        found = detect_large_results(analysis, loose)
+        assert {f.stage_id for f in found} <= {61}, [f.title for f in found]
+        assert "large-result" not in {f.rule for f in api.find_issues(analysis)}
 
 
 def test_uneven_split_of_one_row_group_is_not_told_to_split_smaller() -> None:

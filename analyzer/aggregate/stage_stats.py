@@ -234,3 +234,39 @@ def is_first_wave_with_even_data(
     median_bytes = float(stage["bytes"].quantile(0.5) or 0)
     even = row["records"] <= slack * median_records and row["bytes"] <= slack * median_bytes
     return bool(even and row["launch_ms"] < first_finish)
+
+
+def task_with_as_much_data(
+    tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int, task_id: int, max_duration_ms: int
+) -> tuple[int, int, int, int] | None:
+    """Return a task that read as much as `task_id` yet took at most `max_duration_ms`, or None.
+
+    Its stage attempt's successful task that read at least as many records and bytes (input
+    plus shuffle read) as `task_id` in no more than `max_duration_ms` (the most bytes first):
+    `(task id, bytes, records, duration ms)`. Such a task shows that the data alone does not
+    make a task of this stage slow. None also when `task_id` read nothing: its data (a broadcast,
+    generated rows, a source that logs no input metrics) is then not in these figures.
+    """
+    records = pl.col("input_records") + pl.col("shuffle_read_records")
+    read = pl.col("input_bytes") + pl.col("shuffle_read_bytes")
+    stage = tasks.filter(
+        (pl.col("stage_id") == stage_id)
+        & (pl.col("stage_attempt_id") == stage_attempt_id)
+        & pl.col("successful")
+    ).select("task_id", read.alias("bytes"), records.alias("records"), "duration_ms")
+    slow = stage.filter(pl.col("task_id") == task_id)
+    if not slow.height:
+        return None
+    _, slow_bytes, slow_records, _ = slow.row(0)
+    if slow_bytes <= 0 and slow_records <= 0:
+        return None
+    peers = stage.filter(
+        (pl.col("task_id") != task_id)
+        & (pl.col("bytes") >= slow_bytes)
+        & (pl.col("records") >= slow_records)
+        & (pl.col("duration_ms") <= max_duration_ms)
+    ).sort(["bytes", "task_id"], descending=[True, False])
+    if not peers.height:
+        return None
+    peer_id, peer_bytes, peer_records, peer_ms = peers.row(0)
+    return int(peer_id), int(peer_bytes), int(peer_records), int(peer_ms)

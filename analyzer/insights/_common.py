@@ -12,7 +12,7 @@ from analyzer.aggregate.stage_stats import StageTaskStats
 from analyzer.aggregate.stage_wall import StageWall
 from analyzer.insights.finding import Advice, Evidence, Finding, Severity
 from analyzer.insights.thresholds import Thresholds
-from analyzer.model.application import Execution, StageAttempt
+from analyzer.model.application import Execution, Job, StageAttempt
 from analyzer.model.plan import PlanGraph
 
 
@@ -79,6 +79,17 @@ class RuleContext:
     def cores(self) -> int:
         """The most task slots alive at once (`aggregate.capacity`), at least 1."""
         return max(1, self.capacity.peak_slots)
+
+    @property
+    def speculation_can_run(self) -> bool:
+        """True when Spark could have run a speculative copy of a slow task: not in local mode
+        (`TaskSchedulerImpl.start` never starts speculation there) and with executors on two
+        hosts or more (`TaskSetManager` never runs a copy on a host where the task runs)."""
+        if self.capacity.local_mode:
+            return False
+        hosts = {e.host for e in self.analysis.application.executors if e.executor_id != "driver"}
+        hosts.discard("")
+        return len(hosts) >= 2
 
     def wall_ms(self, execution_id: int | None) -> int:
         """The wall time a finding is measured against: its query's, else the application's."""
@@ -212,6 +223,43 @@ def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms:
     if stage_wall_ms is None:
         return int(part_task_ms)
     return int(min(stage_wall_ms, stage_wall_ms * part_task_ms / stage_task_ms))
+
+
+FILE_LISTING_DESCRIPTION = "Listing leaf files and directories"
+"""How Spark describes its parallel file listing job (partition discovery: `HadoopFSUtils`,
+`InMemoryFileIndex` before 3.1): `… for 2004 paths:<br/>gs://…, ...`, `… for 1 path:<br/>…`."""
+READER_METHODS = frozenset(("load", "parquet", "json", "csv", "orc", "text", "xml"))
+"""`DataFrameReader` methods: a job named `load at …` ran inside the reader (schema inference,
+a footer read), before the user's query existed."""
+
+
+def spark_internal_job(job: Job) -> str | None:
+    """Say what Spark itself was doing in a job it ran for its own sake, or None for a job the
+    user's code started.
+
+    Spark names a job by the last Spark method on its call site (`collect at app.py:12`) and
+    sets a description for the jobs it runs itself: the parallel file listing is
+    `Listing leaf files and directories for 2004 paths:<br/>…`; a `DataFrameReader` method
+    outside any SQL execution (`load at …`) is the reader inferring a schema or reading footers.
+
+    >>> from analyzer.model.application import Job
+    >>> def job(name: str, description: str | None = None, execution_id: int | None = None):
+    ...     return Job(0, execution_id, None, None, "SUCCEEDED", (0,), None, name, description)
+    >>> spark_internal_job(job("load at NativeMethodAccessorImpl.java:0",
+    ...     "Listing leaf files and directories for 2004 paths:<br/>gs://b/t/d=1, ..."))
+    'file listing'
+    >>> spark_internal_job(job("parquet at Main.scala:7"))
+    'a reader inferring a schema'
+    >>> [spark_internal_job(job("collect at app.py:3")),
+    ...  spark_internal_job(job("parquet at Main.scala:9", execution_id=2))]
+    [None, None]
+    """
+    if (job.description or "").startswith(FILE_LISTING_DESCRIPTION):
+        return "file listing"
+    method = job.name.split(" at ", 1)[0]
+    if job.execution_id is None and " at " in job.name and method in READER_METHODS:
+        return "a reader inferring a schema"
+    return None
 
 
 def metric(stats: NodeStats | None, name: str) -> MetricStats | None:

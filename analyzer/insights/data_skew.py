@@ -20,7 +20,7 @@ from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
-from analyzer.units import fmt_bytes, fmt_count, fmt_factor, fmt_pct
+from analyzer.units import fmt_bytes, fmt_count, fmt_factor, fmt_partition, fmt_pct
 
 RULE = "data-skew"
 METHOD = (
@@ -277,6 +277,7 @@ def _finding(
             else "Spread the hot key: salt the key or aggregate it separately; check for null "
             "or default keys."
         )
+    partition = fmt_partition(m.max_at.partition_id)
     evidence = [
         ev("metric", "metric", m.name, "text"),
         ev(
@@ -284,10 +285,7 @@ def _finding(
             "largest task",
             m.max_value,
             "count",
-            f" in task {task_id}"
-            + (
-                f" (partition {m.max_at.partition_id})" if (m.max_at.partition_id or 0) >= 0 else ""
-            ),
+            f" in task {task_id}" + (f" ({partition})" if partition else ""),
         ),
         ev("median_value", "median task", m.median, "count"),
         ev("ratio", "ratio", ratio if m.median else None, "ratio", "" if m.median else ratio_str),

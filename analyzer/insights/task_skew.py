@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_stats import is_first_wave_with_even_data
+from analyzer.aggregate.stage_stats import is_first_wave_with_even_data, task_with_as_much_data
 from analyzer.insights._common import context
 from analyzer.insights.advice import flag
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.finding import Advice, Evidence, Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.units import fmt_duration_ms
+from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, fmt_partition
 
 RULE = "task-skew"
 METHOD = (
     "slowest task duration minus the stage's median task duration: the stage would have ended "
     "that much sooner had its slowest task taken the median time"
 )
+
+
+def task_place(task_id: int, partition_id: int | None, executor_id: str | None) -> str:
+    """Say which task, of which partition, on which executor: `task 25 (partition 9) on
+    executor 3`; the partition is left out when the log has none (-1: Spark before 3.3).
+
+    >>> task_place(25, -1, "driver"), task_place(7, 2, "3")
+    ('task 25 on executor driver', 'task 7 (partition 2) on executor 3')
+    """
+    partition = fmt_partition(partition_id)
+    return f"task {task_id}{f' ({partition})' if partition else ''} on executor {executor_id}"
 
 
 def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -24,8 +35,16 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
     Stages need at least `skew_min_tasks` successful tasks. A slow task of the stage's first wave
     that read no more than the others is a cold executor warming up, not skew. Where `data-skew`
     explains the same stage (a node whose rows are skewed), only that finding is kept.
+
+    When another task of the stage read as much (records and bytes) in no more than the median
+    time, the data does not explain the slow task: it is reported as a slow task, with
+    speculation as the remedy, only where Spark could have run a speculative copy on another
+    host (`RuleContext.speculation_can_run`); in local mode or on one host nothing in the log
+    says why it was slow, and the rule stays silent.
     """
     ctx = context(analysis)
+    can_speculate = ctx.speculation_can_run
+    speculation_on = ctx.properties.get("spark.speculation", "").strip().lower() == "true"
     findings = []
     for s in ctx.stage_stats.values():
         if s.n_successful < thresholds.skew_min_tasks or s.slowest_task_id is None:
@@ -42,22 +61,40 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             analysis.tasks, s.stage_id, s.stage_attempt_id, s.slowest_task_id
         ):
             continue  # a cold executor's first tasks, not skew
-        finding = ctx.finding(
-            RULE,
-            METHOD,
-            thresholds,
-            lost_ms,
-            title=(
-                f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median "
-                f"({fmt_duration_ms(s.max_duration_ms)} vs "
-                f"{fmt_duration_ms(s.median_duration_ms)})"
-            ),
-            suggestion=(
+        peer = task_with_as_much_data(
+            analysis.tasks,
+            s.stage_id,
+            s.stage_attempt_id,
+            s.slowest_task_id,
+            s.median_duration_ms,
+        )
+        if peer is not None and not can_speculate:
+            continue  # not its data, and no other host to blame or to re-run it on
+        speculation = flag(
+            ctx.properties,
+            "spark.speculation",
+            "true",
+            "false",
+            "for a slow executor: Spark re-runs a straggler on another host",
+        )
+        durations = (
+            f"({fmt_duration_ms(s.max_duration_ms)} vs {fmt_duration_ms(s.median_duration_ms)})"
+        )
+        place = task_place(s.slowest_task_id, s.slowest_partition_id, s.slowest_executor_id)
+        extra: tuple[Evidence, ...] = ()
+        advice: tuple[Advice | None, ...]
+        if peer is None:
+            title = f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median {durations}"
+            suggestion = (
                 "Find what the slow partition holds (see data-skew findings): salt or "
-                "pre-aggregate hot keys, set spark.sql.adaptive.skewJoin.enabled=true for "
-                "joins, or set spark.speculation=true if the cause is a slow executor."
-            ),
-            advice=(
+                "pre-aggregate hot keys, set spark.sql.adaptive.skewJoin.enabled=true for joins"
+                + (
+                    ", or set spark.speculation=true if the cause is a slow executor."
+                    if can_speculate and not speculation_on
+                    else "."
+                )
+            )
+            advice = (
                 flag(
                     ctx.properties,
                     "spark.sql.adaptive.skewJoin.enabled",
@@ -65,30 +102,56 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                     "true",
                     "for a join: AQE splits a skewed partition into several tasks",
                 ),
-                flag(
-                    ctx.properties,
-                    "spark.speculation",
-                    "true",
-                    "false",
-                    "for a slow executor: Spark re-runs a straggler elsewhere",
+                speculation if can_speculate else None,
+            )
+        else:
+            peer_id, peer_bytes, peer_records, peer_ms = peer
+            title = (
+                f"Stage {s.stage_id}: slowest task ran {ratio:.1f}× the median {durations} on "
+                "no more data than a median task: a slow task, not skewed data"
+            )
+            suggestion = (
+                f"Task {peer_id} read as much in {fmt_duration_ms(peer_ms)}: look at where the "
+                f"slow task ran (executor {s.slowest_executor_id}"
+                + (f" on {s.slowest_host}" if s.slowest_host else "")
+                + ": a busy or failing host, GC, a cold executor)"
+                + (
+                    "; speculation was already on."
+                    if speculation_on
+                    else ", or set spark.speculation=true to re-run such a straggler on "
+                    "another host."
+                )
+            )
+            advice = (speculation,)
+            extra = (
+                ev(
+                    "peer_task",
+                    "task with as much data",
+                    f"task {peer_id}: {fmt_bytes(peer_bytes)}, {fmt_count(peer_records)} "
+                    f"records, {fmt_duration_ms(peer_ms)}",
+                    "text",
                 ),
-            ),
+                ev("peer_task_id", "", peer_id, "id"),
+            )
+        finding = ctx.finding(
+            RULE,
+            METHOD,
+            thresholds,
+            lost_ms,
+            title=title,
+            suggestion=suggestion,
+            advice=advice,
             execution_id=execution_id,
             stage_id=s.stage_id,
             stage_attempt_id=s.stage_attempt_id,
             task_ids=(s.slowest_task_id,),
             evidence=(
-                ev(
-                    "slowest_task",
-                    "slowest task",
-                    f"task {s.slowest_task_id} (partition {s.slowest_partition_id}) "
-                    f"on executor {s.slowest_executor_id}",
-                    "text",
-                ),
+                ev("slowest_task", "slowest task", place, "text"),
                 ev("max_duration_ms", "slowest task duration", s.max_duration_ms, "ms"),
                 ev("median_duration_ms", "median task duration", s.median_duration_ms, "ms"),
                 ev("ratio", "ratio", ratio, "ratio"),
                 ev("n_successful", "successful tasks", s.n_successful, "count"),
+                *extra,
             ),
         )
         if finding is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.node_metrics import MaxLocation, MetricStats, NodeStats
 from analyzer.report.options import MetricsLevel
-from analyzer.units import fmt_count, fmt_metric_value, fmt_pct, fmt_ratio
+from analyzer.units import fmt_count, fmt_metric_value, fmt_partition, fmt_pct, fmt_ratio
 
 SUMMARY_METRIC_NAMES = frozenset(
     {
@@ -94,8 +94,8 @@ def max_at_str(at: MaxLocation | None) -> str:
     if at.task_id is None:
         return at.executor_id or ""
     parts = [f"stage {at.stage_id}.{at.stage_attempt_id}", f"task {at.task_id}"]
-    if at.partition_id is not None and at.partition_id >= 0:  # logs before Spark 3.3: -1
-        parts.append(f"partition {at.partition_id}")
+    if partition := fmt_partition(at.partition_id):  # none before Spark 3.3
+        parts.append(partition)
     if at.executor_id is not None:
         parts.append(f"exec {at.executor_id} @ {at.host}" if at.host else f"exec {at.executor_id}")
     return " ".join(parts)

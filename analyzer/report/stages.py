@@ -10,7 +10,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_summary import StageTaskSummary
 from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import StageAttempt
-from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_duration_ms, fmt_value
+from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_duration_ms, fmt_partition, fmt_value
 
 
 def _help(text: str) -> dict[str, str]:
@@ -148,7 +148,7 @@ def _task_view(row: TaskRow, prefix: str) -> TaskRowView:
         prefix_str=prefix,
         task_id=int(row["task_id"]),
         attempt=int(row["attempt"]),
-        partition_str=f"partition {row['partition_id']}" if row["partition_id"] >= 0 else "",
+        partition_str=fmt_partition(row["partition_id"]),
         executor_str=f"exec {row['executor_id']} @ {row['host']}",
         duration_ms=duration,
         duration_str=fmt_duration_ms(duration),

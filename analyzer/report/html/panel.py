@@ -136,6 +136,19 @@ def metric_histograms_data(
     return out
 
 
+def _task_row(row: tuple[Any, ...]) -> list[Any]:
+    """A task row for the page's table, its partition (third) null where the log has none:
+    Spark before 3.3 logs no `Partition ID`, and its placeholder -1 is no partition.
+
+    >>> _task_row((25, 2, -1, "driver", "h", 1502)), _task_row((7, 1, 3, "1", "h", 10))
+    ([25, 2, None, 'driver', 'h', 1502], [7, 1, 3, '1', 'h', 10])
+    """
+    out = list(row)
+    if out[2] is not None and out[2] < 0:
+        out[2] = None
+    return out
+
+
 def task_rows_data(
     analysis: Analysis,
     execution: Execution,
@@ -165,7 +178,7 @@ def task_rows_data(
                 for m in node_metrics[dom_id]
                 if m.accumulator_id in present
             ],
-            "rows": [list(r) for r in node_rows.rows],
+            "rows": [_task_row(r) for r in node_rows.rows],
             "n_tasks": node_rows.n_tasks,
             "main": mains[dom_id].name,
         }

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.model.application import Execution
-from analyzer.units import fmt_count, fmt_duration_ms, plural
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_partition, plural
 
 MAX_TIMELINE_TASKS = 1500
 """Per execution, the timeline draws at most this many task attempts (the longest ones)."""
@@ -143,6 +143,7 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
         )
         for i, r in lane.tasks:
             status = " failed" if r.failed or r.killed else ""
+            partition = fmt_partition(r.partition_id)
             bars.append(
                 TimelineBarView(
                     x=round(label_width + (r.launch_ms - t0) * scale, 1),
@@ -151,7 +152,7 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
                     css_class=f"s{r.stage_id}{status}",
                     color=colors[r.stage_id],
                     title=f"task {r.task_id}, stage {r.stage_id}.{r.stage_attempt_id}, "
-                    + (f"partition {r.partition_id}, " if r.partition_id >= 0 else "")
+                    + (f"{partition}, " if partition else "")
                     + f"{fmt_duration_ms(r.finish_ms - r.launch_ms)}{status}",
                 )
             )
