@@ -176,7 +176,7 @@ def _suggestion(
         return (
             "Spread the work: repartition() before the expensive step: the stage reads the "
             "shuffle of an RDD under the plan (a Dataset made from an RDD, a cached state), "
-            "whose partitions spark.sql.shuffle.partitions does not set."
+            "whose partitions no SQL partition setting sizes."
         )
     if generated:
         return (
