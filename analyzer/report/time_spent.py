@@ -18,6 +18,7 @@ from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.time_spent import AppTimeSpent
+from analyzer.insights.failed_queries import first_line
 from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
@@ -44,6 +45,7 @@ DESCRIPTION_CHARS = 70
 PART_LABELS = {
     "wait_executor_ms": "waiting for an executor",
     "queued_ms": "queued for a free slot",
+    "not_launched_ms": "no task launched",
     "scheduler_delay_ms": "scheduler delay",
     "deserialize_ms": "deserialization",
     "run_ms": "run",
@@ -106,8 +108,9 @@ class StageTimeView:
     mostly_str: str = field(
         metadata=_help(
             "`mostly scheduler delay` when a part other than running tasks is most of its "
-            "wall time and at least 1 s (its operators then explain only the run part), "
-            "else empty."
+            "wall time and at least 1 s (its operators then explain only the run part); "
+            "`mostly no task launched (cancelled: …)` with how an attempt that launched no "
+            "task ended; else empty."
         )
     )
     operators: tuple[HotOperatorView, ...] = field(
@@ -315,6 +318,20 @@ def _parts(parts: dict[str, int], wall_ms: int) -> tuple[str, str]:
     return line, mostly
 
 
+NOT_LAUNCHED = f"mostly {PART_LABELS['not_launched_ms']}"
+
+
+def _how_it_ended(analysis: Analysis, stage_id: int) -> str:
+    """` (cancelled: <reason>)` or ` (failed: <reason>)` for a stage whose last attempt
+    ended with a failure reason, else empty: what became of a stage that launched no task."""
+    reasons = [s.failure_reason for s in analysis.application.stages if s.stage_id == stage_id]
+    reason = reasons[-1] if reasons else None
+    if not reason:
+        return ""
+    how = "cancelled" if "cancelled" in reason.lower() else "failed"
+    return f" ({how}: {first_line(reason)})"
+
+
 def _execution_view(
     analysis: Analysis,
     execution: Execution,
@@ -337,6 +354,8 @@ def _execution_view(
         stage_time = times.stages.get(span.stage_id) if times else None
         run_ms = stage_time.run_ms if stage_time else 0
         parts_str, mostly_str = _parts(analysis.stage_parts(span.stage_id), span.wall_ms)
+        if mostly_str == NOT_LAUNCHED:
+            mostly_str += _how_it_ended(analysis, span.stage_id)
         stages.append(
             StageTimeView(
                 stage_id=span.stage_id,
