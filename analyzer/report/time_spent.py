@@ -18,12 +18,11 @@ from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.time_spent import AppTimeSpent
-from analyzer.insights.failed_queries import first_line
 from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection, by_duration
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct, plural
+from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, plural
 
 MAX_EXECUTIONS = 3
 """How many of the slowest executions the section follows …"""
