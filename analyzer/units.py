@@ -310,3 +310,20 @@ def show_invisible(text: str, *, newlines: bool = False) -> str:
     if text.isascii() and text.isprintable():
         return text
     return (_INVISIBLE_OR_NEWLINE if newlines else _INVISIBLE).sub(_escape, text)
+
+
+FIRST_LINE_CHARS = 200
+"""How much of a message's first line reports quote (Spark's errors run to pages)."""
+
+
+def first_line(text: str, limit: int = FIRST_LINE_CHARS) -> str:
+    """Return the first non-blank line of `text`, cut to `limit` characters.
+
+    >>> first_line("\\n  boom: bad key\\n\\tat Foo.scala")
+    'boom: bad key'
+    """
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""

@@ -2766,9 +2766,7 @@ PAIRS: tuple[Pair, ...] = (
         expect_cause="faster",
         baseline=PairRun(conf={"spark.sql.shuffle.partitions": "400", **FIXED_PARTITIONS}),
         candidate=PairRun(conf={"spark.sql.shuffle.partitions": "2", **FIXED_PARTITIONS}),
-        check=lambda b, c: (
-            b.n_tasks >= 5 * c.n_tasks and executions_ms(c) < executions_ms(b)
-        ),
+        check=lambda b, c: b.n_tasks >= 5 * c.n_tasks and executions_ms(c) < executions_ms(b),
     ),
     Pair(
         name="fewer-cores",

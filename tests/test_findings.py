@@ -21,7 +21,7 @@ from analyzer.insights.data_skew import detect_data_skew
 from analyzer.insights.failed_queries import detect_failed_queries
 from analyzer.insights.file_scans import detect_small_files
 from analyzer.insights.gc_pressure import detect_gc_pressure
-from analyzer.insights.idle_cores import detect_idle_cores
+from analyzer.insights.idle_cores import detect_idle_cores, idle_core_share
 from analyzer.insights.idle_executors import detect_idle_executors
 from analyzer.insights.large_results import detect_large_results
 from analyzer.insights.lost_executors import detect_lost_executors
@@ -444,6 +444,34 @@ def test_gpu_oom_spill_is_evidence_of_the_failed_query() -> None:
 def test_idle_cores_needs_a_long_stage() -> None:
     for name in (CLEAN, "skewed-join", "spill-sort-agg-window"):
         assert detect_idle_cores(sample(name), Thresholds()) == []
+
+
+def test_idle_cores_leaves_a_global_aggregates_one_record_merge_alone() -> None:
+    # Stage 6 is the final merge of a `keys=[]` aggregate (Delta's Snapshot.scala:244): one
+    # task read 1 record of 486 B; no partitioning spreads that. Stage 3 reads an RDD's shuffle
+    # (Delta's table state), which `spark.sql.shuffle.partitions` does not size.
+    log = SAMPLE_EVENTLOGS / "public" / "db_subExecution_id.zstd"
+    if not log.exists():
+        pytest.skip("public sample not present")
+    found = {f.stage_id: f for f in detect_idle_cores(api.analyze(str(log)), Thresholds())}
+    assert 6 not in found
+    rdd = found[3]
+    assert evidence(rdd)["reads"] == "an RDD's shuffle, outside the SQL plan"
+    assert "window" not in rdd.suggestion and "shuffle.partitions=" not in rdd.suggestion
+    assert rdd.advice == ()
+
+
+def test_idle_cores_tells_a_window_without_partition_by() -> None:
+    found = detect_idle_cores(sample("cause-idle-cores"), Thresholds())
+    assert [(f.stage_id, f.number("records_read")) for f in found] == [(2, 2_000_000)]
+    assert evidence(found[0])["reads"] == "a single-partition shuffle (one task)"
+    assert found[0].suggestion.startswith("Spread the work: give the window a PARTITION BY")
+
+
+def test_idle_cores_counts_no_more_slots_than_records() -> None:
+    assert idle_core_share(1, 16, n_records=1) == 0.0
+    assert idle_core_share(1, 16, n_records=4) == 0.75
+    assert idle_core_share(1, 16) == idle_core_share(1, 16, n_records=100) == 1 - 1 / 16
 
 
 # -- Ranking and integration ---------------------------------------------------------------------

@@ -38,7 +38,7 @@ EXPECTED_TOP: dict[str, str | None] = {
     "aqeshuffle_eventlog.zstd": "memory-pressure",
     "db_subExecution_id.zstd": "idle-cores",
     "dsAndDf_eventlog.zstd": "too-many-partitions",
-    "eventlog_4nodes_8cores_dynamic_alloc.zstd": "executor-wait",
+    "eventlog_4nodes_8cores_dynamic_alloc.zstd": "cold-executors",
     "nds_q66_gpu.zstd": "executor-wait",
     "pandas_execs_eventlog.zstd": "too-many-partitions",
     "rp_nosql_eventlog": "executor-wait",
@@ -182,6 +182,27 @@ def test_uneven_split_of_one_row_group_is_not_told_to_split_smaller() -> None:
     skew = next(f for f in findings if f.rule == "data-skew")
     assert "maxPartitionBytes so" not in skew.suggestion
     assert "cannot be split further" in skew.suggestion
+
+
+def test_executor_wait_tells_start_up_from_release_and_cold_executors() -> None:
+    # join_agg: stage 0 was submitted at +4.0 s, the first executor registered at +6.3 s, and no
+    # executor was ever removed; stage 1 deserialized on ten executors up for over 7 s.
+    log = next(p for p in public_logs() if p.name == "join_agg_on_yarn_eventlog.zstd")
+    _local, _dynamic, findings = _findings(log)
+    assert not [f.title for f in findings if "had released" in f.suggestion]
+    waits = [f for f in findings if f.rule == "executor-wait"]
+    assert [(f.stage_id, f.advice) for f in waits] == [(0, ())]
+    assert waits[0].title == "Stage 0 waited 2.3 s for executors (the application's first)"
+    assert "start-up" in waits[0].suggestion and "registered at 6.3 s" in waits[0].suggestion
+    cold = next(f for f in findings if f.rule == "cold-executors")
+    assert (cold.stage_id, cold.advice) == (1, ())
+    # 4nodes: dynamic allocation released executors 1 and 2 at +45 s and +48 s; stages 0 and 1
+    # were submitted at +93 s with none alive.
+    log = next(p for p in public_logs() if p.name == "eventlog_4nodes_8cores_dynamic_alloc.zstd")
+    _local, _dynamic, findings = _findings(log)
+    released = next(f for f in findings if f.rule == "executor-wait")
+    assert released.evidence[0].value == "0, 1"
+    assert released.suggestion.startswith("Dynamic allocation had released every executor")
 
 
 def test_the_table_lists_every_case() -> None:

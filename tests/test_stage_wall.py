@@ -11,12 +11,14 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from eventlog_samples import PUBLIC_CORPUS, public_logs, sample_logs
+from eventlog_samples import PUBLIC_CORPUS, public, public_logs, sample_logs
+from reports import text_report
 
 from analyzer import api
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.capacity import ProfileSlots
 from analyzer.errors import Strictness
+from analyzer.report.options import parse_sections
 
 _BIG_LOG_BYTES = 2 << 20
 
@@ -98,6 +100,7 @@ def test_stage_parts_add_up_to_its_wall(log: Path) -> None:
         parts = (
             wall.wait_executor_ms,
             wall.queued_ms,
+            wall.not_launched_ms,
             wall.scheduler_delay_ms,
             wall.deserialize_ms,
             wall.run_ms,
@@ -107,3 +110,20 @@ def test_stage_parts_add_up_to_its_wall(log: Path) -> None:
         assert min(parts) >= 0, (key, parts)
         assert sum(parts) == wall.wall_ms, (key, parts, wall.wall_ms)
         assert wall.gc_ms + wall.fetch_wait_ms <= wall.run_ms
+
+
+def test_a_stage_that_launched_no_task_is_not_scheduler_delay() -> None:
+    # gpu_oom: stage 37 (1 task) was submitted at +113.8 s while stage 34 held 31 of the 32
+    # slots, launched no task, and ended at +135.8 s "Stage cancelled because SparkContext was
+    # shut down": no driver held a task of it.
+    analysis = analyzed(public("gpu_oom_eventlog.zstd"))
+    wall = analysis.stage_walls[(37, 0)]
+    assert wall.n_tasks == 0 and wall.first_launch_ms is None
+    assert wall.scheduler_delay_ms == 0
+    assert wall.not_launched_ms > 21_000
+    text = text_report(analysis, sections=parse_sections("time"), width=200)
+    line = next(li for li in text.splitlines() if "stage 37:" in li)
+    assert line.endswith(
+        "mostly no task launched (cancelled: Stage cancelled because SparkContext was shut down)"
+    )
+    assert "scheduler delay" not in line

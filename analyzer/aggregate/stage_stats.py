@@ -60,6 +60,9 @@ class StageTaskStats:
     result_serialization_sum_ms: int
     read_sum_bytes: int
     """Summed input plus shuffle-read bytes of successful attempts."""
+    read_sum_records: int
+    """Summed input plus shuffle-read records of successful attempts: how finely the stage's
+    input could be divided at most (0 where the stage read nothing Spark counts, e.g. `range`)."""
     read_median_bytes: int
     read_max_bytes: int
     read_max_task_id: int | None
@@ -95,6 +98,7 @@ def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTas
     ok = pl.col("successful")
     not_ok = ~pl.col("successful")
     read = pl.col("input_bytes") + pl.col("shuffle_read_bytes")
+    read_records = pl.col("input_records") + pl.col("shuffle_read_records")
     frame = (
         tasks.sort("row")
         .group_by("stage_id", "stage_attempt_id")
@@ -133,6 +137,7 @@ def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTas
             pl.col("getting_result_ms").sum().alias("getting_result_sum_ms"),
             pl.col("result_serialization_ms").sum().alias("result_serialization_sum_ms"),
             read.filter(ok).sum().alias("read_sum_bytes"),
+            read_records.filter(ok).sum().alias("read_sum_records"),
             read.filter(ok).quantile(0.5, interpolation="higher").alias("read_median_bytes"),
             read.filter(ok).max().alias("read_max_bytes"),
             _by_largest("task_id", read).alias("read_max_task_id"),

@@ -9,6 +9,10 @@ executor) and "where the time went" can say how much of a stage was tasks at all
 - `queued_ms`: before its first task, or in a gap with none of its tasks running, while every
   slot alive was busy with other stages' tasks (it queued behind them: a capacity question, not
   a scheduling one);
+- `not_launched_ms`: for an attempt that launched no task at all (cancelled or failed before
+  its first task), the rest of its wall: slots were alive and not all busy, yet none of its
+  tasks started; calling it scheduler delay would blame the driver for a stage that only
+  waited its turn and ended;
 - `scheduler_delay_ms`: before its first task with slots free, other gaps with no task of it
   running, after its last task (the driver handling results), and the in-task scheduler delay
   Spark's UI shows (launch to finish minus run, deserialization and result time): time the
@@ -69,6 +73,12 @@ class StageWall:
     fetch_wait_ms: int = field(metadata=_help("Part of `run_ms` waiting for shuffle blocks."))
     result_ms: int = field(metadata=_help("Serializing and fetching task results (wall share)."))
     tail_ms: int = field(metadata=_help("The straggler tail."))
+    not_launched_ms: int = field(
+        default=0,
+        metadata=_help(
+            "An attempt that launched no task: its wall with slots alive and not all busy."
+        ),
+    )
 
     @property
     def wall_ms(self) -> int:
@@ -271,7 +281,10 @@ def take_stage_walls(
         profile = capacity.profile(s.resource_profile_id)
         f = figures.get(key)
         if f is None or not f["n"]:
+            # No task launched: it waited for executors, queued behind other stages' tasks, or
+            # neither and ended (cancelled, failed): not the driver holding tasks it never had.
             waiting = profile.without_slots_ms(start, end)
+            queued = min(end - start - waiting, running.busy_ms(start, end, profile))
             out[key] = StageWall(
                 stage_id=s.stage_id,
                 stage_attempt_id=s.attempt_id,
@@ -282,14 +295,15 @@ def take_stage_walls(
                 n_tasks=0,
                 peak_running=0,
                 wait_executor_ms=waiting,
-                queued_ms=0,
-                scheduler_delay_ms=end - start - waiting,
+                queued_ms=queued,
+                scheduler_delay_ms=0,
                 deserialize_ms=0,
                 run_ms=0,
                 gc_ms=0,
                 fetch_wait_ms=0,
                 result_ms=0,
                 tail_ms=0,
+                not_launched_ms=end - start - waiting - queued,
             )
             continue
         first = min(max(f["first_launch"], start), end)
@@ -348,6 +362,7 @@ def take_stage_walls(
 PARTS = (
     "wait_executor_ms",
     "queued_ms",
+    "not_launched_ms",
     "scheduler_delay_ms",
     "deserialize_ms",
     "run_ms",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, idle_timeout_above_gap, min_executors_for_waits
-from analyzer.insights.executor_wait import started_fresh
+from analyzer.insights.executor_wait import profile_id, released_before, started_fresh
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_duration_ms
@@ -33,9 +33,13 @@ def detect_cold_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         execution_id = ctx.stage_execution(wall.stage_id)
         if started_fresh(analysis, wall) or ctx.in_failed_execution(wall.stage_id):
             continue  # executors dynamic allocation had just started: part of executor-wait
-        dynamic = ctx.capacity.dynamic_allocation
+        # Keeping executors warms the next stage only where dynamic allocation had released
+        # some before it; executors that stayed up but never ran a task are cold all the same.
+        released = ctx.capacity.dynamic_allocation and released_before(
+            analysis, profile_id(analysis, wall), wall.start_ms
+        )
         advice: tuple[Advice, ...] = ()
-        if dynamic:
+        if released:
             floor = min_executors_for_waits(
                 ctx.properties, wall.peak_running, ctx.slots_per_executor
             )

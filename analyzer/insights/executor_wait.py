@@ -3,7 +3,9 @@
 With dynamic allocation, executors idle longer than `executorIdleTimeout` are released, and the
 next stage waits `schedulerBacklogTimeout` plus the executors' start-up before its first task;
 a stage of another resource profile waits for executors of its own profile whatever else is
-alive. That wait is wall time no partitioning or query change shortens.
+alive. That wait is wall time no partitioning or query change shortens. The suggestion follows
+what the log shows: a release only where an ExecutorRemoved came before the wait, the
+application's start-up where no executor had registered yet.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from analyzer.insights.advice import (
     parse_seconds,
 )
 from analyzer.insights.finding import Advice, Finding, ev
+from analyzer.insights.lost_executors import is_loss
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.application import DRIVER_ID
 from analyzer.units import fmt_duration_ms
 
 RULE = "executor-wait"
@@ -43,17 +47,51 @@ COLD_SHARE = 0.5
 
 
 def started_fresh(analysis: Analysis, wall: StageWall) -> bool:
-    """True when a stage's wall time went mostly to deserializing on executors dynamic
-    allocation had just added: the rest of its wait for executors to be ready."""
+    """True when a stage submitted with no slot of its resource profile alive spent its wall
+    time mostly deserializing on the executors dynamic allocation then added: the rest of its
+    wait for executors to be ready. Deserializing on executors already alive at submission is
+    not waiting for executors (see `cold-executors`)."""
     cap = analysis.capacity
     if not cap.dynamic_allocation or wall.first_launch_ms is None:
         return False
     if wall.deserialize_ms < COLD_SHARE * wall.wall_ms:
         return False
-    stage = context(analysis).attempts.get((wall.stage_id, wall.stage_attempt_id))
-    profile = cap.profile(stage.resource_profile_id if stage else 0)
+    profile = cap.profile(profile_id(analysis, wall))
+    if profile.at(wall.start_ms) > 0:
+        return False
     first = wall.first_launch_ms
     return profile.at(first) > profile.at(first - FRESH_MS)
+
+
+def profile_id(analysis: Analysis, wall: StageWall) -> int:
+    """The resource profile a stage attempt ran with (0 when the log does not say)."""
+    stage = context(analysis).attempts.get((wall.stage_id, wall.stage_attempt_id))
+    return stage.resource_profile_id if stage else 0
+
+
+def released_before(analysis: Analysis, profile_id: int, moment_ms: int) -> bool:
+    """True when the log shows an executor of the profile released (an ExecutorRemoved for a
+    routine reason, as dynamic allocation gives) at or before `moment_ms`."""
+    return any(
+        e.removed_ms is not None
+        and e.removed_ms <= moment_ms
+        and e.resource_profile_id == profile_id
+        and not is_loss(e.removed_reason)
+        for e in analysis.application.executors
+    )
+
+
+def first_added_ms(analysis: Analysis, profile_id: int) -> int | None:
+    """When the first executor of the profile registered (epoch ms); None when the log shows
+    none registering, or one of unknown age (it counts as alive from the start)."""
+    added = [
+        e.added_ms
+        for e in analysis.application.executors
+        if e.resource_profile_id == profile_id and e.executor_id != DRIVER_ID
+    ]
+    if not added or None in added:
+        return None
+    return min(t for t in added if t is not None)
 
 
 def startup_delay_ms(analysis: Analysis, wall: StageWall) -> int:
@@ -62,8 +100,7 @@ def startup_delay_ms(analysis: Analysis, wall: StageWall) -> int:
     Counted only when it is at least `COLD_SHARE` of the stage's wall time."""
     if wall.first_launch_ms is None:
         return 0
-    stage = context(analysis).attempts.get((wall.stage_id, wall.stage_attempt_id))
-    profile = analysis.capacity.profile(stage.resource_profile_id if stage else 0)
+    profile = analysis.capacity.profile(profile_id(analysis, wall))
     first = wall.first_launch_ms
     if profile.at(first - FRESH_MS) > 0:
         return 0
@@ -116,6 +153,13 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         stage_ids = sorted({w.stage_id for w in walls})
         profile = profile_of.get((first.stage_id, first.stage_attempt_id), 0)
         others = sum(p.at(first.start_ms) for p in cap.profiles if p.profile_id != profile)
+        added_ms = first_added_ms(analysis, profile)
+        startup = (
+            cap.dynamic_allocation
+            and not others
+            and added_ms is not None
+            and all(w.start_ms < added_ms for w in walls)
+        )
         evidence = [
             ev("stage_ids", "stages", ", ".join(map(str, stage_ids)), "text"),
             ev("wait_ms", "waited for executors (union)", lost_ms, "ms"),
@@ -141,6 +185,14 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 f"keep executors of that profile (set {floor.setting}={floor.value}; it "
                 "applies per profile)."
             )
+        elif startup or (
+            cap.dynamic_allocation
+            and not any(released_before(analysis, profile, w.start_ms) for w in walls)
+        ):
+            # No executor had been released before the waits: the application's start-up, or
+            # executors lost. Keeping executors (minExecutors, a longer idle timeout) changes
+            # neither.
+            suggestion = _unreleased_wait(analysis, first, added_ms if startup else None)
         elif cap.dynamic_allocation:
             timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
             idle = idle_timeout_above_gap(ctx.properties, gap_ms)
@@ -201,6 +253,8 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                     + (
                         " of its resource profile"
                         if others
+                        else " (the application's first)"
+                        if startup
                         else " (none alive, or just started)"
                         if cold
                         else " (none alive)"
@@ -217,3 +271,31 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             )
         )
     return findings
+
+
+def _unreleased_wait(analysis: Analysis, first: StageWall, startup_ms: int | None) -> str:
+    """The suggestion for a wait under dynamic allocation that no release explains:
+    `startup_ms`, when the stages waited for the application's first executors, is when the
+    first one registered (epoch ms)."""
+    app_start_ms = analysis.application.start_ms
+    if startup_ms is not None:
+        when = (
+            f" ({fmt_duration_ms(first.start_ms - app_start_ms)} after the application "
+            "started; its first executor registered at "
+            f"{fmt_duration_ms(startup_ms - app_start_ms)})"
+            if app_start_ms is not None
+            else ""
+        )
+        return (
+            f"The application's start-up: no executor had been added yet when stage "
+            f"{first.stage_id} was submitted{when}, and none had been released. Keeping "
+            "executors (minExecutors, executorIdleTimeout) does not shorten this wait; if it "
+            "is long, check the cluster's free capacity and executor start-up (image pulls, "
+            "large --jars)."
+        )
+    return (
+        "No executor of the stage's resource profile was alive, and the log shows none "
+        "released by dynamic allocation before: they had been lost (see lost-executors) or "
+        "were still starting. Check the cluster's free capacity and executor start-up (image "
+        "pulls, large --jars)."
+    )

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights.failed_queries import first_line
 from analyzer.insights.failure_cause import is_cancellation, root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.units import first_line
 
 RULE = "failed-job"
 METHOD = "the failed job's wall time: its result was never produced"

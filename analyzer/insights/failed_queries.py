@@ -13,20 +13,6 @@ from analyzer.model.application import Execution, Job
 
 RULE = "failed-query"
 METHOD = "the failed execution's whole wall time: its result was never produced"
-FIRST_LINE_CHARS = 200
-
-
-def first_line(text: str, limit: int = FIRST_LINE_CHARS) -> str:
-    """Return the first non-blank line of `text`, cut to `limit` characters.
-
-    >>> first_line("\\n  boom: bad key\\n\\tat Foo.scala")
-    'boom: bad key'
-    """
-    for line in text.splitlines():
-        if line.strip():
-            line = line.strip()
-            return line if len(line) <= limit else line[: limit - 1] + "…"
-    return ""
 
 
 def _first_failed(jobs: list[Job]) -> Job | None:

@@ -2,39 +2,61 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, split_can_shrink
 from analyzer.insights.advice import max_partition_bytes_to_spread, shuffle_partitions_for_size
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.units import fmt_count, fmt_duration_ms
 
 RULE = "idle-cores"
 METHOD = (
     "the stage's running part of its wall time (run, results and straggler tail; not waits, "
-    "scheduler delay or deserialization) × (1 − tasks / task slots): that part could have run "
-    "that much faster had its work been spread over every slot"
+    "scheduler delay or deserialization) × (1 − tasks / usable slots, the slots alive or the "
+    "records read if fewer): that part could have run that much faster had its work been "
+    "spread over every usable slot"
 )
 SINGLE_PARTITION = "SinglePartition"
 
+# What reads a single-partition shuffle (`_single_read`), each with its own fix.
+WINDOW = "window"
+SORT_OR_LIMIT = "sort or limit"
+REPARTITION = "repartition"
+GLOBAL_AGGREGATE = "global aggregate"
+UNKNOWN = "unknown"
+SORT_OR_LIMIT_NODES = frozenset(("Sort", "GlobalLimit", "TakeOrderedAndProject", "CollectLimit"))
 
-def idle_core_share(n_tasks: int, n_cores: int) -> float:
-    """Return the share of cores a stage of `n_tasks` tasks leaves idle.
+
+def idle_core_share(n_tasks: int, n_cores: int, n_records: int = 0) -> float:
+    """Return the share of the cores a stage of `n_tasks` tasks could have used but left idle.
+
+    A stage that read `n_records` records (input plus shuffle) can be divided into at most that
+    many tasks: more slots than records do nothing for it. `n_records` 0 means the stage read
+    nothing Spark counts (rows made in the task, as `range` does), so only the cores bound it.
 
     >>> idle_core_share(1, 4)
     0.75
+    >>> idle_core_share(1, 16, n_records=1), idle_core_share(1, 16, n_records=2)
+    (0.0, 0.5)
     """
-    return max(0.0, 1 - n_tasks / n_cores) if n_cores > 0 else 0.0
+    usable = min(n_cores, n_records) if n_records > 0 else n_cores
+    return max(0.0, 1 - n_tasks / usable) if usable > 0 else 0.0
 
 
 def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
-    """Report stages of SQL executions that used at most `1 − idle_cores_share` of the cores
-    alive when they ran, when the idle capacity cost at least `idle_cores_min_ms` and a
+    """Report stages of SQL executions that used at most `1 − idle_cores_share` of the task
+    slots alive when they ran, when the idle capacity cost at least `idle_cores_min_ms` and a
     meaningful share of the query's wall time.
 
-    The finding points at the operator with the most self time in the stage; when the stage
-    reads a single-partition shuffle (a window without PARTITION BY, a global sort or limit,
-    repartition(1)) it says so.
+    Slots beyond the records the stage read are not counted as idle: one record cannot be
+    split across tasks. The finding points at the operator with the most self time in the
+    stage; when the stage reads a single-partition shuffle it says so, and its fix names what
+    asked for the one partition (a window without PARTITION BY, a global sort or limit,
+    repartition(1)). The final merge of a global aggregate (no GROUP BY) is left out: it
+    merges one partial result per upstream task, and no partitioning spreads that.
     """
     ctx = context(analysis)
     findings = []
@@ -43,7 +65,7 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         if wall is None or s.n_successful == 0 or wall.slots <= 0:
             continue  # no slot alive while it ran: waiting, not idle (see executor-wait)
         cores = wall.slots
-        idle = idle_core_share(s.n_successful, cores)
+        idle = idle_core_share(s.n_successful, cores, s.read_sum_records)
         if idle < thresholds.idle_cores_share:
             continue
         execution_id = ctx.stage_execution(s.stage_id)
@@ -55,8 +77,12 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             lost_ms, execution_id, thresholds
         ):
             continue
-        node_id, node_name, single = _hottest(analysis, execution_id, s.stage_id)
-        where = f" in node {node_id} {node_name}" if node_id is not None else ""
+        reads = _stage_reads(analysis, execution_id, s.stage_id)
+        single = reads.single
+        if single == GLOBAL_AGGREGATE:
+            continue  # a global aggregate's final merge: one task whatever the partitioning
+        node_id = reads.node_id
+        where = f" in node {node_id} {reads.node_name}" if node_id is not None else ""
         evidence = [
             ev("n_tasks", "tasks", s.n_successful, "count"),
             ev("n_cores", "task slots alive", cores, "count"),
@@ -64,15 +90,25 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             ev("stage_wall_ms", "stage wall time", wall.wall_ms, "ms"),
             ev("running_ms", "of which running", running_ms, "ms"),
         ]
+        if s.read_sum_records:
+            evidence.append(ev("records_read", "records read", s.read_sum_records, "count"))
         splittable = (
             split_can_shrink(s.read_max_bytes, ctx.properties) if s.read_sum_bytes else False
         )
         reads_files = s.shuffle_read_median_bytes == 0 and s.read_sum_bytes > 0
-        if single:
+        reads_rdd = not reads_files and s.shuffle_read_max_bytes > 0 and not reads.reads_exchange
+        generated = s.read_sum_bytes == 0  # rows made in the task (range, parallelize)
+        advice: Advice | None = None
+        if single is not None:
             evidence.append(
                 ev("single_partition", "reads", "a single-partition shuffle (one task)", "text")
             )
-            advice = None
+        elif reads_rdd:
+            evidence.append(
+                ev("rdd_shuffle", "reads", "an RDD's shuffle, outside the SQL plan", "text")
+            )
+        elif generated:
+            evidence.append(ev("generated", "reads", "no file or shuffle", "text"))
         elif reads_files:
             advice = max_partition_bytes_to_spread(
                 ctx.properties, s.read_sum_bytes, s.read_max_bytes, cores
@@ -90,6 +126,8 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 ),
                 suggestion=_suggestion(
                     single,
+                    reads_rdd,
+                    generated,
                     reads_files,
                     splittable and advice is not None and advice.value is not None,
                     advice,
@@ -107,13 +145,44 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
     return findings
 
 
-def _suggestion(single: bool, reads_files: bool, splittable: bool, advice: Advice | None) -> str:
-    """What spreads the work: never smaller file splits where the input cannot be split."""
-    if single:
+SINGLE_FIXES = {
+    WINDOW: "give the window a PARTITION BY (without one, every row goes to one task)",
+    SORT_OR_LIMIT: (
+        "sort or limit within partitions, or after the heavy step, rather than globally before it"
+    ),
+    REPARTITION: "drop the repartition(1) before the heavy step, or move it after",
+    UNKNOWN: (
+        "find what asks for one partition (a window without PARTITION BY, a global sort or "
+        "limit, repartition(1)) and move it after the heavy step"
+    ),
+}
+"""The fix for each kind of single-partition read, as the suggestion words it."""
+
+
+def _suggestion(
+    single: str | None,
+    reads_rdd: bool,
+    generated: bool,
+    reads_files: bool,
+    splittable: bool,
+    advice: Advice | None,
+) -> str:
+    """What spreads the work: never smaller file splits where the input cannot be split, nor
+    SQL shuffle partitions where no SQL shuffle sizes the tasks."""
+    if single is not None:
+        fix = SINGLE_FIXES.get(single, SINGLE_FIXES[UNKNOWN])
+        return f"Spread the work: {fix}: a single-partition shuffle ignores the partition settings."
+    if reads_rdd:
         return (
-            "Spread the work: give the window a PARTITION BY, avoid global sorts and "
-            "repartition(1)/coalesce(1) before heavy steps: a single-partition shuffle ignores "
-            "the partition settings."
+            "Spread the work: repartition() before the expensive step: the stage reads the "
+            "shuffle of an RDD under the plan (a Dataset made from an RDD, a cached state), "
+            "whose partitions no SQL partition setting sizes."
+        )
+    if generated:
+        return (
+            "Spread the work: give the source more partitions (range(), parallelize()), or "
+            "repartition() before the expensive step: the stage reads no file or shuffle, so "
+            "no partition setting sizes its tasks."
         )
     if reads_files and splittable and advice is not None:
         return (
@@ -133,30 +202,79 @@ def _suggestion(single: bool, reads_files: bool, splittable: bool, advice: Advic
     )
 
 
-def _hottest(
-    analysis: Analysis, execution_id: int | None, stage_id: int
-) -> tuple[int | None, str, bool]:
-    """The operator with the most self time in a stage, and whether the stage reads a
-    single-partition shuffle."""
-    if execution_id is None:
-        return None, "", False
+@dataclass(frozen=True, slots=True)
+class StageReads:
+    """Where a stage's work is in its SQL plan, and which of the plan's shuffles it reads."""
+
+    node_id: int | None
+    """The operator with the most self time in the stage (None when none has any)."""
+    node_name: str
+    reads_exchange: bool
+    """Whether the stage reads an Exchange of the plan; a stage that reads a shuffle without
+    reading one reads an RDD's shuffle, which `spark.sql.shuffle.partitions` does not size."""
+    single: str | None
+    """What reads a single-partition exchange in the stage (`WINDOW` …), None when none."""
+
+
+def _stage_reads(analysis: Analysis, execution_id: int, stage_id: int) -> StageReads:
+    """Find the operator with the most self time in a stage, and the exchanges it reads."""
     times = analysis.times.get(execution_id)
     execution = context(analysis).executions.get(execution_id)
     if times is None or execution is None:
-        return None, "", False
+        return StageReads(None, "", reads_exchange=False, single=None)
     graph = execution.final_plan.graph
+    stages = {nt.node_id: dict(nt.by_stage) for nt in times.nodes.values()}
     best: tuple[float, int] | None = None
-    single = False
-    for nt in times.nodes.values():
-        ms = dict(nt.by_stage).get(stage_id)
+    reads_exchange = False
+    single: str | None = None
+    for node_id, by_stage in stages.items():
+        ms = by_stage.get(stage_id)
         if ms is None:
             continue
-        node = graph.node(nt.node_id)
-        if "Exchange" in node.name and SINGLE_PARTITION in node.desc:
-            single = True
+        node = graph.node(node_id)
+        if "Exchange" in node.name:
+            readers = _readers(graph, stages, node_id, stage_id)
+            reads_exchange = reads_exchange or bool(readers)
+            if readers and SINGLE_PARTITION in node.desc:
+                single = _single_kind(readers, node.desc)
             continue
         if best is None or ms > best[0]:
-            best = (ms, nt.node_id)
+            best = (ms, node_id)
     if best is None:
-        return None, "", single
-    return best[1], graph.node(best[1]).name, single
+        return StageReads(None, "", reads_exchange, single)
+    return StageReads(best[1], graph.node(best[1]).name, reads_exchange, single)
+
+
+def _readers(
+    graph: PlanGraph, stages: dict[int, dict[int, float]], exchange_id: int, stage_id: int
+) -> list[PlanNode]:
+    """The operators that read an exchange in `stage_id`: none when that stage only writes it.
+
+    They are the operators above the exchange up to the stage's end; nodes that only wrap
+    others (query stages, codegen inputs, AQE's shuffle reads) run in no stage of their own
+    and are passed through.
+    """
+    readers = []
+    parent = graph.parent_of(exchange_id)
+    while parent is not None:
+        by_stage = stages.get(parent.node_id, {})
+        if by_stage and stage_id not in by_stage:
+            break
+        if by_stage:
+            readers.append(parent)
+        parent = graph.parent_of(parent.node_id)
+    return readers
+
+
+def _single_kind(readers: list[PlanNode], exchange_desc: str) -> str:
+    """What asked a single-partition exchange for its one partition, read off its readers."""
+    first = readers[0]
+    if first.name.endswith("Aggregate") and "keys=[]" in first.desc:
+        return GLOBAL_AGGREGATE
+    if any(n.name.startswith("Window") for n in readers):
+        return WINDOW
+    if "REPARTITION" in exchange_desc:
+        return REPARTITION
+    if any(n.name in SORT_OR_LIMIT_NODES for n in readers):
+        return SORT_OR_LIMIT
+    return UNKNOWN

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
-from analyzer.insights.failed_queries import first_line
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.units import first_line
 
 RULE = "lost-executors"
 METHOD = (

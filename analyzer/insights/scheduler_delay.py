@@ -3,8 +3,10 @@
 Scheduler delay is the part of a stage's wall time in which its tasks were launched but not
 running their code (Spark's UI: duration minus run, deserialization and result time), plus the
 time before its first task and after its last with slots free: the driver busy launching tasks
-or handling results, or an RPC layer backed up. Stages running side by side stalled by one
-driver hiccup share the same wall time, so the finding counts their windows' union once.
+or handling results, or an RPC layer backed up. An attempt that launched no task has none (its
+wall is `not_launched_ms`): there was no task for the driver to hold. Stages running side by
+side stalled by one driver hiccup share the same wall time, so the finding counts their
+windows' union once.
 """
 
 from __future__ import annotations

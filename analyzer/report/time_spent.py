@@ -22,7 +22,7 @@ from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct, plural
+from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, plural
 
 MAX_EXECUTIONS = 3
 """How many of the slowest executions the section follows …"""
@@ -44,6 +44,7 @@ DESCRIPTION_CHARS = 70
 PART_LABELS = {
     "wait_executor_ms": "waiting for an executor",
     "queued_ms": "queued for a free slot",
+    "not_launched_ms": "no task launched",
     "scheduler_delay_ms": "scheduler delay",
     "deserialize_ms": "deserialization",
     "run_ms": "run",
@@ -122,8 +123,9 @@ class StageTimeView:
     mostly_str: str = field(
         metadata=_help(
             "`mostly scheduler delay` when a part other than running tasks is most of its "
-            "wall time and at least 1 s (its operators then explain only the run part), "
-            "else empty."
+            "wall time and at least 1 s (its operators then explain only the run part); "
+            "`mostly no task launched (cancelled: …)` with how an attempt that launched no "
+            "task ended; else empty."
         )
     )
     operators: tuple[HotOperatorView, ...] = field(
@@ -336,6 +338,20 @@ def _parts(parts: dict[str, int], wall_ms: int) -> tuple[str, str]:
     return line, mostly
 
 
+NOT_LAUNCHED = f"mostly {PART_LABELS['not_launched_ms']}"
+
+
+def _how_it_ended(analysis: Analysis, stage_id: int) -> str:
+    """` (cancelled: <reason>)` or ` (failed: <reason>)` for a stage whose last attempt
+    ended with a failure reason, else empty: what became of a stage that launched no task."""
+    reasons = [s.failure_reason for s in analysis.application.stages if s.stage_id == stage_id]
+    reason = reasons[-1] if reasons else None
+    if not reason:
+        return ""
+    how = "cancelled" if "cancelled" in reason.lower() else "failed"
+    return f" ({how}: {first_line(reason)})"
+
+
 def _execution_view(
     analysis: Analysis,
     execution: Execution,
@@ -359,6 +375,8 @@ def _execution_view(
         stage_time = times.stages.get(span.stage_id) if times else None
         run_ms = stage_time.run_ms if stage_time else 0
         parts_str, mostly_str = _parts(analysis.stage_parts(span.stage_id), span.wall_ms)
+        if mostly_str == NOT_LAUNCHED:
+            mostly_str += _how_it_ended(analysis, span.stage_id)
         stages.append(
             StageTimeView(
                 stage_id=span.stage_id,
