@@ -213,22 +213,15 @@ def find_issues(analysis: Analysis, thresholds: Thresholds | None = None) -> lis
     return findings
 
 
-def make_what_if(
-    analysis: Analysis,
-    options: ReportOptions | None = None,
-    plan_made: Callable[[], object] | None = None,
-) -> None:
+def make_what_if(analysis: Analysis, options: ReportOptions | None = None) -> None:
     """Make the what-if figures the reports of `options` show, before their findings.
 
     Every format shows the what-if. Made before the findings, its transient (a plan of every
-    stage attempt and execution) sits on less: not on the figures the rules keep. `plan_made`
-    is called once its plan is built (or at once, when the figures were made before).
+    stage attempt and execution) sits on less: not on the figures the rules keep.
     """
     from analyzer.aggregate.allocator import release_free_memory
 
-    analysis.what_if(options.what_if_slots if options is not None else None, plan_made)
-    if plan_made is not None:
-        plan_made()  # idempotent where the figures were made before
+    analysis.what_if(options.what_if_slots if options is not None else None)
     release_free_memory()  # the what-if's replay plan, before the rules' transients
 
 
@@ -311,8 +304,8 @@ def _render(
 
     options = options if options is not None else ReportOptions()
     if findings is None:
-        with figures_made_aside(analysis, _figures_aside(analysis, options)) as start_aside:
-            make_what_if(analysis, options, start_aside)
+        with figures_made_aside(analysis, _figures_aside(analysis, options)):
+            make_what_if(analysis, options)
             findings = find_issues(analysis, options.thresholds)
     if options.prices is not None and any(f.estimated_lost_cost is None for f in findings):
         from analyzer.insights.cost import price_findings

@@ -132,11 +132,10 @@ def main() -> None:
         del replayed
         phases.done("aggregate")
         options = ReportOptions(fmt=args.format)
-        # As the report command does: the task table's figures made in a second thread once the
-        # what-if's plan is built, while its replays and the rules run, and waited for before
-        # the report.
-        with figures_made_aside(analysis, api._figures_aside(analysis, options)) as start_aside:
-            api.make_what_if(analysis, options, start_aside)
+        # As the report command does: the task table's figures made in a second thread while
+        # the what-if (first) and the rules run, and waited for before the report.
+        with figures_made_aside(analysis, api._figures_aside(analysis, options)):
+            api.make_what_if(analysis, options)
             phases.done("what-if")
             findings = api.find_issues(analysis)
         phases.done("findings")

@@ -64,8 +64,7 @@ def test_a_figure_asked_for_while_made_aside_is_made_once(
         return made(*args)
 
     monkeypatch.setattr(analysis_module, "take_stage_walls", slow_walls)
-    with figures_made_aside(analysis, [lambda a: a.stage_walls]) as start:
-        start()
+    with figures_made_aside(analysis, [lambda a: a.stage_walls]):
         assert started.wait(10)
         walls = analysis.stage_walls
     assert calls == ["figures-aside"]
@@ -83,8 +82,8 @@ def test_a_figure_that_fails_aside_raises_where_it_is_asked_for(
         raise RuntimeError("stage statistics failed")
 
     monkeypatch.setattr(analysis_module, "aggregate_stage_tasks", broken)
-    with figures_made_aside(analysis, [lambda a: a.stage_stats, lambda a: a.stage_walls]) as start:
-        start()
+    with figures_made_aside(analysis, [lambda a: a.stage_stats, lambda a: a.stage_walls]):
+        pass
     # The thread went on to the next figure; the failed one is not kept.
     assert calls == ["figures-aside"]
     assert "stage_walls" in analysis._figures and "stage_stats" not in analysis._figures
@@ -98,44 +97,5 @@ def test_a_log_of_few_tasks_per_stage_makes_its_figures_in_order() -> None:
     assert analysis.tasks.height < api.ASIDE_MIN_TASKS_PER_STAGE * len(analysis.application.stages)
     assert api._figures_aside(analysis, ReportOptions(fmt="json")) == []
     before = threading.active_count()
-    with figures_made_aside(analysis, []) as start:
-        start()
+    with figures_made_aside(analysis, []):
         assert threading.active_count() == before
-
-
-def test_the_figures_start_once_the_what_ifs_plan_is_built(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The what-if's plan and the figures' transients are each about the size of the task
-    table: the figures start after the plan is built, not beside its building."""
-    log = _MANY_TASKS_PER_STAGE[0]
-    analysis = _fresh(log)
-    options = ReportOptions(fmt="json")
-    order: list[str] = []
-    build = analysis_module.build_replay_plan
-    walls = analysis_module.take_stage_walls
-
-    def noted_build(*args: Any) -> Any:
-        order.append("plan")
-        return build(*args)
-
-    def noted_walls(*args: Any) -> Any:
-        order.append("walls")
-        return walls(*args)
-
-    monkeypatch.setattr(analysis_module, "build_replay_plan", noted_build)
-    monkeypatch.setattr(analysis_module, "take_stage_walls", noted_walls)
-    with figures_made_aside(analysis, api._figures_aside(analysis, options)) as start:
-        time.sleep(0.1)
-        assert order == []  # nothing made aside before the block starts it
-        api.make_what_if(analysis, options, start)
-    assert order == ["plan", "walls"]
-
-
-def test_a_block_that_never_starts_the_figures_makes_them_where_asked() -> None:
-    analysis = _fresh(_MANY_TASKS_PER_STAGE[0])
-    before = threading.active_count()
-    with figures_made_aside(analysis, [lambda a: a.stage_walls]):
-        assert threading.active_count() == before
-    assert "stage_walls" not in analysis._figures
-    assert analysis.stage_walls

@@ -241,27 +241,20 @@ class Analysis:
             ),
         )
 
-    def what_if(
-        self,
-        task_slots: tuple[int, ...] | None = None,
-        plan_made: Callable[[], object] | None = None,
-    ) -> WhatIfFigures:
+    def what_if(self, task_slots: tuple[int, ...] | None = None) -> WhatIfFigures:
         """The predicted walls with other task slot counts (`task_slots`; None: half, double and
         four times the run's) and the critical path's floor (`aggregate.what_if`).
 
         The replay's plan (every task's duration, every moment's dependencies) is built for the
         figures and then dropped: a report asks once per slot list, and the plan holds a few
-        hundred bytes per stage attempt and SQL execution. `plan_made` is called once the plan
-        is built, before its replays (which hold little memory).
+        hundred bytes per stage attempt and SQL execution.
         """
-
-        def compute() -> WhatIfFigures:
-            plan = build_replay_plan(self.application, self.tasks, self.capacity)
-            if plan_made is not None:
-                plan_made()
-            return what_if_figures(plan, task_slots)
-
-        return self._once(("what_if", task_slots), compute)
+        return self._once(
+            ("what_if", task_slots),
+            lambda: what_if_figures(
+                build_replay_plan(self.application, self.tasks, self.capacity), task_slots
+            ),
+        )
 
     def stage_parts(self, stage_id: int) -> dict[str, int]:
         """A stage's wall parts summed over its attempts (`aggregate.stage_wall.stage_parts`)."""
@@ -465,19 +458,20 @@ class Analysis:
 @contextmanager
 def figures_made_aside(
     analysis: Analysis, figures: Sequence[Callable[[Analysis], object]]
-) -> Iterator[Callable[[], None]]:
-    """Compute `figures` (accessors of `analysis`, in order) in a second thread, from when the
-    block calls the function it is given (at most once is done) to when it ends.
+) -> Iterator[None]:
+    """Compute `figures` (accessors of `analysis`, in order) in a second thread while the block
+    runs, and wait for them when it ends.
 
     The figures of the task table (stage walls, task statistics and quantiles) are mostly
     polars, which works without holding Python's lock: made beside the Python of the what-if
-    and the rules, they take no wall time of their own on a second core. The block starts them
-    once the what-if's plan is built: the plan's transient and the figures' are each about as
-    large as the task table's columns, and made at the same time they added up (a log of 972k
-    tasks peaked 100 MB higher). A figure the block asks for while the thread makes it is
-    waited for (`Analysis._once`); one the thread fails to make is made again where it is asked
-    for, which raises its error there; without the call, each is made where it is asked for.
+    and the rules, they take no wall time of their own on a second core. A figure the block asks
+    for while the thread makes it is waited for (`Analysis._once`); one the thread fails to make
+    is made again where it is asked for, which raises its error there.
     """
+
+    if not figures:
+        yield
+        return
 
     def make() -> None:
         for figure in figures:
@@ -487,19 +481,11 @@ def figures_made_aside(
                 continue
 
     thread = threading.Thread(target=make, name="figures-aside", daemon=True)
-    started = False
-
-    def start() -> None:
-        nonlocal started
-        if figures and not started:
-            started = True
-            thread.start()
-
+    thread.start()
     try:
-        yield start
+        yield
     finally:
-        if started:
-            thread.join()
+        thread.join()
 
 
 def analyze_built(
