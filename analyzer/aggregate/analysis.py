@@ -331,15 +331,19 @@ class Analysis:
             lambda: attempts_of(set(execution.stage_ids), self.application.stages),
         )
 
-    def critical_path(self, stage_ids: Collection[int]) -> tuple[StageSpan, ...]:
+    def critical_path(self, stage_ids: Collection[int], keep: bool = True) -> tuple[StageSpan, ...]:
         """The chain of stages an execution (of `stage_ids`, its own or with its sub-executions')
-        waited for, first to last (`aggregate.time_spent`)."""
+        waited for, first to last (`aggregate.time_spent`).
+
+        With `keep=False` a path not kept yet is worked out and not kept: the JSON report asks
+        once for every execution's, and keeping them grew the report's memory with executions
+        (about 1 KB each).
+        """
         # Kept per execution: a sorted tuple is a quarter of a frozenset of the same ids.
-        wanted = tuple(sorted(set(stage_ids)))
-        return self._once(
-            ("critical_path", wanted),
-            lambda: critical_path(tuple(stage_ids), self.application.stages),
-        )
+        key = ("critical_path", tuple(sorted(set(stage_ids))))
+        if not keep and key not in self._figures:
+            return critical_path(tuple(stage_ids), self.application.stages)
+        return self._once(key, lambda: critical_path(tuple(stage_ids), self.application.stages))
 
     def metric_histograms(self, execution_id: int, n_bins: int) -> dict[int, MetricHistogram]:
         """Each plan-node metric of an execution binned into `n_bins` equal bins, by
