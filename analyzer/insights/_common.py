@@ -225,6 +225,24 @@ def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms:
     return int(min(stage_wall_ms, stage_wall_ms * part_task_ms / stage_task_ms))
 
 
+def stage_part_wall_ms(
+    analysis: Analysis,
+    key: tuple[int, int],
+    wall_part: Callable[[StageWall], int],
+    summed_ms: Callable[[StageTaskStats], float],
+) -> int:
+    """The wall time a stage attempt's tasks spent on one thing: that part of its wall time
+    (`wall_part` of `aggregate.stage_wall`), else the thing's summed task time (`summed_ms`)
+    charged its share of the stage's wall (`wall_share_ms`)."""
+    ctx = context(analysis)
+    wall = ctx.walls.get(key)
+    if wall is not None:
+        return wall_part(wall)
+    s = ctx.stage_stats[key]
+    stage = ctx.attempts.get(key)
+    return wall_share_ms(stage.duration_ms if stage else None, summed_ms(s), s.duration_sum_ms)
+
+
 FILE_LISTING_DESCRIPTION = "Listing leaf files and directories"
 """How Spark describes its parallel file listing job (partition discovery: `HadoopFSUtils`,
 `InMemoryFileIndex` before 3.1): `… for 2004 paths:<br/>gs://…, ...`, `… for 1 path:<br/>…`."""

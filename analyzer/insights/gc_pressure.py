@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, wall_share_ms
+from analyzer.insights._common import context, stage_part_wall_ms
 from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -30,13 +30,7 @@ def gc_share(gc_ms: int, task_ms: int) -> float:
 
 def gc_wall_ms(analysis: Analysis, key: tuple[int, int]) -> int:
     """The wall time a stage attempt's tasks spent in GC: the GC part of its run part."""
-    ctx = context(analysis)
-    wall = ctx.walls.get(key)
-    if wall is not None:
-        return wall.gc_ms
-    s = ctx.stage_stats[key]
-    stage = ctx.attempts.get(key)
-    return wall_share_ms(stage.duration_ms if stage else None, s.gc_sum_ms, s.duration_sum_ms)
+    return stage_part_wall_ms(analysis, key, lambda w: w.gc_ms, lambda s: s.gc_sum_ms)
 
 
 def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, spark_internal_job, wall_share_ms
+from analyzer.insights._common import context, spark_internal_job, stage_part_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Job
@@ -95,16 +95,11 @@ def result_wall_ms(analysis: Analysis, key: tuple[int, int]) -> int:
     Summed over tasks, 1.4 ms each on 2,004 tasks is 2.8 s, but 128 slots paid it side by side:
     it cost the stage about 22 ms of its 2.1 s.
     """
-    ctx = context(analysis)
-    wall = ctx.walls.get(key)
-    if wall is not None:
-        return wall.result_ms
-    s = ctx.stage_stats[key]
-    stage = ctx.attempts.get(key)
-    return wall_share_ms(
-        stage.duration_ms if stage else None,
-        s.getting_result_sum_ms + s.result_serialization_sum_ms,
-        s.duration_sum_ms,
+    return stage_part_wall_ms(
+        analysis,
+        key,
+        lambda w: w.result_ms,
+        lambda s: s.getting_result_sum_ms + s.result_serialization_sum_ms,
     )
 
 
