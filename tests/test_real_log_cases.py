@@ -36,7 +36,6 @@ EXPECTED_TOP: dict[str, str | None] = {
     "complex_dec_eventlog.zstd": "failed-job",
     "customshuffle_eventlog.zstd": "memory-pressure",
     "aqeshuffle_eventlog.zstd": "memory-pressure",
-    "db_subExecution_id.zstd": "idle-cores",
     "dsAndDf_eventlog.zstd": "too-many-partitions",
     "eventlog_4nodes_8cores_dynamic_alloc.zstd": "cold-executors",
     "nds_q66_gpu.zstd": "executor-wait",
