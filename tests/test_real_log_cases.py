@@ -36,7 +36,6 @@ EXPECTED_TOP: dict[str, str | None] = {
     "complex_dec_eventlog.zstd": "failed-job",
     "customshuffle_eventlog.zstd": "memory-pressure",
     "aqeshuffle_eventlog.zstd": "memory-pressure",
-    "db_subExecution_id.zstd": "idle-cores",
     "dsAndDf_eventlog.zstd": "too-many-partitions",
     "eventlog_4nodes_8cores_dynamic_alloc.zstd": "cold-executors",
     "nds_q66_gpu.zstd": "executor-wait",
@@ -176,12 +175,27 @@ def test_spark_file_listing_is_not_a_large_result(tmp_path: Path) -> None:
         assert "large-result" not in {f.rule for f in api.find_issues(analysis)}
 
 
-def test_uneven_split_of_one_row_group_is_not_told_to_split_smaller() -> None:
-    log = next(p for p in public_logs() if p.name == "join_agg_on_yarn_eventlog.zstd")
+@pytest.mark.parametrize("name", ["attempt_1_eventlog.zstd", "join_agg_on_yarn_eventlog.zstd"])
+def test_row_groups_larger_than_the_splits_are_named(name: str) -> None:
+    # Stage 3 scans 2 parquet files (562 MiB) in 30 splits of 19 MiB: four tasks (64, 71, 78,
+    # 85) read 11,390,100 rows each (a 128 MiB row group), two read 2,219,800, and 24 read only
+    # a footer (5,562 B) and no row. Not one bad file: row groups larger than the splits.
+    log = next(p for p in public_logs() if p.name == name)
     _local, _dynamic, findings = _findings(log)
     skew = next(f for f in findings if f.rule == "data-skew")
-    assert "maxPartitionBytes so" not in skew.suggestion
-    assert "cannot be split further" in skew.suggestion
+    assert skew.title.startswith(
+        "Node 13 Scan parquet: 4 of 30 tasks read 91.1 % of the rows; 24 splits read no rows "
+        "(row groups larger than the 19.0 MiB splits)"
+    ), skew.title
+    assert skew.task_ids == (64, 71, 78, 85)
+    numbers = skew.numbers()
+    assert (numbers["n_hot_tasks"], numbers["n_empty_tasks"]) == (4, 24)
+    assert numbers["split_bytes"] == 19_932_679
+    assert 120 << 20 < numbers["unit_bytes"] < 136 << 20
+    assert "parquet.block.size" in skew.suggestion
+    assert "maxPartitionBytes" not in skew.suggestion
+    # The row-group size is set where the table is written: no value, so no time predicted.
+    assert [(a.setting, a.value) for a in skew.advice] == [("parquet.block.size", None)]
 
 
 def test_executor_wait_tells_start_up_from_release_and_cold_executors() -> None:

@@ -343,3 +343,26 @@ def task_metric_shares(
         )
     )
     return {int(acc): (int(task or 0), int(total or 0)) for acc, task, total in frame.iter_rows()}
+
+
+def task_metric_values(
+    analysis: Analysis, execution_id: int, stage_id: int, accumulator_id: int
+) -> tuple[tuple[int, int], ...]:
+    """One accumulator's value in each task slot of a stage, largest first (negatives as 0).
+
+    Each item is `(task id, value)`, the values Spark's SQL tab counts (one per task slot); a
+    slot no task updated has task id -1 and value 0. A scan's row counts per task show how its
+    rows were spread over the splits: how many tasks carried them and how many read none.
+    """
+    if not analysis.slots.height:
+        return ()
+    frame = (
+        analysis.slots.filter(
+            (pl.col("execution_id") == execution_id)
+            & (pl.col("stage_id") == stage_id)
+            & (pl.col("accumulator_id") == accumulator_id)
+        )
+        .select("task_id", pl.col("value").clip(lower_bound=0))
+        .sort(["value", "task_id"], descending=[True, False])
+    )
+    return tuple((int(task), int(value)) for task, value in frame.iter_rows())

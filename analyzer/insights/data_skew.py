@@ -1,18 +1,23 @@
 """Rule `data-skew`: one task of a stage handled far more rows than the median task, traced back
-to where the skew starts: the scan whose files or splits are uneven, or the operator whose keys
-are (the join or aggregate above the shuffle that grouped the hot key into one partition)."""
+to where the skew starts: the scan whose files or splits are uneven (or whose row groups are
+larger than its splits, so that most splits read none), or the operator whose keys are (the join
+or aggregate above the shuffle that grouped the hot key into one partition)."""
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats
 from analyzer.aggregate.stage_stats import StageTaskStats, task_durations, task_input_bytes
-from analyzer.aggregate.task_detail import task_metric_shares
+from analyzer.aggregate.task_detail import task_metric_shares, task_metric_values
 from analyzer.insights._common import (
     ROW_GROUP_BYTES,
     ancestors_in_stage,
     context,
     descendants_in_stage,
+    parse_bytes,
     split_can_shrink,
 )
 from analyzer.insights.advice import current, flag, no_value
@@ -31,6 +36,111 @@ ROW_METRICS = ("number of output rows", "records read")
 """Per-task row counts that show how data is spread over partitions."""
 KEYED = ("Join", "Aggregate", "Window")
 """Operators whose input partitions are grouped by key: skew read from a shuffle is theirs."""
+HOT_TASK_SHARE = 0.5
+"""A task holding at least this share of the largest task's rows carries the skew with it."""
+TASK_IDS_KEPT = 5
+"""How many of the tasks carrying the rows a finding names."""
+COLUMNAR_UNITS = {
+    "parquet": ("Parquet", "row groups", "middle", "parquet.block.size", "128m"),
+    "orc": ("ORC", "stripes", "start", "orc.stripe.size", "64m"),
+}
+"""Per columnar format: its name, the unit a scan cannot split, which byte of a unit places it
+in a split (parquet-mr keeps a row group whose midpoint is in the split, ORC a stripe that
+starts in it), the writer's setting that sizes the unit, and that setting's default."""
+_COLUMNAR_SCAN = re.compile(r"\bScan (parquet|orc)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RowSpread:
+    """How a scan's rows were spread over the tasks of its stage."""
+
+    n_tasks: int
+    hot_task_ids: tuple[int, ...]
+    """The tasks holding at least `HOT_TASK_SHARE` of the largest task's rows, most rows first."""
+    hot_share: float
+    """Their share of the scan's rows in the stage."""
+    n_empty: int
+    """Tasks that read no rows (a split that held no row group, or only filtered-out ones)."""
+
+
+def row_spread(values: tuple[tuple[int, int], ...]) -> RowSpread:
+    """Summarize `(task id, rows)` per task slot, largest first, into a `RowSpread`.
+
+    >>> s = row_spread(((64, 90), (71, 90), (89, 20), (61, 0), (62, 0)))
+    >>> s.n_tasks, s.hot_task_ids, round(s.hot_share, 2), s.n_empty
+    (5, (64, 71), 0.9, 2)
+    """
+    total = sum(v for _, v in values)
+    top = values[0][1] if values else 0
+    hot = [(t, v) for t, v in values if top > 0 and v >= HOT_TASK_SHARE * top]
+    return RowSpread(
+        n_tasks=len(values),
+        hot_task_ids=tuple(t for t, _ in hot),
+        hot_share=sum(v for _, v in hot) / total if total else 0.0,
+        n_empty=sum(1 for _, v in values if v == 0),
+    )
+
+
+@dataclass(frozen=True)
+class OversizedUnits:
+    """A columnar scan whose row groups (stripes) are larger than its splits."""
+
+    format_name: str
+    """`Parquet` or `ORC`."""
+    unit: str
+    """`row groups` or `stripes`."""
+    placed_by: str
+    """Which byte of a unit decides its split: `middle` (Parquet) or `start` (ORC)."""
+    setting: str
+    """The writer's setting that sizes them (`parquet.block.size`)."""
+    default: str
+    unit_bytes: int
+    """The on-disk size of what the hot task read: the files' bytes × its share of the rows."""
+    split_bytes: int
+    """The scan's split size: Spark's `max size of file split` where logged, else
+    `spark.sql.files.maxPartitionBytes` (which bounds it)."""
+    split_logged: bool
+
+
+def _driver_total(stats: tuple[MetricStats, ...], name: str) -> int | None:
+    """A scan metric the driver sets (file sizes, split size), None when not logged."""
+    for m in stats:
+        if m.name == name and m.driver_values:
+            return int(m.total)
+    return None
+
+
+def oversized_units(
+    node: PlanNode,
+    node_metrics: tuple[MetricStats, ...],
+    spread: RowSpread,
+    hot_rows: int,
+    total_rows: int,
+    hot_input_bytes: int,
+    props: dict[str, str],
+) -> OversizedUnits | None:
+    """Row groups (ORC stripes) larger than the scan's splits, or None.
+
+    Parquet and ORC split a file only between row groups (stripes): each goes to the one split
+    that holds its midpoint (parquet-mr's `filterFileMetaDataByMidpoint`; ORC: its first
+    byte), so when they are
+    larger than the splits, most splits read only a footer and no row, and a few read a whole
+    row group each. Told when at least half the tasks read no rows and what the hot task read
+    (the files' bytes times its share of the rows, else its input bytes) exceeds the split.
+    """
+    match = _COLUMNAR_SCAN.search(node.name)
+    if match is None or spread.n_empty * 2 < spread.n_tasks or total_rows <= 0:
+        return None
+    format_name, unit, placed_by, setting, default = COLUMNAR_UNITS[match.group(1).lower()]
+    split = _driver_total(node_metrics, "max size of file split")
+    logged = split is not None
+    if split is None:
+        split = parse_bytes(props.get("spark.sql.files.maxPartitionBytes"), 128 << 20)
+    files = _driver_total(node_metrics, "size of files read")
+    unit_bytes = files * hot_rows // total_rows if files else hot_input_bytes
+    if split <= 0 or unit_bytes <= split:
+        return None
+    return OversizedUnits(format_name, unit, placed_by, setting, default, unit_bytes, split, logged)
 
 
 def _row_metric(node_stats: tuple[MetricStats, ...]) -> MetricStats | None:
@@ -154,8 +264,27 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
         stats = analysis.node_stats.get(execution.execution_id, {})
         in_stage = {nid for nid, ns in stats.items() if stage_id in ns.stage_ids}
         origin_node = graph.node(origin)
+        spread: RowSpread | None = None
+        oversized: OversizedUnits | None = None
         if _is_scan(origin_node):
             where, why = origin, "uneven files"
+            scan_metrics = stats[origin].metrics
+            rows = _row_metric(scan_metrics)
+            if rows is not None:
+                values = task_metric_values(
+                    analysis, execution.execution_id, stage_id, rows.accumulator_id
+                )
+                spread = row_spread(values)
+                hot_rows = next((v for t, v in values if t == task_id), 0)
+                oversized = oversized_units(
+                    origin_node,
+                    scan_metrics,
+                    spread,
+                    hot_rows,
+                    sum(v for _, v in values),
+                    _input_bytes(analysis, task_id),
+                    ctx.properties,
+                )
         elif "Exchange" in origin_node.name:
             where = _keyed_consumer(execution, origin, in_stage) or node_id
             why = "hot key"
@@ -182,6 +311,8 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 split_can_shrink(_input_bytes(analysis, task_id), ctx.properties),
                 ctx.properties,
                 _input_bytes(analysis, task_id),
+                spread,
+                oversized,
             )
         )
     return findings
@@ -210,11 +341,15 @@ def _finding(
     splittable: bool = False,
     props: dict[str, str] | None = None,
     input_bytes: int = 0,
+    spread: RowSpread | None = None,
+    oversized: OversizedUnits | None = None,
 ) -> Finding:
     assert m.max_at is not None
     props = props or {}
     advice: tuple[Advice, ...] = ()
-    if why == "uneven files":
+    if oversized is not None and spread is not None:
+        advice = (_unit_size_advice(oversized, spread, props),)
+    elif why == "uneven files":
         key = "spark.sql.files.maxPartitionBytes"
         if splittable:
             row_groups = max(1, input_bytes // ROW_GROUP_BYTES)
@@ -250,10 +385,23 @@ def _finding(
                 "AQE splits a skewed partition of a sort-merge join into several tasks",
             ),
         )
-    if why == "uneven files":
+    if oversized is not None and spread is not None:
+        title = f"Node {node.node_id} {node.name}: {_who_read(spread, share, True)}" + (
+            f" ({oversized.unit} larger than the {fmt_bytes(oversized.split_bytes)} splits)"
+        )
+        suggestion = (
+            f"Write the table with smaller {oversized.unit}: {oversized.format_name} gives "
+            f"each to the one split holding its {oversized.placed_by}, and here they are about "
+            f"{fmt_bytes(oversized.unit_bytes)} against splits of "
+            f"{fmt_bytes(oversized.split_bytes)}, so {fmt_count(spread.n_empty)} of "
+            f"{fmt_count(spread.n_tasks)} splits read no rows. Set {oversized.setting} to at "
+            "most the split size on the job that writes the table, or write more, smaller "
+            "files; smaller splits will not help. Until then, repartition() right after "
+            "reading spreads the work of the operators above the scan."
+        )
+    elif why == "uneven files":
         title = (
-            f"Node {node.node_id} {node.name}: one task read {fmt_pct(share)} of the rows "
-            f"(uneven files or splits)"
+            f"Node {node.node_id} {node.name}: {_who_read(spread, share)} (uneven files or splits)"
         )
         suggestion = (
             "Even out the input: rewrite the table into files of similar size (or more, smaller "
@@ -299,8 +447,45 @@ def _finding(
         ev("max_task_duration_ms", "largest task duration", task_ms, "ms"),
         ev("median_task_duration_ms", "median task duration", median_ms, "ms"),
     ]
+    many = spread is not None and len(spread.hot_task_ids) > 1
+    if spread is not None and (many or oversized is not None):
+        evidence += [
+            ev(
+                "n_hot_tasks",
+                "tasks carrying the rows",
+                len(spread.hot_task_ids),
+                "count",
+                f" of {fmt_count(spread.n_tasks)} (each at least half the largest task's rows)",
+            ),
+            ev("hot_tasks_share", "their share of the rows", spread.hot_share, "share"),
+            ev("n_empty_tasks", "tasks that read no rows", spread.n_empty, "count"),
+        ]
+    if oversized is not None:
+        evidence += [
+            ev(
+                "unit_bytes",
+                f"{oversized.unit}, each about",
+                oversized.unit_bytes,
+                "bytes",
+                " (the files' bytes × the largest task's share of the rows)",
+            ),
+            ev(
+                "split_bytes",
+                "split size",
+                oversized.split_bytes,
+                "bytes",
+                " (Spark's max size of file split)"
+                if oversized.split_logged
+                else " (at most spark.sql.files.maxPartitionBytes)",
+            ),
+        ]
     if skewed_at:
         evidence.append(ev("skew_seen_at", "skewed output downstream at", skewed_at, "text"))
+    task_ids = (
+        spread.hot_task_ids[:TASK_IDS_KEPT]
+        if spread is not None and (many or oversized is not None)
+        else (task_id,)
+    )
     return Finding(
         rule=RULE,
         severity=severity,  # type: ignore[arg-type]
@@ -312,7 +497,48 @@ def _finding(
         node_id=node.node_id,
         stage_id=stage_id,
         stage_attempt_id=m.max_at.stage_attempt_id,
-        task_ids=(task_id,),
+        task_ids=task_ids,
         evidence=tuple(evidence),
         advice=advice,
+    )
+
+
+def _who_read(spread: RowSpread | None, share: float, oversized: bool = False) -> str:
+    """Which tasks read the rows: the one hot task, or how many of them, and, when many or
+    when the splits outsize nothing, how many read none.
+
+    >>> _who_read(RowSpread(30, (64, 71, 78, 85), 0.911, 24), 0.228)
+    '4 of 30 tasks read 91.1 % of the rows; 24 splits read no rows'
+    >>> _who_read(RowSpread(9, (3,), 0.5, 0), 0.5)
+    'one task read 50.0 % of the rows'
+    """
+    if spread is None or len(spread.hot_task_ids) <= 1:
+        text = f"one task read {fmt_pct(share)} of the rows"
+    else:
+        text = (
+            f"{fmt_count(len(spread.hot_task_ids))} of {fmt_count(spread.n_tasks)} tasks read "
+            f"{fmt_pct(spread.hot_share)} of the rows"
+        )
+    many = spread is not None and len(spread.hot_task_ids) > 1
+    if spread is not None and spread.n_empty and (many or oversized):
+        text += f"; {fmt_count(spread.n_empty)} splits read no rows"
+    return text
+
+
+def _unit_size_advice(
+    oversized: OversizedUnits, spread: RowSpread, props: dict[str, str]
+) -> Advice:
+    """The writer's row-group (stripe) size, with no value for this run: it is set where the
+    table is written, so no setting of this run changes it, and no time is predicted."""
+    return Advice(
+        oversized.setting,
+        None,
+        props.get(f"spark.hadoop.{oversized.setting}")
+        or f"the writing job's; {oversized.default} by default",
+        f"set on the job that writes the table (a write option, or spark.hadoop."
+        f"{oversized.setting}), at most the {fmt_bytes(oversized.split_bytes)} splits: "
+        f"{fmt_count(len(spread.hot_task_ids))} tasks read {oversized.unit} of about "
+        f"{fmt_bytes(oversized.unit_bytes)} while {fmt_count(spread.n_empty)} of "
+        f"{fmt_count(spread.n_tasks)} splits read none; or write more, smaller files",
+        "bytes",
     )

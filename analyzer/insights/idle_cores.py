@@ -15,9 +15,9 @@ from analyzer.units import fmt_count, fmt_duration_ms
 RULE = "idle-cores"
 METHOD = (
     "the stage's running part of its wall time (run, results and straggler tail; not waits, "
-    "scheduler delay or deserialization) × (1 − tasks / usable slots, the slots alive or the "
-    "records read if fewer): that part could have run that much faster had its work been "
-    "spread over every usable slot"
+    "scheduler delay or deserialization) × (1 − tasks / usable slots: the slots alive, at most "
+    "one per 1,000 records and per 64 KiB the stage read, by default): that part could have run "
+    "that much faster had its work been spread over every usable slot"
 )
 SINGLE_PARTITION = "SinglePartition"
 
@@ -30,19 +30,33 @@ UNKNOWN = "unknown"
 SORT_OR_LIMIT_NODES = frozenset(("Sort", "GlobalLimit", "TakeOrderedAndProject", "CollectLimit"))
 
 
-def idle_core_share(n_tasks: int, n_cores: int, n_records: int = 0) -> float:
+def idle_core_share(
+    n_tasks: int,
+    n_cores: int,
+    n_records: int = 0,
+    n_bytes: int = 0,
+    slot_records: int = 1,
+    slot_bytes: int = 1,
+) -> float:
     """Return the share of the cores a stage of `n_tasks` tasks could have used but left idle.
 
-    A stage that read `n_records` records (input plus shuffle) can be divided into at most that
-    many tasks: more slots than records do nothing for it. `n_records` 0 means the stage read
-    nothing Spark counts (rows made in the task, as `range` does), so only the cores bound it.
+    A stage that read `n_records` records and `n_bytes` bytes (input plus shuffle) can usefully
+    be divided into at most one task per `slot_records` records and per `slot_bytes` bytes:
+    more slots than that do nothing for it (one record cannot be split, and a tiny input spread
+    over more tasks only pays each task's start-up again). A count of 0 means the stage read
+    nothing Spark counts (rows made in the task, as `range` does), so it does not bound.
 
     >>> idle_core_share(1, 4)
     0.75
     >>> idle_core_share(1, 16, n_records=1), idle_core_share(1, 16, n_records=2)
     (0.0, 0.5)
+    >>> idle_core_share(1, 16, n_records=615, n_bytes=69_947, slot_records=1_000)
+    0.0
     """
-    usable = min(n_cores, n_records) if n_records > 0 else n_cores
+    usable = n_cores
+    for count, per_slot in ((n_records, slot_records), (n_bytes, slot_bytes)):
+        if count > 0:
+            usable = min(usable, max(1, count // max(1, per_slot)))
     return max(0.0, 1 - n_tasks / usable) if usable > 0 else 0.0
 
 
@@ -51,11 +65,14 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
     slots alive when they ran, when the idle capacity cost at least `idle_cores_min_ms` and a
     meaningful share of the query's wall time.
 
-    Slots beyond the records the stage read are not counted as idle: one record cannot be
-    split across tasks. The finding points at the operator with the most self time in the
-    stage; when the stage reads a single-partition shuffle it says so, and its fix names what
-    asked for the one partition (a window without PARTITION BY, a global sort or limit,
-    repartition(1)). The final merge of a global aggregate (no GROUP BY) is left out: it
+    Slots beyond one per `idle_cores_min_slot_records` records and `idle_cores_min_slot_bytes`
+    bytes the stage read are not counted as idle: one record cannot be split across tasks, and
+    a tiny input spread further only pays each task's start-up again. Stages that compute
+    Delta's snapshot of a table's log (a `Delta Table State` scan of `_delta_log`) are left
+    out: no code of the user's sizes them. The finding points at the operator with the most
+    self time in the stage; when the stage reads a single-partition shuffle it says so, and its
+    fix names what asked for the one partition (a window without PARTITION BY, a global sort or
+    limit, repartition(1)). The final merge of a global aggregate (no GROUP BY) is left out: it
     merges one partial result per upstream task, and no partitioning spreads that.
     """
     ctx = context(analysis)
@@ -65,7 +82,14 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         if wall is None or s.n_successful == 0 or wall.slots <= 0:
             continue  # no slot alive while it ran: waiting, not idle (see executor-wait)
         cores = wall.slots
-        idle = idle_core_share(s.n_successful, cores, s.read_sum_records)
+        idle = idle_core_share(
+            s.n_successful,
+            cores,
+            s.read_sum_records,
+            s.read_sum_bytes,
+            thresholds.idle_cores_min_slot_records,
+            thresholds.idle_cores_min_slot_bytes,
+        )
         if idle < thresholds.idle_cores_share:
             continue
         execution_id = ctx.stage_execution(s.stage_id)
@@ -81,6 +105,8 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         single = reads.single
         if single == GLOBAL_AGGREGATE:
             continue  # a global aggregate's final merge: one task whatever the partitioning
+        if reads.delta_state:
+            continue  # Delta's own snapshot of a table's log: no user code to repartition
         node_id = reads.node_id
         where = f" in node {node_id} {reads.node_name}" if node_id is not None else ""
         evidence = [
@@ -214,6 +240,9 @@ class StageReads:
     reading one reads an RDD's shuffle, which `spark.sql.shuffle.partitions` does not size."""
     single: str | None
     """What reads a single-partition exchange in the stage (`WINDOW` …), None when none."""
+    delta_state: bool = False
+    """Whether the stage scans Delta's state of a table (`Scan ExistingRDD Delta Table State`
+    of its `_delta_log`): Delta computes it for its own snapshot, in partitions it chooses."""
 
 
 def _stage_reads(analysis: Analysis, execution_id: int, stage_id: int) -> StageReads:
@@ -227,11 +256,13 @@ def _stage_reads(analysis: Analysis, execution_id: int, stage_id: int) -> StageR
     best: tuple[float, int] | None = None
     reads_exchange = False
     single: str | None = None
+    delta_state = False
     for node_id, by_stage in stages.items():
         ms = by_stage.get(stage_id)
         if ms is None:
             continue
         node = graph.node(node_id)
+        delta_state = delta_state or is_delta_state_scan(node)
         if "Exchange" in node.name:
             readers = _readers(graph, stages, node_id, stage_id)
             reads_exchange = reads_exchange or bool(readers)
@@ -241,8 +272,23 @@ def _stage_reads(analysis: Analysis, execution_id: int, stage_id: int) -> StageR
         if best is None or ms > best[0]:
             best = (ms, node_id)
     if best is None:
-        return StageReads(None, "", reads_exchange, single)
-    return StageReads(best[1], graph.node(best[1]).name, reads_exchange, single)
+        return StageReads(None, "", reads_exchange, single, delta_state)
+    return StageReads(best[1], graph.node(best[1]).name, reads_exchange, single, delta_state)
+
+
+def is_delta_state_scan(node: PlanNode) -> bool:
+    """True for Delta's scan of a table's state: the actions of its `_delta_log` that Delta
+    reads into a Dataset of its own to compute a snapshot (`Scan ExistingRDD Delta Table
+    State #9 - …/_delta_log`).
+
+    >>> from analyzer.model.plan import PlanNode
+    >>> is_delta_state_scan(PlanNode(node_id=6, name="Scan ExistingRDD Delta Table State #9 - "
+    ...     "abfss://c@a.dfs.core.windows.net/t/_delta_log", desc=""))
+    True
+    """
+    if not node.name.startswith("Scan"):
+        return False
+    return "Delta Table State" in node.name or "/_delta_log" in f"{node.name} {node.desc}"
 
 
 def _readers(

@@ -76,6 +76,19 @@ class Thresholds:
         default=2_000,
         metadata=_help("… when the idle capacity costs at least this many ms of wall time."),
     )
+    idle_cores_min_slot_records: int = field(
+        default=1_000,
+        metadata=_help(
+            "A slot counts as usable (idle when unused) only for this many records the stage read …"
+        ),
+    )
+    idle_cores_min_slot_bytes: int = field(
+        default=64 * 1024,
+        metadata=_help(
+            "… and this many bytes: a tiny input spread over more tasks pays each task's "
+            "start-up again and saves nothing."
+        ),
+    )
     stall_min_ms: int = field(
         default=2_000,
         metadata=_help(
