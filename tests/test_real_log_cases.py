@@ -37,7 +37,6 @@ EXPECTED_TOP: dict[str, str | None] = {
     "customshuffle_eventlog.zstd": "memory-pressure",
     "aqeshuffle_eventlog.zstd": "memory-pressure",
     "db_subExecution_id.zstd": "idle-cores",
-    "dsAndDf_eventlog.zstd": "too-many-partitions",
     "eventlog_4nodes_8cores_dynamic_alloc.zstd": "cold-executors",
     "nds_q66_gpu.zstd": "executor-wait",
     "pandas_execs_eventlog.zstd": "too-many-partitions",
@@ -237,3 +236,10 @@ def test_stage_queued_behind_another_while_released_executors_idled_is_not_a_sta
     assert wall.slots == 20
     assert not [f for f in _public_findings(log.name) if f.rule == "scheduler-delay"]
 
+
+def test_first_query_warm_up_is_not_charged_to_the_partition_count() -> None:
+    # Stage 3's first wave (12 tasks of ~4.7 s on ~0.33 s CPU) was a cold JVM; the query's two
+    # repeats ran the same 200-partition stage (7, 11) in 1.1 s and 1.2 s: 200 partitions cost
+    # under the 1 s floor, not the 2.8 s the stage's wall once gave.
+    findings = _public_findings("dsAndDf_eventlog.zstd")
+    assert not [f for f in findings if f.rule == "too-many-partitions"]
