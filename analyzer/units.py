@@ -30,6 +30,27 @@ def _finite(value: float) -> bool:
     return not (math.isnan(value) or math.isinf(value))
 
 
+def parse_seconds(text: str | None, default: float) -> float:
+    """Read a Spark duration setting in seconds (`60s`, `2min`, `500ms`, `1h`; a bare number is
+    seconds); `default` when unreadable.
+
+    >>> [parse_seconds(v, 7) for v in ("2min", "500ms", "45", "x")]
+    [120.0, 0.5, 45.0, 7]
+    """
+    raw = (text or "").strip().lower()
+    for suffix, factor in (
+        ("ms", 0.001),
+        ("min", 60.0),
+        ("s", 1.0),
+        ("m", 60.0),
+        ("h", 3600.0),
+        ("d", 86400.0),
+    ):
+        if raw.endswith(suffix) and raw[: -len(suffix)].strip().isdigit():
+            return int(raw[: -len(suffix)]) * factor
+    return float(raw) if raw.isdigit() else default
+
+
 def fmt_bytes(n_bytes: int | float | None) -> str:
     """Format a byte count with binary units: `0 B`, `512 B`, `1.5 KiB`, `3.2 GiB`.
 

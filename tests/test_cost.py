@@ -24,6 +24,7 @@ from analyzer.batch.history import (
 )
 from analyzer.cli import EXIT_INPUT_ERROR, EXIT_USAGE, app
 from analyzer.errors import PriceFileError
+from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import DRIVER_ID
 from analyzer.report.options import ReportOptions
 
@@ -79,10 +80,15 @@ def test_local_mode_counts_the_drivers_threads() -> None:
 
 def test_every_format_shows_the_cost_and_prices_findings() -> None:
     analysis = api.analyze(_log(LOCAL_LOG))
-    text = api.render_report(analysis, ReportOptions(prices=PRICE))
+    # Its one finding (too-many-partitions, 893 ms) sits under the 1 s floor: lower the floor
+    # so a finding with a time cost is priced.
+    floor = Thresholds(min_lost_ms=500)
+    text = api.render_report(analysis, ReportOptions(prices=PRICE, thresholds=floor))
     assert "cost: " in text and "core-hours allocated" in text and "$0.05 per core-hour" in text
     assert "(≈ $" in text  # a finding's time lost in money
-    document = json.loads(api.render_report(analysis, ReportOptions(fmt="json", prices=PRICE)))
+    document = json.loads(
+        api.render_report(analysis, ReportOptions(fmt="json", prices=PRICE, thresholds=floor))
+    )
     cost = document["cost"]
     assert cost["price"]["core_hour"] == 0.05 and cost["cost_allocated"] > 0
     lost = [f for f in document["findings"] if f["estimated_lost_ms"] > 0]

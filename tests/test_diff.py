@@ -169,11 +169,14 @@ def test_settings_differences_leave_per_run_values_out() -> None:
 @needs_pairs
 def test_findings_new_and_resolved() -> None:
     forward = pair_diff("skew")
-    assert [f.rule for f in forward.findings.new] == ["data-skew"]
+    # Both runs' too-many-partitions sits at the 1 s floor (977 ms, 1,029 ms): it may flip.
+    new = [f.rule for f in forward.findings.new if f.rule != "too-many-partitions"]
+    assert new == ["data-skew"]
     assert forward.findings.resolved == ()
     base, cand = pair_logs("skew")
     backward = diff_of(cand, base)
-    assert [f.rule for f in backward.findings.resolved] == ["data-skew"]
+    resolved = [f.rule for f in backward.findings.resolved if f.rule != "too-many-partitions"]
+    assert resolved == ["data-skew"]
     assert backward.verdict.cause == "faster"
 
 

@@ -30,6 +30,7 @@ from analyzer.insights.partition_pruning import detect_no_partition_pruning
 from analyzer.insights.partition_sizes import detect_partition_sizes
 from analyzer.insights.python_udf import detect_python_udf
 from analyzer.insights.row_explosion import detect_row_explosion
+from analyzer.insights.scheduler_delay import detect_scheduler_delay
 from analyzer.insights.sort_merge_join import detect_small_side_sort_merge_join
 from analyzer.insights.speculation import detect_speculation
 from analyzer.insights.spill import detect_spill
@@ -517,3 +518,23 @@ def test_json_report_lists_findings_and_cli_takes_thresholds(runner: CliRunner) 
     bad = runner.invoke(app, ["report", path, "-f", "json", "--threshold", "nope=1"])
     assert bad.exit_code == 2
     assert "unknown threshold 'nope'" in bad.output
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "spark-4.0/local-1795620779862.lzf",
+        "spark-4.0/local-1795620624534.zstd",
+        "spark-3.4/local-1795619309151.lzf",
+        "spark-3.4/local-1795619423107.lz4",
+    ],
+)
+def test_first_stage_of_a_fresh_jvm_is_start_up_not_a_driver_stall(name: str) -> None:
+    # Stage 0's first task launched 2-3 s after its submission with nothing running yet (a fresh
+    # local JVM, its tasks then running seconds on 15-130 ms of CPU): start-up, which driver
+    # memory or cores do not shorten.
+    analysis = api.analyze(str(SAMPLE_EVENTLOGS / name))
+    wall = analysis.stage_walls[(0, 0)]
+    assert wall.first_launch_ms is not None
+    assert wall.first_launch_ms - wall.start_ms >= 1_000
+    assert detect_scheduler_delay(analysis, Thresholds()) == []

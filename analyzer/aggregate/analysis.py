@@ -214,7 +214,7 @@ class Analysis:
         """Task slots over time per resource profile (`aggregate.capacity`)."""
         return self._once(
             "capacity",
-            lambda: build_capacity(self.application, self.peak_running_tasks),
+            lambda: build_capacity(self.application, self.peak_running_tasks, self.tasks),
         )
 
     def cost(self, prices: PriceSpec | None = None) -> CostFigures:

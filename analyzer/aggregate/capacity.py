@@ -11,12 +11,13 @@ view read this once-computed timeline instead of counting every executor that ev
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from analyzer.model.application import DRIVER_ID, Application
+from analyzer.units import parse_seconds
 
 
 def _help(text: str) -> dict[str, str]:
@@ -98,6 +99,14 @@ class Capacity:
     settings: tuple[tuple[str, str], ...] = field(
         metadata=_help("The allocation settings the log sets (`spark.dynamicAllocation.*`, …).")
     )
+    offered: tuple[ProfileSlots, ...] = field(
+        default=(),
+        metadata=_help(
+            "Slots over time per resource profile that the scheduler would offer tasks: "
+            "`profiles` less executors dynamic allocation had released (see `released_ms`); "
+            "empty when none were."
+        ),
+    )
 
     def profile(self, profile_id: int = 0) -> ProfileSlots:
         """Return the slots of `profile_id` (none alive, ever, for a profile without executors)."""
@@ -105,6 +114,13 @@ class Capacity:
             if p.profile_id == profile_id:
                 return p
         return ProfileSlots(profile_id, (), (), 0, 0)
+
+    def offered_profile(self, profile_id: int = 0) -> ProfileSlots:
+        """Return the slots of `profile_id` that the scheduler would offer tasks (`offered`)."""
+        for p in self.offered:
+            if p.profile_id == profile_id:
+                return p
+        return self.profile(profile_id)
 
     def slots_at(self, moment_ms: int | None, profile_id: int = 0) -> int:
         """Return the slots of `profile_id` alive at `moment_ms` (its peak when None)."""
@@ -182,13 +198,57 @@ def peak_running_tasks(tasks: pl.DataFrame) -> int:
     return max(1, int(events["d"].cum_sum().max() or 1))  # type: ignore[arg-type]
 
 
-def build_capacity(app: Application, observed_peak: int = 1) -> Capacity:
+IDLE_TIMEOUT_DEFAULT_S = 60
+"""Spark's default `spark.dynamicAllocation.executorIdleTimeout`, in seconds."""
+
+
+def released_ms(
+    app: Application, last_task_end_ms: Mapping[str, int], idle_timeout_ms: int
+) -> dict[str, int]:
+    """Return, per executor dynamic allocation released, when it stopped being offered tasks.
+
+    Spark's `ExecutorAllocationManager` asks to kill an executor once it has been idle for
+    `executorIdleTimeout`; from that request on, `CoarseGrainedSchedulerBackend` counts it as
+    pending removal and offers it no task, though its ExecutorRemoved event can come many
+    seconds later (on YARN, once the container stops). An executor removed after an idle
+    stretch (from its last task's end, or its registration) at least that long was released
+    at the stretch's start plus the timeout; an executor of unknown age that ran nothing is
+    left alone.
+    """
+    out: dict[str, int] = {}
+    for e in app.executors:
+        if e.executor_id == DRIVER_ID or e.removed_ms is None:
+            continue
+        ends = [t for t in (e.added_ms, last_task_end_ms.get(e.executor_id)) if t is not None]
+        if not ends:
+            continue
+        marked = max(ends) + idle_timeout_ms
+        if marked < e.removed_ms:
+            out[e.executor_id] = marked
+    return out
+
+
+def last_task_ends_ms(tasks: pl.DataFrame) -> dict[str, int]:
+    """Return, per executor id, when its last task attempt ended (epoch ms)."""
+    if tasks.is_empty():
+        return {}
+    ends = tasks.group_by("executor_id").agg(
+        pl.max_horizontal("launch_ms", "finish_ms").max().alias("end")
+    )
+    return {str(k): int(v) for k, v in ends.iter_rows() if k is not None and v is not None}
+
+
+def build_capacity(
+    app: Application, observed_peak: int = 1, tasks: pl.DataFrame | None = None
+) -> Capacity:
     """Work out the task slots alive over time, per resource profile.
 
     An executor counts from its registration to its removal; one whose registration was not
     logged counts from the start. The driver counts only in local mode (or when the log names
     no other executor); when its cores were not logged, `local[N]` gives them, else
-    `observed_peak` (the most tasks seen running at once, see `peak_running_tasks`).
+    `observed_peak` (the most tasks seen running at once, see `peak_running_tasks`). Under
+    dynamic allocation, with `tasks` given, the slots offered (`Capacity.offered`) leave out
+    each executor from its release (`released_ms`) to its removal.
     """
     props = dict(app.spark_properties)
     master = props.get("spark.master", "")
@@ -200,7 +260,24 @@ def build_capacity(app: Application, observed_peak: int = 1) -> Capacity:
         if local
         else workers
     )
+    dynamic = not local and _flag(props.get("spark.dynamicAllocation.enabled"))
+    released = (
+        released_ms(
+            app,
+            last_task_ends_ms(tasks),
+            round(
+                1000
+                * parse_seconds(
+                    props.get("spark.dynamicAllocation.executorIdleTimeout"),
+                    IDLE_TIMEOUT_DEFAULT_S,
+                )
+            ),
+        )
+        if dynamic and tasks is not None
+        else {}
+    )
     by_profile: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}
+    withdrawn: dict[int, list[tuple[int, int]]] = {}
     for e in chosen:
         n = e.max_tasks or e.n_cores
         if local and n <= 0:
@@ -212,7 +289,13 @@ def build_capacity(app: Application, observed_peak: int = 1) -> Capacity:
             changes.append((e.added_ms, n))
         if e.removed_ms is not None:
             changes.append((e.removed_ms, -n))
+            if e.executor_id in released:
+                # Offered until its release, not until its removal.
+                withdrawn.setdefault(e.resource_profile_id, []).extend(
+                    [(released[e.executor_id], -n), (e.removed_ms, n)]
+                )
     profiles = []
+    offered = []
     for pid, (changes, initial) in sorted(by_profile.items()):
         times, values = _steps(changes, initial[0])
         profiles.append(
@@ -224,11 +307,23 @@ def build_capacity(app: Application, observed_peak: int = 1) -> Capacity:
                 peak=max((initial[0], *values)),
             )
         )
+        if pid in withdrawn:
+            times, values = _steps([*changes, *withdrawn[pid]], initial[0])
+            offered.append(
+                ProfileSlots(
+                    profile_id=pid,
+                    times_ms=times,
+                    slots=values,
+                    initial=initial[0],
+                    peak=max((initial[0], *values)),
+                )
+            )
     return Capacity(
         local_mode=local,
-        dynamic_allocation=not local and _flag(props.get("spark.dynamicAllocation.enabled")),
+        dynamic_allocation=dynamic,
         executor_cores=_int_setting(props, "spark.executor.cores"),
         task_cpus=_int_setting(props, "spark.task.cpus") or 1,
         profiles=tuple(profiles),
         settings=tuple((k, props[k]) for k in ALLOCATION_SETTINGS if k in props),
+        offered=tuple(offered),
     )

@@ -9,6 +9,10 @@ executor) and "where the time went" can say how much of a stage was tasks at all
 - `queued_ms`: before its first task, or in a gap with none of its tasks running, while every
   slot alive was busy with other stages' tasks (it queued behind them: a capacity question, not
   a scheduling one);
+
+waiting and queueing count the slots the scheduler would offer (`Capacity.offered_profile`): an
+executor dynamic allocation had released (idle past `executorIdleTimeout`, removed later without
+running a task) is alive until its ExecutorRemoved event but takes no task;
 - `not_launched_ms`: for an attempt that launched no task at all (cancelled or failed before
   its first task), the rest of its wall: slots were alive and not all busy, yet none of its
   tasks started; calling it scheduler delay would blame the driver for a stage that only
@@ -279,12 +283,15 @@ def take_stage_walls(
         start, end = s.submission_ms, max(s.completion_ms, s.submission_ms)
         key = (s.stage_id, s.attempt_id)
         profile = capacity.profile(s.resource_profile_id)
+        # Waiting and queueing are judged on the slots the scheduler would offer: an executor
+        # dynamic allocation had released is still alive but takes no task.
+        offered = capacity.offered_profile(s.resource_profile_id)
         f = figures.get(key)
         if f is None or not f["n"]:
             # No task launched: it waited for executors, queued behind other stages' tasks, or
             # neither and ended (cancelled, failed): not the driver holding tasks it never had.
-            waiting = profile.without_slots_ms(start, end)
-            queued = min(end - start - waiting, running.busy_ms(start, end, profile))
+            waiting = offered.without_slots_ms(start, end)
+            queued = min(end - start - waiting, running.busy_ms(start, end, offered))
             out[key] = StageWall(
                 stage_id=s.stage_id,
                 stage_attempt_id=s.attempt_id,
@@ -309,11 +316,11 @@ def take_stage_walls(
         first = min(max(f["first_launch"], start), end)
         last = min(max(f["last_finish"], first), end)
         tail_start = min(max(f["tail_start"] or last, first), last)
-        waiting = profile.without_slots_ms(start, first)
-        queued = min(first - start - waiting, running.busy_ms(start, first, profile))
+        waiting = offered.without_slots_ms(start, first)
+        queued = min(first - start - waiting, running.busy_ms(start, first, offered))
         gaps = min(f["gaps"], tail_start - first)
         # A gap while every slot ran other stages' tasks is queueing, not scheduling.
-        queued += min(gaps, sum(running.busy_ms(a, b, profile) for a, b in f.gaps))
+        queued += min(gaps, sum(running.busy_ms(a, b, offered) for a, b in f.gaps))
         active = tail_start - first - gaps
         run = min(f["run"], f["dur"])
         deser = min(f["deser"], f["dur"] - run)

@@ -18,8 +18,9 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import parse_memory_mib
 from analyzer.insights import Finding
 from analyzer.insights._common import parse_bytes
-from analyzer.insights.advice import parse_seconds, prediction_target, target_wall_ms
+from analyzer.insights.advice import prediction_target, target_wall_ms
 from analyzer.insights.finding import Advice, AdviceKind
+from analyzer.units import parse_seconds
 
 AdviceStatus = Literal["applied", "toward"]
 

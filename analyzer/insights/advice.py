@@ -16,7 +16,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import parse_memory_mib
 from analyzer.insights._common import ROW_GROUP_BYTES, context, parse_bytes
 from analyzer.insights.finding import Advice, Finding
-from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms
+from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, parse_seconds
 
 MIB = 1 << 20
 ADVISORY_KEY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
@@ -336,27 +336,6 @@ def idle_timeout_above_gap(props: Mapping[str, str], longest_gap_ms: int) -> Adv
         ),
         "duration",
     )
-
-
-def parse_seconds(text: str | None, default: float) -> float:
-    """Read a Spark duration setting in seconds (`60s`, `2min`, `500ms`, `1h`; a bare number is
-    seconds); `default` when unreadable.
-
-    >>> [parse_seconds(v, 7) for v in ("2min", "500ms", "45", "x")]
-    [120.0, 0.5, 45.0, 7]
-    """
-    raw = (text or "").strip().lower()
-    for suffix, factor in (
-        ("ms", 0.001),
-        ("min", 60.0),
-        ("s", 1.0),
-        ("m", 60.0),
-        ("h", 3600.0),
-        ("d", 86400.0),
-    ):
-        if raw.endswith(suffix) and raw[: -len(suffix)].strip().isdigit():
-            return int(raw[: -len(suffix)]) * factor
-    return float(raw) if raw.isdigit() else default
 
 
 def flag(props: Mapping[str, str], key: str, value: str, default: str, why: str) -> Advice:

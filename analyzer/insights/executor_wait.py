@@ -23,13 +23,12 @@ from analyzer.insights.advice import (
     flag,
     idle_timeout_above_gap,
     min_executors_for_waits,
-    parse_seconds,
 )
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.lost_executors import is_loss
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import DRIVER_ID
-from analyzer.units import fmt_duration_ms
+from analyzer.units import fmt_duration_ms, parse_seconds
 
 RULE = "executor-wait"
 METHOD = (

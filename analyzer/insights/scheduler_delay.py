@@ -6,7 +6,10 @@ time before its first task and after its last with slots free: the driver busy l
 or handling results, or an RPC layer backed up. An attempt that launched no task has none (its
 wall is `not_launched_ms`): there was no task for the driver to hold. Stages running side by
 side stalled by one driver hiccup share the same wall time, so the finding counts their
-windows' union once.
+windows' union once. The wait before the application's very first task launch is start-up (a
+fresh JVM loading the scheduler's, serializer's and broadcast's classes for its first job, often
+on a starved host), not a stall: it is left out, as is a wait while the stage's executors were
+still starting.
 """
 
 from __future__ import annotations
@@ -46,6 +49,26 @@ def delay_window(wall: StageWall, startup_ms: int = 0) -> tuple[int, int]:
     return wall.end_ms - wall.scheduler_delay_ms + startup_ms, wall.end_ms
 
 
+def warmup_delay_ms(wall: StageWall, app_first_launch_ms: int | None) -> int:
+    """The part of a stage's wait before its first task that came before the application's
+    first task launch (`app_first_launch_ms`, epoch ms): nothing had run anywhere yet, so the
+    wait is the application warming up for its first job, not the driver stalling.
+
+    >>> from analyzer.aggregate.stage_wall import StageWall
+    >>> w = StageWall(stage_id=0, stage_attempt_id=0, start_ms=100, end_ms=500,
+    ...     first_launch_ms=300, slots=2, n_tasks=1, peak_running=1, wait_executor_ms=0,
+    ...     queued_ms=0, scheduler_delay_ms=250, deserialize_ms=0, run_ms=150, gc_ms=0,
+    ...     fetch_wait_ms=0, result_ms=0, tail_ms=0)
+    >>> warmup_delay_ms(w, 300), warmup_delay_ms(w, 50)
+    (200, 0)
+    """
+    if wall.first_launch_ms is None or app_first_launch_ms is None:
+        return 0
+    pending = wall.first_launch_ms - wall.start_ms - wall.wait_executor_ms - wall.queued_ms
+    before_any = app_first_launch_ms - wall.start_ms
+    return max(0, min(pending, before_any, wall.scheduler_delay_ms))
+
+
 def detect_scheduler_delay(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report, per SQL execution (and once for stages outside SQL), stages whose wall time was
     mostly scheduler delay, when the union of their delay windows is significant and at least
@@ -53,8 +76,15 @@ def detect_scheduler_delay(analysis: Analysis, thresholds: Thresholds) -> list[F
     ctx = context(analysis)
     by_execution: dict[int | None, list[StageWall]] = defaultdict(list)
     startup: dict[tuple[int, int], int] = {}
+    app_first_launch_ms = min(
+        (w.first_launch_ms for w in ctx.walls.values() if w.first_launch_ms is not None),
+        default=None,
+    )
     for key, wall in ctx.walls.items():
-        startup[key] = startup_delay_ms(analysis, wall)
+        # Both are parts of the same wait before the first task: the larger covers the other.
+        startup[key] = max(
+            startup_delay_ms(analysis, wall), warmup_delay_ms(wall, app_first_launch_ms)
+        )
         delay = wall.scheduler_delay_ms - startup[key]
         if delay < thresholds.min_lost_ms or delay < MIN_STAGE_SHARE * wall.wall_ms:
             continue

@@ -93,7 +93,7 @@ class Thresholds:
         default=2_000,
         metadata=_help(
             "Scheduler delay (the union over a query's stalled stages) reported only from this "
-            "many ms: a first stage's warm-up is shorter."
+            "many ms (the wait before the application's first task is start-up, left out)."
         ),
     )
     spill_min_bytes: int = field(

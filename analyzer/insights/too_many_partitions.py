@@ -15,10 +15,11 @@ from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms
 
 RULE = "too-many-partitions"
 METHOD = (
-    "the stage's task wall time (run, deserialization, results and tail) × (1 − waves needed "
-    "with the suggested partition count / waves it ran) × the share of a task's time taken to "
-    "be fixed cost (1 − median bytes read / small_partition_bytes: all of it for an empty "
-    "partition)"
+    "the waves over the task slots beyond those the suggested partition count needs × the "
+    "median task's fixed cost (its duration × (1 − median bytes read / small_partition_bytes): "
+    "all of it for an empty partition), at most that share of the stage's task wall time (run, "
+    "deserialization, results and tail): a slow first wave (a first query warming up) is not "
+    "charged"
 )
 ADVISORY_DEFAULT_BYTES = 64 << 20
 """`spark.sql.adaptive.advisoryPartitionSizeInBytes` by default: the size a partition should be."""
@@ -64,7 +65,15 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
         new_waves = math.ceil(target / wall.slots)
         working = wall.run_ms + wall.deserialize_ms + wall.result_ms + wall.tail_ms
         fixed_share = 1 - s.shuffle_read_median_bytes / thresholds.small_partition_bytes
-        lost_ms = int(working * (1 - new_waves / waves) * fixed_share)
+        # Each wave saved saves one task's fixed cost on every slot. The median task measures
+        # it: the stage's wall would also charge a first wave stalled by a cold JVM, which
+        # runs as long with any partition count.
+        lost_ms = int(
+            min(
+                (waves - new_waves) * s.median_duration_ms * fixed_share,
+                working * (1 - new_waves / waves) * fixed_share,
+            )
+        )
         finding = ctx.finding(
             RULE,
             METHOD,
