@@ -160,7 +160,7 @@ def test_colour_by_severity_only_when_asked() -> None:
     assert "\x1b[" not in plain
     warned = text_report(_analysis(sample_path("executor-lost")), color=True)
     assert "\x1b[33m⚠ warning\x1b[0m" in warned
-    info = text_report(_analysis(sample_path("partition-pruning")), color=True)
+    info = text_report(_analysis(sample_path("speculation")), color=True)
     assert "ℹ info ·" in info  # info stays plain
 
 

@@ -21,6 +21,7 @@ from analyzer.aggregate.executor_summary import (
     executor_summaries,
     summarize_executor,
 )
+from analyzer.aggregate.failure_delay import failure_delays
 from analyzer.aggregate.families import QueryFamily, query_families
 from analyzer.aggregate.memory_need import MemoryNeed, stage_memory_needs
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
@@ -303,6 +304,17 @@ class Analysis:
     def stage_stats(self) -> dict[tuple[int, int], StageTaskStats]:
         """Task figures per (stage, attempt) (`aggregate.stage_stats`)."""
         return self._once("stage_stats", lambda: aggregate_stage_tasks(self.tasks))
+
+    @property
+    def failure_delays(self) -> dict[tuple[int, int], int]:
+        """Per (stage, attempt) with failed tasks: how much later (ms) its tasks ended for
+        the failures and their retries (`aggregate.failure_delay`), on its task slots."""
+        return self._once(
+            "failure_delays",
+            lambda: failure_delays(
+                self.tasks, {key: wall.slots for key, wall in self.stage_walls.items()}
+            ),
+        )
 
     @property
     def memory_needs(self) -> dict[tuple[int, int], MemoryNeed]:

@@ -16,6 +16,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import parse_memory_mib
 from analyzer.insights._common import ROW_GROUP_BYTES, context, parse_bytes
 from analyzer.insights.finding import Advice, Finding
+from analyzer.insights.spill_cause import spill_cause
 from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, parse_seconds
 
 MIB = 1 << 20
@@ -356,11 +357,13 @@ def no_value(props: Mapping[str, str], key: str, default: str, why: str, kind: s
 def memory_advice(analysis: Analysis, key: tuple[int, int]) -> tuple[Advice, ...]:
     """The memory advice of a stage attempt whose tasks ran short of execution memory: more
     shuffle partitions (when it read a shuffle) and more executor memory, each from its largest
-    task's peak execution memory and spill (`Analysis.memory_needs`)."""
+    task's peak execution memory and spill (`Analysis.memory_needs`). None when the spill was
+    not for want of memory (`spill_cause`): a forced spill says nothing of the memory a task
+    needs, and more memory would not stop it."""
     ctx = context(analysis)
     s = ctx.stage_stats.get(key)
     need = analysis.memory_needs.get(key)
-    if s is None or need is None:
+    if s is None or need is None or spill_cause(analysis, key) is not None:
         return ()
     out: list[Advice] = []
     if s.shuffle_read_max_bytes > 0:

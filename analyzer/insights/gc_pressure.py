@@ -6,6 +6,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, stage_part_wall_ms
 from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
+from analyzer.insights.spill_cause import spill_cause
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
 
@@ -46,6 +47,13 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
         lost_ms = gc_wall_ms(analysis, key)
         spilled = s.memory_bytes_spilled > 0
         advice = memory_advice(analysis, key) if spilled else ()
+        why_no_value = (
+            "the tasks did not spill"
+            if not spilled
+            else "the tasks' spill was not for want of memory"
+            if spill_cause(analysis, key) is not None
+            else "the tasks already had the memory their spill asked for"
+        )
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -58,8 +66,7 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 + (
                     f" ({advice_text(advice)})"
                     if advice_text(advice)
-                    else " (the tasks did not spill, so the run does not say how much more "
-                    "memory would do)"
+                    else f" ({why_no_value}, so the run does not say how much more memory would do)"
                 )
                 + "; avoid collecting large rows or caching deserialized objects "
                 "(prefer MEMORY_AND_DISK_SER)."

@@ -9,6 +9,7 @@ from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.gc_pressure import gc_share, gc_wall_ms
 from analyzer.insights.spill import spill_task_ms, spill_wall_ms
+from analyzer.insights.spill_cause import spill_cause
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_pct
 
@@ -21,7 +22,11 @@ METHOD = (
 
 def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report stage attempts with GC of at least half `gc_share` of task time and a spill of at
-    least a quarter of `spill_min_bytes`, when the two together cost a significant share."""
+    least a quarter of `spill_min_bytes`, when the two together cost a significant share.
+
+    Not when the spill was not for want of memory (`spill_cause`: a spill-forcing setting, or
+    a peak far below a task's memory): then GC and spill are not one shortage shown twice.
+    """
     ctx = context(analysis)
     findings = []
     for key, s in sorted(ctx.stage_stats.items()):
@@ -31,6 +36,8 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
             continue
         if ctx.in_failed_execution(s.stage_id):
             continue
+        if spill_cause(analysis, key) is not None:
+            continue  # the spill was not for want of memory: `spill` and `gc-pressure` say so
         execution_id = ctx.stage_execution(s.stage_id)
         gc_ms = gc_wall_ms(analysis, key)
         spill_ms = spill_wall_ms(analysis, key, spill_task_ms(spilled, thresholds))

@@ -6,6 +6,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, metric, wall_share_ms
 from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
+from analyzer.insights.spill_cause import cause_evidence, cause_text, spill_cause
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes
 
@@ -45,8 +46,10 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     when the spill's estimated I/O cost a meaningful share of the query's wall time.
 
     The finding names the plan node with the largest `spill size` in that stage, when the
-    execution's plan has one (Sort, HashAggregate, Window, SortMergeJoin …). Stages of a failed
-    query are left to `failed-query`, whose evidence carries their spill.
+    execution's plan has one (Sort, HashAggregate, Window, SortMergeJoin …). When the spill was
+    not for want of memory (a spill-forcing setting, see `spill_cause`), the finding names that
+    cause and advises no memory. Stages of a failed query are left to `failed-query`, whose
+    evidence carries their spill.
     """
     findings = []
     ctx = context(analysis)
@@ -85,17 +88,23 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 "bytes",
             ),
         ]
+        cause = spill_cause(analysis, key)
+        if cause is not None:
+            evidence += cause_evidence(cause)
         advice = memory_advice(analysis, key)
+        suggestion = (
+            cause_text(cause)
+            if cause is not None
+            else "Give each task more memory: smaller partitions or more memory per task"
+            + (f": {advice_text(advice)}." if advice_text(advice) else ".")
+        )
         finding = ctx.finding(
             RULE,
             METHOD,
             thresholds,
             lost_ms,
             title=f"Stage {s.stage_id}: spilled {fmt_bytes(spilled)}{where}",
-            suggestion=(
-                "Give each task more memory: smaller partitions or more memory per task"
-                + (f": {advice_text(advice)}." if advice_text(advice) else ".")
-            ),
+            suggestion=suggestion,
             advice=advice,
             execution_id=execution_id,
             node_id=node_id,

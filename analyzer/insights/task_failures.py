@@ -1,17 +1,18 @@
-"""Rule `task-failures`: task attempts failed and were retried, wasting their run time."""
+"""Rule `task-failures`: task attempts failed and were retried, delaying their stage's end."""
 
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, wall_share_ms
+from analyzer.insights._common import context
 from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 
 RULE = "task-failures"
 METHOD = (
-    "summed duration of the failed attempts, charged to the stage's wall time by its share of "
-    "the stage's task time"
+    "how much later the stage's tasks ended for the failures: its task attempts replayed in "
+    "launch order on its task slots, as they ran and with each failed task run once where its "
+    "first attempt ran (for the longer of its failed and successful attempts), the difference"
 )
 
 
@@ -30,9 +31,11 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             continue
         stage = ctx.attempts.get(key)
         execution_id = ctx.stage_execution(s.stage_id)
-        lost_ms = wall_share_ms(
-            stage.duration_ms if stage else None, s.failed_duration_sum_ms, s.duration_sum_ms
-        )
+        # A failed attempt beside others, in a slot no task waited for, did not move the
+        # stage's end; the retries that ran after them did (aggregate.failure_delay).
+        lost_ms = analysis.failure_delays.get(key, 0)
+        if stage is not None and stage.duration_ms is not None:
+            lost_ms = min(lost_ms, max(stage.duration_ms, 0))
         reason = root_cause(s.first_failure_reason) or "unknown"
         kinds = []
         if s.n_fetch_failed:
@@ -44,6 +47,7 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             ev("n_successful", "successful attempts", s.n_successful, "count"),
             ev("first_failure", "first failure", reason, "text"),
             ev("failed_duration_ms", "time in failed attempts", s.failed_duration_sum_ms, "ms"),
+            ev("stage_end_delay_ms", "stage's end delayed by", lost_ms, "ms"),
         ]
         if kinds:
             evidence.append(ev("failure_kinds", "of which", ", ".join(kinds), "text"))
