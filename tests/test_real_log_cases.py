@@ -37,7 +37,7 @@ EXPECTED_TOP: dict[str, str | None] = {
     "customshuffle_eventlog.zstd": "memory-pressure",
     "aqeshuffle_eventlog.zstd": "memory-pressure",
     "eventlog_4nodes_8cores_dynamic_alloc.zstd": "cold-executors",
-    "nds_q66_gpu.zstd": "executor-wait",
+    "nds_q66_gpu.zstd": "scheduler-delay",
     "pandas_execs_eventlog.zstd": "too-many-partitions",
     "rp_nosql_eventlog": "executor-wait",
     "rp_sql_eventlog.zstd": "executor-wait",
@@ -232,7 +232,9 @@ def test_the_table_lists_every_case() -> None:
 
 
 def _public_findings(name: str) -> tuple[Finding, ...]:
-    log = next(p for p in public_logs() if p.name == name)
+    log = next((p for p in public_logs() if p.name == name), None)
+    if log is None:
+        pytest.skip(f"public log {name} not present")
     return _findings(log)[2]
 
 
@@ -257,3 +259,73 @@ def test_first_query_warm_up_is_not_charged_to_the_partition_count() -> None:
     # under the 1 s floor, not the 2.8 s the stage's wall once gave.
     findings = _public_findings("dsAndDf_eventlog.zstd")
     assert not [f for f in findings if f.rule == "too-many-partitions"]
+
+
+def test_one_straggler_on_a_new_executor_gets_no_dynamic_allocation_advice() -> None:
+    # 4nodes stage 9: 6 tasks; at its submission executors 3, 4 and 5 had run tasks and had
+    # 12 free slots; five tasks ran there and ended by +0.85 s, task 29 went to executor 6
+    # (registered 0.7 s before) and deserialized 15.1 s. Keeping executors changes nothing.
+    findings = _public_findings("eventlog_4nodes_8cores_dynamic_alloc.zstd")
+    cold = next(f for f in findings if f.rule == "cold-executors")
+    assert cold.stage_id == 9 and cold.task_ids == (29,)
+    assert cold.title.startswith("Stage 9: task 29, one of its 6, spent 15.1 s deserializing")
+    assert "executor 6" in cold.title
+    assert cold.number("warm_free_slots") == 12
+    assert not any("dynamicAllocation" in a.setting for a in cold.advice)
+    assert "dynamicAllocation" not in cold.suggestion
+    # A speculative copy on a warm executor ends about 1.8 s into the stage: the 2.1 s
+    # predicted (the wall without the deserialization) is within reach.
+    [speculation] = cold.advice
+    assert speculation.setting == "spark.speculation" and speculation.predicted_ms == 2129
+
+
+def test_idle_timeout_is_sized_from_the_stretch_that_ended_in_the_release() -> None:
+    # 4nodes: executors 2 and 1 registered at +20.9 s and +25.0 s, never ran a task and were
+    # released at +44.7 s and +48.2 s; stages 0 and 1 came at +92.9 s, 68 s after executor 1
+    # registered: no idle timeout keeps an executor that long, only minExecutors.
+    findings = _public_findings("eventlog_4nodes_8cores_dynamic_alloc.zstd")
+    wait = next(f for f in findings if f.rule == "executor-wait")
+    assert [a.setting for a in wait.advice] == ["spark.dynamicAllocation.minExecutors"]
+    assert "idle 1m 08s when stage 0 was submitted" in wait.suggestion
+    assert "longest pause between jobs" not in wait.suggestion
+    assert "executorIdleTimeout=30s" not in wait.suggestion
+
+
+@pytest.mark.parametrize(
+    ("name", "waited"), [("nds_q66_gpu.zstd", "19.3 s"), ("gpu_oom_eventlog.zstd", "10.1 s")]
+)
+def test_executors_registered_but_starting_are_an_info_with_no_ratio_advice(
+    name: str, waited: str
+) -> None:
+    # q66: all 8 executors registered 2.2 s before stage 0 was submitted, its task launched
+    # 19 s later; gpu_oom (standalone): both registered 72 ms after the stage, its task 10.0 s
+    # later. The RAPIDS plugin's start-up, not registration: the ratio setting cannot help.
+    findings = _public_findings(name)
+    [wait] = [f for f in findings if f.rule == "executor-wait"]
+    assert wait.severity == "info"
+    assert wait.title == f"Stage 0 waited {waited} for executors (registered but still starting)"
+    assert wait.advice == ()
+    assert "set spark.scheduler.minRegisteredResourcesRatio" not in wait.suggestion
+    assert "RAPIDS" in wait.suggestion and "0.8" not in wait.suggestion
+    log = next(p for p in public_logs() if p.name == name)
+    header = api.render_report(api.analyze(str(log), Strictness.LENIENT), ReportOptions())
+    top = next((line for line in header.splitlines() if "top finding" in line), "")
+    assert "executor-wait" not in top
+
+
+def test_first_tasks_of_new_executors_at_first_use_cost_are_info() -> None:
+    # attempt_1 stage 1: the first task on 9 executors new to the application deserialized
+    # 1.7 to 2.3 s each (their JVMs loading classes): ordinary, not a warning.
+    findings = _public_findings("attempt_1_eventlog.zstd")
+    cold = next(f for f in findings if f.rule == "cold-executors")
+    assert cold.stage_id == 1 and cold.severity == "info"
+    assert "first tasks of 9 new executors" in cold.title
+
+
+def test_executors_removed_at_teardown_are_not_lost() -> None:
+    # Photon q88: worker lost 16.4 s after the last job ended, with nothing left to run.
+    findings = _public_findings("eventlog_v2_app-20240919162642-0000")
+    assert "lost-executors" not in {f.rule for f in findings}
+    # An executor lost while a job ran (and replaced) is still reported.
+    findings = _public_findings("eventlog_3nodes_12cores_exec_removed")
+    assert "lost-executors" in {f.rule for f in findings}

@@ -27,7 +27,11 @@ from analyzer.aggregate.memory_need import MemoryNeed, stage_memory_needs
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.pricing import PriceSpec
-from analyzer.aggregate.stage_stats import StageTaskStats, aggregate_stage_tasks
+from analyzer.aggregate.stage_stats import (
+    StageTaskStats,
+    aggregate_stage_tasks,
+    executor_task_spans,
+)
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
 from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
 from analyzer.aggregate.streaming import (
@@ -315,6 +319,12 @@ class Analysis:
                 self.tasks, {key: wall.slots for key, wall in self.stage_walls.items()}
             ),
         )
+
+    @property
+    def executor_task_spans(self) -> dict[str, tuple[int, int]]:
+        """Per executor id: its first task's launch and its last task's finish, epoch ms
+        (`aggregate.stage_stats.executor_task_spans`)."""
+        return self._once("executor_task_spans", lambda: executor_task_spans(self.tasks))
 
     @property
     def memory_needs(self) -> dict[tuple[int, int], MemoryNeed]:

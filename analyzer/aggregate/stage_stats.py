@@ -198,6 +198,56 @@ def executor_busy_ms(tasks: pl.DataFrame) -> dict[str, int]:
     return {str(r["executor_id"]): _int(r["busy_ms"]) for r in frame.iter_rows(named=True)}
 
 
+@dataclass(frozen=True, slots=True)
+class TaskDeserialization:
+    """One task attempt of a stage attempt with the time it spent deserializing (ms)."""
+
+    task_id: int
+    executor_id: str
+    launch_ms: int
+    """Launch time, epoch ms."""
+    finish_ms: int
+    """Finish time, epoch ms."""
+    duration_ms: int
+    deserialize_ms: int
+    """Executor Deserialize Time: on an executor's first task it takes in fetching the
+    application's jars and files and loading classes (Spark's `Executor.TaskRunner`)."""
+
+
+def stage_deserialization(
+    tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int
+) -> tuple[TaskDeserialization, ...]:
+    """Return a stage attempt's task attempts, the longest deserialization first."""
+    frame = tasks.filter(
+        (pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id)
+    ).sort(["deserialize_ms", "task_id"], descending=[True, False])
+    columns = ("task_id", "executor_id", "launch_ms", "finish_ms", "duration_ms", "deserialize_ms")
+    return tuple(
+        TaskDeserialization(int(r[0]), str(r[1]), _int(r[2]), _int(r[3]), _int(r[4]), _int(r[5]))
+        for r in frame.select(columns).iter_rows()
+    )
+
+
+def executor_task_spans(tasks: pl.DataFrame) -> dict[str, tuple[int, int]]:
+    """Return, per executor id, its first task's launch and its last task's finish (epoch ms):
+    an executor whose first launch is after a moment had run no task by then (cold)."""
+    frame = tasks.group_by("executor_id").agg(
+        pl.col("launch_ms").min().alias("first"), pl.col("finish_ms").max().alias("last")
+    )
+    return {str(r[0]): (_int(r[1]), _int(r[2])) for r in frame.iter_rows()}
+
+
+def tasks_running_at(tasks: pl.DataFrame, moment_ms: int) -> dict[str, int]:
+    """Return, per executor id, how many task attempts were running at `moment_ms` (launched
+    at or before it, finished after it); executors running none are left out."""
+    frame = (
+        tasks.filter((pl.col("launch_ms") <= moment_ms) & (pl.col("finish_ms") > moment_ms))
+        .group_by("executor_id")
+        .len()
+    )
+    return {str(r[0]): int(r[1]) for r in frame.iter_rows()}
+
+
 def task_durations(tasks: pl.DataFrame, task_ids: Iterable[int]) -> dict[int, int]:
     """Return the duration (ms) of the given task attempts, by task id."""
     wanted = list(task_ids)

@@ -314,26 +314,38 @@ def min_executors_for_waits(
     )
 
 
-def idle_timeout_above_gap(props: Mapping[str, str], longest_gap_ms: int) -> Advice | None:
-    """`spark.dynamicAllocation.executorIdleTimeout` above the longest pause between jobs
-    (rounded up to the next 30 s), so executors outlive the pauses; None without a pause.
+MAX_IDLE_TIMEOUT_MS = 60_000
+"""The longest idle stretch an advised executor idle timeout is sized to outlive: Spark's
+default timeout. A longer timeout keeps every idle executor of the application that long;
+keeping a few (`minExecutors`) costs less."""
 
-    >>> idle_timeout_above_gap({}, 95_000).value
-    '120s'
+
+def idle_timeout_above_idle(props: Mapping[str, str], idle_ms: int | None) -> Advice | None:
+    """`spark.dynamicAllocation.executorIdleTimeout` above how long the released executors had
+    been idle when the stage came (rounded up to the next 30 s), so one would have outlived
+    the stretch; None without one, when the run's timeout was already that long (the release
+    had another reason), or when the stretch is longer than `MAX_IDLE_TIMEOUT_MS` (only
+    `minExecutors` would have kept them).
+
+    >>> ten = {"spark.dynamicAllocation.executorIdleTimeout": "10s"}
+    >>> idle_timeout_above_idle(ten, 15_200).value
+    '30s'
+    >>> idle_timeout_above_idle({}, 68_000) is None
+    True
     """
-    if longest_gap_ms <= 0:
+    if idle_ms is None or idle_ms <= 0 or idle_ms > MAX_IDLE_TIMEOUT_MS:
         return None
     key = "spark.dynamicAllocation.executorIdleTimeout"
-    value_s = math.ceil((longest_gap_ms / 1000 + 1) / 30) * 30
+    value_s = math.ceil((idle_ms / 1000 + 1) / 30) * 30
     if value_s <= parse_seconds(props.get(key), 60):
-        return None  # executors already outlived the pauses: not why they were gone
+        return None  # executors already outlived the stretch: not why they were gone
     return Advice(
         key,
         f"{value_s}s",
         current(props, key, "60s"),
         (
-            f"the longest pause between jobs was {fmt_duration_ms(longest_gap_ms)} → "
-            f"{value_s} s (the next 30 s above it)"
+            f"the released executors had been idle {fmt_duration_ms(idle_ms)} when the stage "
+            f"was submitted → {value_s} s (the next 30 s above it)"
         ),
         "duration",
     )

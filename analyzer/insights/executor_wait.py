@@ -14,14 +14,16 @@ import math
 from collections import defaultdict
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.stage_stats import tasks_running_at
 from analyzer.aggregate.stage_wall import StageWall
 from analyzer.aggregate.time_spent import covered_ms
 from analyzer.insights._common import context
 from analyzer.insights.advice import (
+    MAX_IDLE_TIMEOUT_MS,
     advice_text,
     current,
     flag,
-    idle_timeout_above_gap,
+    idle_timeout_above_idle,
     min_executors_for_waits,
 )
 from analyzer.insights.finding import Advice, Finding, ev
@@ -78,6 +80,70 @@ def released_before(analysis: Analysis, profile_id: int, moment_ms: int) -> bool
         and not is_loss(e.removed_reason)
         for e in analysis.application.executors
     )
+
+
+def idle_before_release_ms(analysis: Analysis, profile_id: int, moment_ms: int) -> int | None:
+    """How long the executors of the profile that dynamic allocation released before
+    `moment_ms` had been idle by then: from each one's last task's finish (its registration
+    when it ran none) to `moment_ms`, the shortest of them (ms): the idle timeout that would have
+    kept one of them for the stage. None when the log shows none released."""
+    spans = analysis.executor_task_spans
+    idle = [
+        moment_ms - max(spans[e.executor_id][1] if e.executor_id in spans else 0, e.added_ms or 0)
+        for e in analysis.application.executors
+        if e.removed_ms is not None
+        and e.removed_ms <= moment_ms
+        and e.resource_profile_id == profile_id
+        and e.executor_id != DRIVER_ID
+        and not is_loss(e.removed_reason)
+    ]
+    return min(idle) if idle else None
+
+
+def warm_free_slots(analysis: Analysis, profile_id: int, moment_ms: int) -> int:
+    """The free task slots at `moment_ms` on executors of the profile that were alive and had
+    already run a task (warm: their jars fetched and classes loaded)."""
+    spans = analysis.executor_task_spans
+    alive = [
+        e
+        for e in analysis.application.executors
+        if e.resource_profile_id == profile_id
+        and (e.added_ms is None or e.added_ms <= moment_ms)
+        and (e.removed_ms is None or e.removed_ms > moment_ms)
+        and e.executor_id in spans
+        and spans[e.executor_id][0] < moment_ms
+    ]
+    if not alive:
+        return 0
+    running = tasks_running_at(analysis.tasks, moment_ms)
+    return sum(max(0, e.max_tasks - running.get(e.executor_id, 0)) for e in alive)
+
+
+def registered_before_wait(analysis: Analysis, wall: StageWall) -> tuple[int, int] | None:
+    """For a stage whose wait for its first task came mostly after its executors registered:
+    how many executors of its profile were registered at that task's launch and when the last
+    of them registered (epoch ms). Spark offers an executor tasks only once it reports itself
+    launched, after its `Executor` and plugins initialise (`LaunchedExecutor` in
+    `CoarseGrainedSchedulerBackend`): a wait after registration is their start-up, which no
+    registration setting shortens. None otherwise."""
+    first = wall.first_launch_ms
+    if first is None or first <= wall.start_ms:
+        return None
+    added = [
+        e.added_ms
+        for e in analysis.application.executors
+        if e.resource_profile_id == profile_id(analysis, wall)
+        and e.executor_id != DRIVER_ID
+        and e.added_ms is not None
+        and e.added_ms <= first
+        and (e.removed_ms is None or e.removed_ms > first)
+    ]
+    if not added:
+        return None
+    last_ms = max(added)
+    if first - last_ms < COLD_SHARE * (first - wall.start_ms):
+        return None
+    return len(added), last_ms
 
 
 def first_added_ms(analysis: Analysis, profile_id: int) -> int | None:
@@ -138,7 +204,6 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             by_execution[ctx.stage_execution(wall.stage_id)].append(wall)
     profile_of = {(s.stage_id, s.attempt_id): s.resource_profile_id for s in ctx.attempts.values()}
     settings = dict(cap.settings)
-    gap_ms = analysis.time_spent.longest_gap_ms
     findings = []
     for execution_id, walls in sorted(by_execution.items(), key=lambda kv: (kv[0] is None, kv[0])):
         lost_ms = covered_ms(span for w in walls for span in waiting_windows(analysis, w))
@@ -153,6 +218,8 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         profile = profile_of.get((first.stage_id, first.stage_attempt_id), 0)
         others = sum(p.at(first.start_ms) for p in cap.profiles if p.profile_id != profile)
         added_ms = first_added_ms(analysis, profile)
+        registered = [registered_before_wait(analysis, w) for w in walls]
+        starting = all(r is not None for r in registered)
         startup = (
             cap.dynamic_allocation
             and not others
@@ -184,6 +251,8 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 f"keep executors of that profile (set {floor.setting}={floor.value}; it "
                 "applies per profile)."
             )
+        elif starting:
+            suggestion = _starting_wait(analysis, first, [r for r in registered if r is not None])
         elif startup or (
             cap.dynamic_allocation
             and not any(released_before(analysis, profile, w.start_ms) for w in walls)
@@ -194,19 +263,29 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             suggestion = _unreleased_wait(analysis, first, added_ms if startup else None)
         elif cap.dynamic_allocation:
             timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
-            idle = idle_timeout_above_gap(ctx.properties, gap_ms)
+            submitted = min(walls, key=lambda w: w.start_ms)
+            idle_ms = idle_before_release_ms(analysis, profile, submitted.start_ms)
+            idle = idle_timeout_above_idle(ctx.properties, idle_ms)
             advice.append(floor)
             if idle is not None:
                 advice.append(idle)
+            too_long = idle_ms is not None and idle_ms > MAX_IDLE_TIMEOUT_MS
             suggestion = (
                 "Dynamic allocation had released every executor "
                 f"(spark.dynamicAllocation.executorIdleTimeout={timeout}"
                 + (
-                    f"; the longest pause between jobs was {fmt_duration_ms(gap_ms)}"
-                    if gap_ms
+                    f"; they had been idle {fmt_duration_ms(idle_ms)} when stage "
+                    f"{submitted.stage_id} was submitted"
+                    if idle_ms is not None
                     else ""
                 )
-                + ") and the stage waited for new ones to start and warm up. Keep some: "
+                + ") and the stage waited for new ones to start and warm up. "
+                + (
+                    "That is longer than an idle timeout should keep executors (Spark's "
+                    "default is 60 s): only keeping some would have helped: "
+                    if too_long
+                    else "Keep some: "
+                )
                 + advice_text(tuple(advice))
                 + "."
             )
@@ -218,7 +297,7 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                     ctx.properties,
                     "spark.scheduler.minRegisteredResourcesRatio",
                     "1.0",
-                    "0.8 on YARN and Kubernetes",
+                    _default_ratio(ctx.properties),
                     "wait for every executor asked for before the first job",
                 )
             )
@@ -244,7 +323,8 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         findings.append(
             Finding(
                 rule=RULE,
-                severity=ctx.severity(lost_ms, execution_id, thresholds),
+                # A one-off start-up after registration: no query gets faster from it.
+                severity="info" if starting else ctx.severity(lost_ms, execution_id, thresholds),
                 title=(
                     f"Stage{'s' if len(stage_ids) > 1 else ''} "
                     f"{', '.join(map(str, stage_ids[:8]))}{'…' if len(stage_ids) > 8 else ''} "
@@ -252,6 +332,8 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                     + (
                         " of its resource profile"
                         if others
+                        else " (registered but still starting)"
+                        if starting
                         else " (the application's first)"
                         if startup
                         else " (none alive, or just started)"
@@ -297,4 +379,53 @@ def _unreleased_wait(analysis: Analysis, first: StageWall, startup_ms: int | Non
         "released by dynamic allocation before: they had been lost (see lost-executors) or "
         "were still starting. Check the cluster's free capacity and executor start-up (image "
         "pulls, large --jars)."
+    )
+
+
+def _default_ratio(props: dict[str, str]) -> str:
+    """`spark.scheduler.minRegisteredResourcesRatio`'s default for the run's cluster manager:
+    0.8 on YARN and Kubernetes (`YarnSchedulerBackend`, `KubernetesClusterSchedulerBackend`),
+    0 elsewhere (standalone: `CoarseGrainedSchedulerBackend`).
+
+    >>> _default_ratio({"spark.master": "yarn"}), _default_ratio({"spark.master": "spark://h:7077"})
+    ('0.8', '0')
+    """
+    master = props.get("spark.master", "").strip().lower()
+    return "0.8" if master.startswith(("yarn", "k8s://")) else "0"
+
+
+def _starting_wait(analysis: Analysis, first: StageWall, registered: list[tuple[int, int]]) -> str:
+    """The suggestion for stages whose executors had registered but were still starting:
+    `registered` is, per stage, how many were registered at its first task and when the last
+    of them registered (epoch ms)."""
+    n_executors, last_ms = max(registered, key=lambda r: r[1])
+    when = (
+        f"{fmt_duration_ms(first.start_ms - last_ms)} before stage {first.stage_id} was submitted"
+        if last_ms <= first.start_ms
+        else f"{fmt_duration_ms(last_ms - first.start_ms)} after stage {first.stage_id} was "
+        "submitted"
+    )
+    launch_ms = first.first_launch_ms if first.first_launch_ms is not None else last_ms
+    # The plugins' class names, last part only: a full name (`com.nvidia.spark.SQLPlugin`)
+    # would read as a setting.
+    plugins = ", ".join(
+        p.strip().rsplit(".", 1)[-1]
+        for p in analysis.properties.get("spark.plugins", "").split(",")
+        if p.strip()
+    )
+    start_up = (
+        f"its executor plugins ({plugins}) initialise: RAPIDS, for one, sets up the GPU and its "
+        "memory pools there"
+        if plugins
+        else "the executor and its plugins, if any, initialise"
+    )
+    return (
+        f"Registered but still starting: of the {n_executors} executor(s) alive at its first "
+        f"task, the last registered {when}, and that task came "
+        f"{fmt_duration_ms(launch_ms - last_ms)} after the last registration. Spark offers an "
+        f"executor tasks only once it reports itself started, after {start_up}. Registration "
+        "was not what it waited for, so spark.scheduler.minRegisteredResourcesRatio (which "
+        "waits for registrations) would not shorten this, and no query or partitioning change "
+        "does: a one-off start-up cost. If it is long, read the executor logs for what their "
+        "start-up spent it on."
     )

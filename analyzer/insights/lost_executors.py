@@ -46,6 +46,17 @@ def is_loss(reason: str | None) -> bool:
     return not any(word in low for word in ROUTINE_REMOVALS)
 
 
+def at_teardown(analysis: Analysis, removed_ms: int) -> bool:
+    """True when an executor removal came after the application's work was done: every job
+    had ended by then and no task ran after it (a cluster shutting down, whatever reason its
+    workers give), so nothing was lost with it."""
+    jobs = analysis.application.jobs
+    if not jobs or any(j.completion_ms is None or j.completion_ms > removed_ms for j in jobs):
+        return False
+    spans = analysis.executor_task_spans.values()
+    return all(last_ms <= removed_ms and first_ms <= removed_ms for first_ms, last_ms in spans)
+
+
 def about_memory(reasons: list[str]) -> bool:
     """Return True if any removal reason points at memory."""
     return any(sign in r.lower() for r in reasons for sign in MEMORY_SIGNS)
@@ -56,7 +67,13 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     that failed with them (ExecutorLostFailure)."""
     ctx = context(analysis)
     app = analysis.application
-    lost = [e for e in app.executors if e.removed_ms is not None and is_loss(e.removed_reason)]
+    lost = [
+        e
+        for e in app.executors
+        if e.removed_ms is not None
+        and is_loss(e.removed_reason)
+        and not at_teardown(analysis, e.removed_ms)
+    ]
     n_task_losses = sum(s.n_executor_lost for s in ctx.stage_stats.values())
     if not lost and n_task_losses == 0:
         return []

@@ -219,7 +219,9 @@ def _cap_estimates(
         severity = f.severity
         if f.rule not in KEEP_SEVERITY:
             significant = ctx.significant(capped, f.execution_id, thresholds)
-            severity = ctx.severity(capped, f.execution_id, thresholds) if significant else "info"
+            # Capping never raises a severity: an `info` finding stays `info`.
+            loud = significant and f.severity != "info"
+            severity = ctx.severity(capped, f.execution_id, thresholds) if loud else "info"
         out.append(
             dataclasses.replace(
                 f,
