@@ -170,6 +170,18 @@ def _steps(
     return tuple(times), tuple(values)
 
 
+def _profile_slots(profile_id: int, changes: list[tuple[int, int]], initial: int) -> ProfileSlots:
+    """A profile's slots over time from its (moment, change) steps and its slots at the start."""
+    times, values = _steps(changes, initial)
+    return ProfileSlots(
+        profile_id=profile_id,
+        times_ms=times,
+        slots=values,
+        initial=initial,
+        peak=max((initial, *values)),
+    )
+
+
 def local_threads(master: str) -> int | None:
     """Return N of `local[N]` / `local[N,F]` (1 for plain `local`), None for `local[*]` or else.
 
@@ -297,27 +309,9 @@ def build_capacity(
     profiles = []
     offered = []
     for pid, (changes, initial) in sorted(by_profile.items()):
-        times, values = _steps(changes, initial[0])
-        profiles.append(
-            ProfileSlots(
-                profile_id=pid,
-                times_ms=times,
-                slots=values,
-                initial=initial[0],
-                peak=max((initial[0], *values)),
-            )
-        )
+        profiles.append(_profile_slots(pid, changes, initial[0]))
         if pid in withdrawn:
-            times, values = _steps([*changes, *withdrawn[pid]], initial[0])
-            offered.append(
-                ProfileSlots(
-                    profile_id=pid,
-                    times_ms=times,
-                    slots=values,
-                    initial=initial[0],
-                    peak=max((initial[0], *values)),
-                )
-            )
+            offered.append(_profile_slots(pid, [*changes, *withdrawn[pid]], initial[0]))
     return Capacity(
         local_mode=local,
         dynamic_allocation=dynamic,
