@@ -370,6 +370,22 @@ def test_spill_for_want_of_memory_keeps_its_memory_advice() -> None:
     assert all(spill_cause(analysis, (f.stage_id or 0, 0)) is None for f in found)
 
 
+def test_a_record_count_no_task_reached_forces_no_spill() -> None:
+    # The same memory-starved sort, as if the run had set a record count: 100M is more than any
+    # of its tasks handled (about 1.5M), so the spill is still for want of memory; 1,000 is
+    # reached by every task, so the count would have forced it.
+    analysis = sample("cause-spill-sort")
+    key = next((f.stage_id or 0, 0) for f in detect_spill(analysis, Thresholds()))
+    setting = "spark.shuffle.spill.numElementsForceSpillThreshold"
+    props = analysis.properties
+    analysis._figures["properties"] = {**props, setting: "100000000"}
+    assert spill_cause(analysis, key) is None
+    assert all(f.advice for f in detect_spill(analysis, Thresholds()))
+    analysis._figures["properties"] = {**props, setting: "1000"}
+    cause = spill_cause(analysis, key)
+    assert cause is not None and cause.forced_by == ((setting, 1000),)
+
+
 def test_tiny_tasks_on_many_tasks_log() -> None:
     found = detect_tiny_tasks(sample("many-tasks-large-result"), Thresholds())
     assert len(found) >= 6  # six queries spread 4,000 rows over 200 partitions

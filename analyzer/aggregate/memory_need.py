@@ -22,6 +22,9 @@ class MemoryNeed:
     """The most one task held plus spilled (in-memory size): what it needed not to spill."""
     need_task_id: int | None
     """The task with `max_need_bytes`."""
+    max_records: int = 0
+    """The most records one task handled: what it read (input and shuffle) or what it wrote to
+    the shuffle, the larger; a spill forced after a record count needs a task to reach it."""
 
 
 def stage_memory_needs(tasks: pl.DataFrame) -> dict[tuple[int, int], MemoryNeed]:
@@ -29,18 +32,29 @@ def stage_memory_needs(tasks: pl.DataFrame) -> dict[tuple[int, int], MemoryNeed]
     if tasks.is_empty():
         return {}
     need = (pl.col("peak_execution_memory_bytes") + pl.col("memory_bytes_spilled")).alias("need")
+    records = pl.max_horizontal(
+        pl.col("input_records") + pl.col("shuffle_read_records"), "shuffle_write_records"
+    ).alias("records")
     frame = (
         tasks.filter(pl.col("successful"))
-        .select("stage_id", "stage_attempt_id", "task_id", "peak_execution_memory_bytes", need)
+        .select(
+            "stage_id",
+            "stage_attempt_id",
+            "task_id",
+            "peak_execution_memory_bytes",
+            need,
+            records,
+        )
         .sort("need", "task_id", descending=[True, False])
         .group_by("stage_id", "stage_attempt_id", maintain_order=True)
         .agg(
             pl.col("peak_execution_memory_bytes").max().alias("peak"),
             pl.col("need").first(),
             pl.col("task_id").first(),
+            pl.col("records").max(),
         )
     )
     return {
-        (int(r[0]), int(r[1])): MemoryNeed(int(r[2] or 0), int(r[3] or 0), r[4])
+        (int(r[0]), int(r[1])): MemoryNeed(int(r[2] or 0), int(r[3] or 0), r[4], int(r[5] or 0))
         for r in frame.iter_rows()
     }

@@ -48,6 +48,24 @@ COLUMNAR_UNITS = {
 in a split (parquet-mr keeps a row group whose midpoint is in the split, ORC a stripe that
 starts in it), the writer's setting that sizes the unit, and that setting's default."""
 _COLUMNAR_SCAN = re.compile(r"\bScan (parquet|orc)\b", re.IGNORECASE)
+_FILTER_NAME = re.compile(r"([A-Za-z]+)\(")
+_NOT_NULL_ONLY = frozenset(("IsNotNull",))
+"""Pushed filters that skip no row group a split holds rows of (a row group of nulls only)."""
+
+
+def skips_row_groups(node: PlanNode) -> bool:
+    """Whether a file scan pushes a filter down that can skip whole row groups (stripes) by
+    their statistics: anything but `IsNotNull`. The splits of skipped row groups read no rows
+    either, so empty splits then say nothing of the row groups' size.
+
+    >>> from analyzer.model.plan import PlanNode
+    >>> scan = PlanNode(node_id=0, name="Scan parquet", desc="",
+    ...     metadata=(("PushedFilters", "[IsNotNull(id), LessThan(id,5000)]"),))
+    >>> skips_row_groups(scan)
+    True
+    """
+    pushed = dict(node.metadata or ()).get("PushedFilters", "")
+    return any(name not in _NOT_NULL_ONLY for name in _FILTER_NAME.findall(pushed))
 
 
 @dataclass(frozen=True)
@@ -125,11 +143,14 @@ def oversized_units(
     that holds its midpoint (parquet-mr's `filterFileMetaDataByMidpoint`; ORC: its first
     byte), so when they are
     larger than the splits, most splits read only a footer and no row, and a few read a whole
-    row group each. Told when at least half the tasks read no rows and what the hot task read
-    (the files' bytes times its share of the rows, else its input bytes) exceeds the split.
+    row group each. Told when at least half the tasks read no rows, the scan pushes no filter
+    that skips row groups (`skips_row_groups`), and what the hot task read (the files' bytes
+    times its share of the rows, else its input bytes) exceeds the split.
     """
     match = _COLUMNAR_SCAN.search(node.name)
     if match is None or spread.n_empty * 2 < spread.n_tasks or total_rows <= 0:
+        return None
+    if skips_row_groups(node):
         return None
     format_name, unit, placed_by, setting, default = COLUMNAR_UNITS[match.group(1).lower()]
     split = _driver_total(node_metrics, "max size of file split")

@@ -105,8 +105,9 @@ def spill_cause(analysis: Analysis, key: tuple[int, int]) -> SpillCause | None:
     """Return why a stage attempt's spill was not for want of memory, or None when it may well
     have been (or the stage did not spill).
 
-    Not for want of memory: a spill-forcing setting applies to the stage's operators, or its
-    largest task's peak execution memory stayed under `FAR_BELOW` of what Spark guarantees a task.
+    Not for want of memory: a spill-forcing setting applies to the stage's operators and one of
+    its tasks handled at least that many records, or its largest task's peak execution memory
+    stayed under `FAR_BELOW` of what Spark guarantees a task.
     """
     ctx = context(analysis)
     s = ctx.stage_stats.get(key)
@@ -118,8 +119,14 @@ def spill_cause(analysis: Analysis, key: tuple[int, int]) -> SpillCause | None:
         graph = ctx.executions[execution_id].final_plan.graph
         stats = analysis.node_stats.get(execution_id, {})
         names = tuple(graph.node(nid).name for nid, ns in stats.items() if key[0] in ns.stage_ids)
-    forced = forcing_settings(ctx.properties, names)
     need = analysis.memory_needs.get(key)
+    # A count forces a spill only in a task that reached it.
+    most_records = need.max_records if need is not None else 0
+    forced = tuple(
+        (setting, count)
+        for setting, count in forcing_settings(ctx.properties, names)
+        if most_records >= count
+    )
     peak = need.max_peak_bytes if need is not None else 0
     guaranteed = guaranteed_task_bytes(analysis)
     starved = peak <= 0 or guaranteed <= 0 or peak >= guaranteed * FAR_BELOW
