@@ -49,21 +49,23 @@ def clip_text(text: str, width: int) -> str:
 
 _UNITS = frozenset({"%", "ms", "s", "min", "h", "B", "KiB", "MiB", "GiB", "TiB"})
 """Units a number is never parted from at the end of a line (`0.0 %`, `1.2 s`)."""
+_CLOSING = ",.;:)]"
+"""What may follow a unit in the same word (`(6.5 %),`)."""
 
 
 def _kept_together(words: list[str]) -> list[str]:
     """Join the words a line must not break between: a word and the number or `#id` after it
     (`stage 50`, `SQL execution 24`, `node #30`), and a number and its unit (`0.0 %`).
 
-    >>> _kept_together("node #30 Sort · stage 50 · 0.0 % (ids 3, 5)".split())
-    ['node #30', 'Sort', '·', 'stage 50', '·', '0.0 %', '(ids 3,', '5)']
+    >>> _kept_together("node #30 Sort · stage 50 · 0.0 % (ids 3, 5) (6.5 %),".split())
+    ['node #30', 'Sort', '·', 'stage 50', '·', '0.0 %', '(ids 3,', '5)', '(6.5 %),']
     """
     out: list[str] = []
     for word in words:
         if out:
             last = out[-1]
             number_after_word = last[-1].isalpha() and (word[0].isdigit() or word[0] == "#")
-            unit_after_number = word in _UNITS and last[-1].isdigit()
+            unit_after_number = word.rstrip(_CLOSING) in _UNITS and last[-1].isdigit()
             if number_after_word or unit_after_number:
                 out[-1] = f"{last} {word}"
                 continue
