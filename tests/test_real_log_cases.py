@@ -11,6 +11,7 @@ two in step. The estimate bound is `tests/test_estimates.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ from eventlog_samples import REPO, SAMPLES, public_logs
 from analyzer import api
 from analyzer.errors import Strictness
 from analyzer.insights import detect_all
+from analyzer.insights.executor_wait import registered_before_wait
 from analyzer.insights.finding import Finding
 from analyzer.insights.large_results import detect_large_results, result_wall_ms
 from analyzer.insights.task_skew import detect_task_skew
@@ -311,6 +313,19 @@ def test_executors_registered_but_starting_are_an_info_with_no_ratio_advice(
     header = api.render_report(api.analyze(str(log), Strictness.LENIENT), ReportOptions())
     top = next((line for line in header.splitlines() if "top finding" in line), "")
     assert "executor-wait" not in top
+
+
+def test_before_spark_3_a_registered_executor_is_not_said_to_be_still_starting() -> None:
+    # Spark 2.x offered an executor tasks as soon as it registered (no LaunchedExecutor): the
+    # same wait on q66 is then not put down to the executors' start-up.
+    log = next(p for p in public_logs() if p.name == "nds_q66_gpu.zstd")
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    wall = analysis.stage_walls[(0, 0)]
+    assert registered_before_wait(analysis, wall) is not None
+    older = dataclasses.replace(
+        analysis, application=analysis.application.model_copy(update={"spark_version": "2.4.8"})
+    )
+    assert registered_before_wait(older, older.stage_walls[(0, 0)]) is None
 
 
 def test_first_tasks_of_new_executors_at_first_use_cost_are_info() -> None:

@@ -119,15 +119,24 @@ def warm_free_slots(analysis: Analysis, profile_id: int, moment_ms: int) -> int:
     return sum(max(0, e.max_tasks - running.get(e.executor_id, 0)) for e in alive)
 
 
+LAUNCHED_EXECUTOR_SINCE_MAJOR = 3
+"""Spark 3.0 (SPARK-29287) first made the driver wait for an executor to report itself launched
+before offering it tasks."""
+
+
 def registered_before_wait(analysis: Analysis, wall: StageWall) -> tuple[int, int] | None:
     """For a stage whose wait for its first task came mostly after its executors registered:
     how many executors of its profile were registered at that task's launch and when the last
     of them registered (epoch ms). Spark offers an executor tasks only once it reports itself
     launched, after its `Executor` and plugins initialise (`LaunchedExecutor` in
-    `CoarseGrainedSchedulerBackend`): a wait after registration is their start-up, which no
-    registration setting shortens. None otherwise."""
+    `CoarseGrainedSchedulerBackend`, from Spark 3.0): a wait after registration is their
+    start-up, which no registration setting shortens. None otherwise, and before Spark 3.0,
+    which offered an executor tasks as soon as it registered."""
     first = wall.first_launch_ms
     if first is None or first <= wall.start_ms:
+        return None
+    major = analysis.application.spark_version.split(".", 1)[0]
+    if major.isdigit() and int(major) < LAUNCHED_EXECUTOR_SINCE_MAJOR:
         return None
     added = [
         e.added_ms
