@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from analyzer.aggregate.tables import last_task_ends_ms
 from analyzer.model.application import DRIVER_ID, Application
 from analyzer.units import parse_seconds
 
@@ -240,16 +241,6 @@ def released_ms(
     return out
 
 
-def last_task_ends_ms(tasks: pl.DataFrame) -> dict[str, int]:
-    """Return, per executor id, when its last task attempt ended (epoch ms)."""
-    if tasks.is_empty():
-        return {}
-    ends = tasks.group_by("executor_id").agg(
-        pl.max_horizontal("launch_ms", "finish_ms").max().alias("end")
-    )
-    return {str(k): int(v) for k, v in ends.iter_rows() if k is not None and v is not None}
-
-
 def build_capacity(
     app: Application, observed_peak: int = 1, tasks: pl.DataFrame | None = None
 ) -> Capacity:
@@ -276,7 +267,7 @@ def build_capacity(
     released = (
         released_ms(
             app,
-            last_task_ends_ms(tasks),
+            {str(e): ms for e, ms in last_task_ends_ms(tasks, "executor_id")},
             round(
                 1000
                 * parse_seconds(

@@ -40,8 +40,8 @@ def task_cpus(app: Application) -> int:
     >>> task_cpus(app)
     2
     """
-    major = app.spark_version.split(".", 1)[0]
-    if not major.isdigit() or int(major) < 4:
+    major = app.spark_major
+    if major is None or major < 4:
         return 1
     raw = dict(app.spark_properties).get("spark.task.cpus", "1").strip()
     try:

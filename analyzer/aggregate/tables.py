@@ -5,6 +5,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -189,3 +190,18 @@ def _rows_of(slots: pl.DataFrame, execution_ids: list[int], n_rows: int) -> pl.D
     if n_rows == slots.height:
         return slots
     return slots.filter(pl.col("execution_id").is_in(execution_ids))
+
+
+def last_task_ends_ms(tasks: pl.DataFrame, by: str) -> list[tuple[Any, int]]:
+    """Per value of the task column `by` (an executor, a stage): when its last task attempt
+    ended, epoch ms (its launch for an attempt with no end), as (value, ms) pairs."""
+    if tasks.is_empty():
+        return []
+    frame = (
+        tasks.lazy()
+        .filter(pl.col(by).is_not_null())
+        .group_by(by)
+        .agg(pl.max_horizontal("launch_ms", "finish_ms").max().alias("end"))
+        .collect()
+    )
+    return [(key, int(ms)) for key, ms in frame.iter_rows() if ms is not None]

@@ -16,6 +16,7 @@ from itertools import pairwise
 
 import polars as pl
 
+from analyzer.aggregate.tables import last_task_ends_ms
 from analyzer.model.application import Application, StageAttempt
 
 
@@ -266,20 +267,7 @@ def has_open_work(app: Application) -> bool:
 
 def last_task_ms_by_stage(tasks: pl.DataFrame) -> dict[int, int]:
     """Per stage id, the latest finish (or launch, for a task with no end) of its tasks, ms."""
-    if tasks.is_empty():
-        return {}
-    last = (
-        tasks.lazy()
-        .filter(pl.col("stage_id").is_not_null())
-        .group_by("stage_id")
-        .agg(pl.max_horizontal("launch_ms", "finish_ms").max().alias("last_ms"))
-        .collect()
-    )
-    return {
-        int(sid): int(ms)
-        for sid, ms in zip(last["stage_id"], last["last_ms"], strict=True)
-        if ms is not None
-    }
+    return {int(sid): ms for sid, ms in last_task_ends_ms(tasks, "stage_id")}
 
 
 def app_time_spent(app: Application, last_task_ms: Mapping[int, int] | None = None) -> AppTimeSpent:

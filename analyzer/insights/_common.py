@@ -91,6 +91,11 @@ class RuleContext:
         hosts.discard("")
         return len(hosts) >= 2
 
+    @property
+    def speculation_on(self) -> bool:
+        """True when the run already had `spark.speculation` on."""
+        return self.properties.get("spark.speculation", "").strip().lower() == "true"
+
     def wall_ms(self, execution_id: int | None) -> int:
         """The wall time a finding is measured against: its query's, else the application's."""
         if execution_id is not None:

@@ -139,7 +139,7 @@ def _finding(
         speculative_ms = _speculative_wall_ms(ctx, wall, tasks)
         can_speculate = (
             ctx.speculation_can_run
-            and not _speculation_on(ctx)
+            and not ctx.speculation_on
             and warm_free > 0
             and speculative_ms is not None
             and speculative_ms <= wall.wall_ms - lost_ms
@@ -219,11 +219,6 @@ def _finding(
         evidence=tuple(evidence),
         advice=advice,
     )
-
-
-def _speculation_on(ctx: RuleContext) -> bool:
-    """True when the run already had `spark.speculation` on."""
-    return ctx.properties.get("spark.speculation", "").strip().lower() == "true"
 
 
 def _speculative_wall_ms(

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.node_metrics import MetricStats
+from analyzer.aggregate.node_metrics import MetricStats, NodeStats
 from analyzer.aggregate.stage_stats import StageTaskStats, task_durations, task_input_bytes
 from analyzer.aggregate.task_detail import task_metric_shares, task_metric_values
 from analyzer.insights._common import (
@@ -17,6 +17,7 @@ from analyzer.insights._common import (
     ancestors_in_stage,
     context,
     descendants_in_stage,
+    metric,
     parse_bytes,
     split_can_shrink,
 )
@@ -80,6 +81,11 @@ class RowSpread:
     n_empty: int
     """Tasks that read no rows (a split that held no row group, or only filtered-out ones)."""
 
+    @property
+    def several_hot(self) -> bool:
+        """Whether more than one task carries the rows."""
+        return len(self.hot_task_ids) > 1
+
 
 def row_spread(values: tuple[tuple[int, int], ...]) -> RowSpread:
     """Summarize `(task id, rows)` per task slot, largest first, into a `RowSpread`.
@@ -120,17 +126,15 @@ class OversizedUnits:
     split_logged: bool
 
 
-def _driver_total(stats: tuple[MetricStats, ...], name: str) -> int | None:
+def _driver_total(stats: NodeStats, name: str) -> int | None:
     """A scan metric the driver sets (file sizes, split size), None when not logged."""
-    for m in stats:
-        if m.name == name and m.driver_values:
-            return int(m.total)
-    return None
+    m = metric(stats, name)
+    return int(m.total) if m is not None and m.driver_values else None
 
 
 def oversized_units(
     node: PlanNode,
-    node_metrics: tuple[MetricStats, ...],
+    node_stats: NodeStats,
     spread: RowSpread,
     hot_rows: int,
     total_rows: int,
@@ -153,11 +157,11 @@ def oversized_units(
     if skips_row_groups(node):
         return None
     format_name, unit, placed_by, setting, default = COLUMNAR_UNITS[match.group(1).lower()]
-    split = _driver_total(node_metrics, "max size of file split")
+    split = _driver_total(node_stats, "max size of file split")
     logged = split is not None
     if split is None:
         split = parse_bytes(props.get("spark.sql.files.maxPartitionBytes"), 128 << 20)
-    files = _driver_total(node_metrics, "size of files read")
+    files = _driver_total(node_stats, "size of files read")
     unit_bytes = files * hot_rows // total_rows if files else hot_input_bytes
     if split <= 0 or unit_bytes <= split:
         return None
@@ -289,8 +293,7 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
         oversized: OversizedUnits | None = None
         if _is_scan(origin_node):
             where, why = origin, "uneven files"
-            scan_metrics = stats[origin].metrics
-            rows = _row_metric(scan_metrics)
+            rows = _row_metric(stats[origin].metrics)
             if rows is not None:
                 values = task_metric_values(
                     analysis, execution.execution_id, stage_id, rows.accumulator_id
@@ -299,7 +302,7 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 hot_rows = next((v for t, v in values if t == task_id), 0)
                 oversized = oversized_units(
                     origin_node,
-                    scan_metrics,
+                    stats[origin],
                     spread,
                     hot_rows,
                     sum(v for _, v in values),
@@ -468,7 +471,7 @@ def _finding(
         ev("max_task_duration_ms", "largest task duration", task_ms, "ms"),
         ev("median_task_duration_ms", "median task duration", median_ms, "ms"),
     ]
-    many = spread is not None and len(spread.hot_task_ids) > 1
+    many = spread is not None and spread.several_hot
     if spread is not None and (many or oversized is not None):
         evidence += [
             ev(
@@ -533,14 +536,14 @@ def _who_read(spread: RowSpread | None, share: float, oversized: bool = False) -
     >>> _who_read(RowSpread(9, (3,), 0.5, 0), 0.5)
     'one task read 50.0 % of the rows'
     """
-    if spread is None or len(spread.hot_task_ids) <= 1:
+    many = spread is not None and spread.several_hot
+    if spread is None or not many:
         text = f"one task read {fmt_pct(share)} of the rows"
     else:
         text = (
             f"{fmt_count(len(spread.hot_task_ids))} of {fmt_count(spread.n_tasks)} tasks read "
             f"{fmt_pct(spread.hot_share)} of the rows"
         )
-    many = spread is not None and len(spread.hot_task_ids) > 1
     if spread is not None and spread.n_empty and (many or oversized):
         text += f"; {fmt_count(spread.n_empty)} splits read no rows"
     return text

@@ -29,7 +29,7 @@ from analyzer.insights.advice import (
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.lost_executors import is_loss
 from analyzer.insights.thresholds import Thresholds
-from analyzer.model.application import DRIVER_ID
+from analyzer.model.application import DRIVER_ID, Executor
 from analyzer.units import fmt_duration_ms, parse_seconds
 
 RULE = "executor-wait"
@@ -70,16 +70,23 @@ def profile_id(analysis: Analysis, wall: StageWall) -> int:
     return stage.resource_profile_id if stage else 0
 
 
-def released_before(analysis: Analysis, profile_id: int, moment_ms: int) -> bool:
-    """True when the log shows an executor of the profile released (an ExecutorRemoved for a
-    routine reason, as dynamic allocation gives) at or before `moment_ms`."""
-    return any(
-        e.removed_ms is not None
+def _released(analysis: Analysis, profile_id: int, moment_ms: int) -> list[Executor]:
+    """The executors of the profile the log shows released (an ExecutorRemoved for a routine
+    reason, as dynamic allocation gives) at or before `moment_ms`."""
+    return [
+        e
+        for e in analysis.application.executors
+        if e.removed_ms is not None
         and e.removed_ms <= moment_ms
         and e.resource_profile_id == profile_id
+        and e.executor_id != DRIVER_ID
         and not is_loss(e.removed_reason)
-        for e in analysis.application.executors
-    )
+    ]
+
+
+def released_before(analysis: Analysis, profile_id: int, moment_ms: int) -> bool:
+    """True when the log shows an executor of the profile released at or before `moment_ms`."""
+    return bool(_released(analysis, profile_id, moment_ms))
 
 
 def idle_before_release_ms(analysis: Analysis, profile_id: int, moment_ms: int) -> int | None:
@@ -90,12 +97,7 @@ def idle_before_release_ms(analysis: Analysis, profile_id: int, moment_ms: int) 
     spans = analysis.executor_task_spans
     idle = [
         moment_ms - max(spans[e.executor_id][1] if e.executor_id in spans else 0, e.added_ms or 0)
-        for e in analysis.application.executors
-        if e.removed_ms is not None
-        and e.removed_ms <= moment_ms
-        and e.resource_profile_id == profile_id
-        and e.executor_id != DRIVER_ID
-        and not is_loss(e.removed_reason)
+        for e in _released(analysis, profile_id, moment_ms)
     ]
     return min(idle) if idle else None
 
@@ -135,8 +137,8 @@ def registered_before_wait(analysis: Analysis, wall: StageWall) -> tuple[int, in
     first = wall.first_launch_ms
     if first is None or first <= wall.start_ms:
         return None
-    major = analysis.application.spark_version.split(".", 1)[0]
-    if major.isdigit() and int(major) < LAUNCHED_EXECUTOR_SINCE_MAJOR:
+    major = analysis.application.spark_major
+    if major is not None and major < LAUNCHED_EXECUTOR_SINCE_MAJOR:
         return None
     added = [
         e.added_ms

@@ -44,7 +44,6 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
     """
     ctx = context(analysis)
     can_speculate = ctx.speculation_can_run
-    speculation_on = ctx.properties.get("spark.speculation", "").strip().lower() == "true"
     findings = []
     for s in ctx.stage_stats.values():
         if s.n_successful < thresholds.skew_min_tasks or s.slowest_task_id is None:
@@ -90,7 +89,7 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 "pre-aggregate hot keys, set spark.sql.adaptive.skewJoin.enabled=true for joins"
                 + (
                     ", or set spark.speculation=true if the cause is a slow executor."
-                    if can_speculate and not speculation_on
+                    if can_speculate and not ctx.speculation_on
                     else "."
                 )
             )
@@ -117,7 +116,7 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 + ": a busy or failing host, GC, a cold executor)"
                 + (
                     "; speculation was already on."
-                    if speculation_on
+                    if ctx.speculation_on
                     else ", or set spark.speculation=true to re-run such a straggler on "
                     "another host."
                 )

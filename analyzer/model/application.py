@@ -278,6 +278,13 @@ class Application(BaseModel):
             return None
         return self.end_ms - self.start_ms
 
+    @property
+    def spark_major(self) -> int | None:
+        """The major version of the Spark that wrote the log; None when its version does not
+        start with one (some tools' logs)."""
+        major = self.spark_version.split(".", 1)[0]
+        return int(major) if major.isdigit() else None
+
     @cached_property
     def sub_executions(self) -> dict[int, tuple[int, ...]]:
         """The ids of the executions nested under each root execution that has any, in order.
