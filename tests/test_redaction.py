@@ -28,6 +28,7 @@ from analyzer.eventlog.lines import ReadStats, iter_lines
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import Finding
 from analyzer.redact import REDACTION_NOTE, Pseudonyms, Redactor
+from analyzer.redact.environment import MAX_HOST_CHARS, MAX_SCHEME_PARTS
 from analyzer.report.options import ReportOptions
 
 FORMATS = ("text", "html", "json", "markdown")
@@ -446,6 +447,19 @@ def test_our_own_text_is_left_alone(ours: str) -> None:
 def test_a_host_cut_by_a_report_is_still_replaced(shown: str, expected: str) -> None:
     hosts = ["worker-17.c.proj.internal", "worker-18.c.proj.internal", "10.0.4.17"]
     assert Redactor(hosts=hosts).text(shown) == expected
+
+
+def test_a_hostile_run_of_colons_before_a_cut_is_read_once() -> None:
+    """A log's text of 100,000 `a:` and then a cut: each colon begins a word the cut-host
+    search and the URL scheme search could try, and trying each to the run's end took minutes;
+    a host is at most `MAX_HOST_CHARS` long and a scheme chain is read at most
+    `MAX_SCHEME_PARTS` parts deep, so the run is read a bounded number of times."""
+    hostile = "a:" * 100_000 + " b…"
+    assert Redactor(hosts=["worker-1.example.internal"]).text(hostile) == hostile
+    chained = "a:" * (MAX_SCHEME_PARTS + 1) + "http://host.example/p"
+    assert Redactor(hosts=["h"]).text(chained) == "a:" * (MAX_SCHEME_PARTS + 1) + "http://path-1"
+    long_cut = "w" * (MAX_HOST_CHARS + 1) + "…"
+    assert Redactor(hosts=["w" * (MAX_HOST_CHARS + 5)]).text(long_cut) == long_cut
 
 
 def test_the_timeline_cuts_its_lane_labels_after_redaction() -> None:

@@ -16,8 +16,16 @@ from analyzer.redact.pseudonyms import Pseudonyms
 from analyzer.redact.spans import Spans
 
 _STOP = r"\s'\"<>()\[\]{},;|*?`"
+MAX_SCHEME_PARTS = 8
+"""The most `name:` parts a URL's scheme chain is read with (`jdbc:mysql:loadbalance:`): a start
+after each colon of a longer run of them would read it to its end again, and the parts before
+the last eight are kept as they are either way (a scheme is never replaced)."""
 _URL = re.compile(
-    r"(?<![\w+.-])((?:[A-Za-z][A-Za-z0-9+.-]*:)+)//([^/" + _STOP + r"]*)(/[^" + _STOP + r"]*)?"
+    rf"(?<![\w+.-])((?:[A-Za-z][A-Za-z0-9+.-]*:){{1,{MAX_SCHEME_PARTS}}})//([^/"
+    + _STOP
+    + r"]*)(/[^"
+    + _STOP
+    + r"]*)?"
 )
 _SCHEME_PATH = re.compile(r"(?<![\w+.-])([A-Za-z][A-Za-z0-9+.-]*):(/(?!/)[^:" + _STOP + r"]+)")
 _WINDOWS_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\[^" + _STOP + r"]+")
@@ -32,7 +40,9 @@ _FQDN = re.compile(
     r"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+"
     r"(?:com|net|org|io|internal|local|localdomain|lan|corp|cloud|edu|gov|svc)(?![\w-]|\.\w)"
 )
-_CUT_WORD = re.compile(r"(?<![\w.-])([\w.:-]{3,})…")
+MAX_HOST_CHARS = 253
+"""The longest host name DNS allows: a cut word longer than this begins no host."""
+_CUT_WORD = re.compile(rf"(?<![\w.-])([\w.:-]{{3,{MAX_HOST_CHARS}}})…")
 """A word cut by a report (`worker-17.c.pro…`): it may be the beginning of a known host."""
 _CUT_HOST_CHARS = 3
 """A cut word this long or longer that begins a known host is replaced."""
