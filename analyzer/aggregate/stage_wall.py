@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer.aggregate.capacity import Capacity, ProfileSlots
+from analyzer.aggregate.tables import int_array
 from analyzer.model.application import Application
 
 _KEY = ["stage_id", "stage_attempt_id"]
@@ -252,7 +253,7 @@ def running_tasks(tasks: pl.DataFrame) -> RunningTasks:
         .with_columns(pl.col("d").cum_sum().alias("running"))
     )
     # The task columns are 8-byte integers without nulls, so are the steps.
-    return RunningTasks(array("q", events["t"].to_list()), array("q", events["running"].to_list()))
+    return RunningTasks(int_array(events["t"]), int_array(events["running"]))
 
 
 def _split(total: float, weights: list[float]) -> list[int]:

@@ -153,6 +153,26 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
     return pl.concat([tasks, driver])
 
 
+INT_ARRAY_SLICE = 65_536
+"""How many values `int_array` turns into Python integers at once."""
+
+
+def int_array(series: pl.Series) -> array[int]:
+    """The values of an integer column without nulls as an array of 8-byte integers.
+
+    Made a slice at a time: `array("q", series.to_list())` holds an integer object (28 bytes)
+    and a list slot (8 bytes) for every value at once, 35 MB for a million task rows, where
+    this holds them for one slice.
+
+    >>> int_array(pl.Series([3, -1, 2**40]))
+    array('q', [3, -1, 1099511627776])
+    """
+    out: array[int] = array("q")
+    for offset in range(0, series.len(), INT_ARRAY_SLICE):
+        out.extend(array("q", series.slice(offset, INT_ARRAY_SLICE).to_list()))
+    return out
+
+
 BATCH_SLOT_ROWS = 30_000
 """About how many slot rows the aggregations take at once: the Python records they make per
 (execution, metric) then stay bounded whatever the number of executions, and a batch still

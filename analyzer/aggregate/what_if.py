@@ -38,6 +38,7 @@ import polars as pl
 
 from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
+from analyzer.aggregate.tables import int_array
 from analyzer.model.application import Application
 
 Basis = Literal["as-run", "half", "double", "quadruple", "floor", "asked"]
@@ -197,18 +198,12 @@ def slot_release_ms(
     >>> slot_release_ms(t, {"1": 1}, 1).to_list()
     [50, 120, 70]
     """
-    n = tasks.height
-    # Arrays, 8 bytes a task: a log can hold millions of task attempts.
-    launches = array("q", tasks["launch_ms"].to_list())
-    released = array(
-        "q", tasks.select(pl.max_horizontal("launch_ms", "finish_ms")).to_series().to_list()
-    )
-    order = tasks.select(pl.int_range(n).alias("row"), "executor_id", "launch_ms", "index").sort(
-        "executor_id", "launch_ms", "index"
-    )
-    rows = array("q", order["row"].to_list())
-    runs = order.group_by("executor_id", maintain_order=True).len().rows()
-    del order
+    # Arrays, 8 bytes a task: a log can hold millions of task attempts. The launch order is
+    # the rows' positions sorted, not the columns sorted with them.
+    launches = int_array(tasks["launch_ms"])
+    released = int_array(tasks.select(pl.max_horizontal("launch_ms", "finish_ms")).to_series())
+    rows = int_array(tasks.select(pl.arg_sort_by("executor_id", "launch_ms", "index")).to_series())
+    runs = tasks.group_by("executor_id").len().sort("executor_id").rows()
     start = 0
     for executor, count in runs:  # each executor's tasks, in launch order
         busy: list[tuple[int, int]] = []
@@ -232,13 +227,17 @@ def _task_table(
     index), its first launch and its last slot release."""
     if tasks.is_empty():
         return {}
+    # Each stage attempt's tasks sorted within it: the table is a dict by stage attempt, so the
+    # attempts need no order, and no sorted copy of the columns is made.
     grouped = (
         tasks.select("stage_id", "stage_attempt_id", "launch_ms", "index")
         .with_columns(slot_release_ms(tasks, executor_slots, default_slots).alias("end"))
-        .sort("stage_id", "stage_attempt_id", "launch_ms", "index")
-        .group_by("stage_id", "stage_attempt_id", maintain_order=True)
+        .group_by("stage_id", "stage_attempt_id")
         .agg(
-            (pl.col("end") - pl.col("launch_ms")).clip(lower_bound=0).alias("durations"),
+            (pl.col("end") - pl.col("launch_ms"))
+            .clip(lower_bound=0)
+            .sort_by("launch_ms", "index", maintain_order=True)
+            .alias("durations"),
             pl.col("launch_ms").min().alias("first"),
             pl.col("end").max().alias("last"),
         )
