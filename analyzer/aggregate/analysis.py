@@ -12,7 +12,7 @@ import polars as pl
 
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
-from analyzer.aggregate.capacity import Capacity, build_capacity, peak_running_tasks
+from analyzer.aggregate.capacity import Capacity, build_capacity
 from analyzer.aggregate.cost import CostFigures, compute_cost
 from analyzer.aggregate.executor_summary import (
     FALLBACK_EXECUTOR_ID,
@@ -33,7 +33,13 @@ from analyzer.aggregate.stage_stats import (
     executor_task_spans,
 )
 from analyzer.aggregate.stage_summary import StageTaskSummary, stage_task_summaries
-from analyzer.aggregate.stage_wall import StageWall, stage_parts, take_stage_walls
+from analyzer.aggregate.stage_wall import (
+    RunningTasks,
+    StageWall,
+    running_tasks,
+    stage_parts,
+    take_stage_walls,
+)
 from analyzer.aggregate.streaming import (
     StreamingFigures,
     batch_of_execution,
@@ -212,7 +218,9 @@ class Analysis:
     @property
     def peak_running_tasks(self) -> int:
         """The most task attempts that ran at once in the application (at least 1)."""
-        return self._once("peak_running_tasks", lambda: peak_running_tasks(self.tasks))
+        return self._once(
+            "peak_running_tasks", lambda: max(1, max(self.running_tasks.running, default=1))
+        )
 
     @property
     def capacity(self) -> Capacity:
@@ -242,9 +250,19 @@ class Analysis:
         return self._once(
             "stage_walls",
             lambda: take_stage_walls(
-                self.application, self.tasks, self.capacity, task_cpus(self.application)
+                self.application,
+                self.tasks,
+                self.capacity,
+                task_cpus(self.application),
+                self.running_tasks,
             ),
         )
+
+    @property
+    def running_tasks(self) -> RunningTasks:
+        """Task attempts running at once in the whole application, as a step function of time
+        (`aggregate.stage_wall.running_tasks`): the stage walls and the what-if both read it."""
+        return self._once("running_tasks", lambda: running_tasks(self.tasks))
 
     def what_if(self, task_slots: tuple[int, ...] | None = None) -> WhatIfFigures:
         """The predicted walls with other task slot counts (`task_slots`; None: half, double and
@@ -257,7 +275,8 @@ class Analysis:
         return self._once(
             ("what_if", task_slots),
             lambda: what_if_figures(
-                build_replay_plan(self.application, self.tasks, self.capacity), task_slots
+                build_replay_plan(self.application, self.tasks, self.capacity, self.running_tasks),
+                task_slots,
             ),
         )
 

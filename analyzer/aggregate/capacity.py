@@ -197,20 +197,6 @@ def local_threads(master: str) -> int | None:
     return None
 
 
-def peak_running_tasks(tasks: pl.DataFrame) -> int:
-    """Return the most task attempts that ran at once in the application (at least 1)."""
-    if tasks.is_empty():
-        return 1
-    ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
-    events = pl.concat(
-        [
-            ends.select(pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
-            ends.select(pl.col("end").alias("t"), pl.lit(-1).alias("d")),
-        ]
-    ).sort("t", "d")
-    return max(1, int(events["d"].cum_sum().max() or 1))  # type: ignore[arg-type]
-
-
 IDLE_TIMEOUT_DEFAULT_S = 60
 """Spark's default `spark.dynamicAllocation.executorIdleTimeout`, in seconds."""
 
@@ -249,7 +235,7 @@ def build_capacity(
     An executor counts from its registration to its removal; one whose registration was not
     logged counts from the start. The driver counts only in local mode (or when the log names
     no other executor); when its cores were not logged, `local[N]` gives them, else
-    `observed_peak` (the most tasks seen running at once, see `peak_running_tasks`). Under
+    `observed_peak` (the most tasks seen running at once, see `Analysis.peak_running_tasks`). Under
     dynamic allocation, with `tasks` given, the slots offered (`Capacity.offered`) leave out
     each executor from its release (`released_ms`) to its removal.
     """

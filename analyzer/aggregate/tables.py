@@ -205,6 +205,39 @@ def slot_batches(
         yield batch, _rows_of(slots, batch, rows)
 
 
+BATCH_TASK_ROWS = 131_072
+"""About how many task rows a per-stage-attempt aggregation takes at once (`stage_batches`)."""
+
+
+def stage_batches(
+    tasks: pl.DataFrame, columns: Sequence[str], max_rows: int | None = None
+) -> Iterator[pl.DataFrame]:
+    """The task table's `columns` in pieces of whole stages (every attempt of a stage in one
+    piece), about `max_rows` rows each (default `BATCH_TASK_ROWS`; a stage is never split).
+
+    A figure worked out per stage attempt then holds its scratch columns for one piece, not
+    for every task of the log at once; a table that fits one piece is yielded as it is.
+    """
+    if max_rows is None:
+        max_rows = BATCH_TASK_ROWS
+    picked = tasks.select(columns)
+    if tasks.height <= max_rows:
+        yield picked
+        return
+    counts = tasks.group_by("stage_id").len().sort("stage_id").rows()
+    first = last = None
+    rows = 0
+    for stage_id, n in counts:
+        if first is None:
+            first = stage_id
+        last, rows = stage_id, rows + n
+        if rows >= max_rows:
+            yield picked.filter(pl.col("stage_id").is_between(first, last))
+            first, rows = None, 0
+    if first is not None:
+        yield picked.filter(pl.col("stage_id").is_between(first, last))
+
+
 def _rows_of(slots: pl.DataFrame, execution_ids: list[int], n_rows: int) -> pl.DataFrame:
     """The rows of `slots` of some executions (`n_rows` of them): the frame itself, not a copy,
     when that is all of it (one execution of a giant stage)."""

@@ -253,12 +253,19 @@ def run_task_slots(capacity: Capacity) -> int:
     return max(1, capacity.peak_slots)
 
 
-def build_replay_plan(app: Application, tasks: pl.DataFrame, capacity: Capacity) -> ReplayPlan:
+def build_replay_plan(
+    app: Application,
+    tasks: pl.DataFrame,
+    capacity: Capacity,
+    running: RunningTasks | None = None,
+) -> ReplayPlan:
     """Work out, once, what the replay needs: every stage attempt's tasks and delays, and what
-    each submission, execution start and end waited for in the run, with the gap after it."""
+    each submission, execution start and end waited for in the run, with the gap after it.
+    `running` is `running_tasks(tasks)`, made here if not given."""
     executor_slots = {e.executor_id: e.max_tasks for e in app.executors if e.max_tasks > 0}
     by_stage = _task_table(tasks, executor_slots, run_task_slots(capacity))
-    running: RunningTasks = running_tasks(tasks)
+    if running is None:
+        running = running_tasks(tasks)
     attempts = [s for s in app.stages if s.submission_ms is not None]
     observed = [s.submission_ms for s in attempts if s.submission_ms is not None]
     observed += [e.start_ms for e in app.executions if e.start_ms is not None]
