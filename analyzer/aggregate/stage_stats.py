@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.aggregate.shared import SharedValues
+from analyzer.aggregate.tables import stage_pieces
 
 FAILED_TASK_IDS_KEPT = 10
 """How many failed attempt ids a record keeps (the counts are complete)."""
@@ -95,12 +96,25 @@ def _by_largest(column: str, key: pl.Expr) -> pl.Expr:
 
 def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTaskStats]:
     """Return the task figures of every stage attempt, keyed by (stage id, attempt id)."""
+    # A piece of whole stages at a time (`tables.stage_pieces`): the aggregation's scratch
+    # columns are then a piece's, not every task's.
+    shared = SharedValues()
+    out: dict[tuple[int, int], StageTaskStats] = {}
+    for piece in stage_pieces(tasks):
+        out.update(_piece_stats(piece, shared))
+    return out
+
+
+def _piece_stats(
+    piece: pl.LazyFrame, shared: SharedValues
+) -> dict[tuple[int, int], StageTaskStats]:
+    """`aggregate_stage_tasks` of a piece of the task table holding whole stages."""
     ok = pl.col("successful")
     not_ok = ~pl.col("successful")
     read = pl.col("input_bytes") + pl.col("shuffle_read_bytes")
     read_records = pl.col("input_records") + pl.col("shuffle_read_records")
     frame = (
-        tasks.sort("row")
+        piece.sort("row")
         .group_by("stage_id", "stage_attempt_id")
         .agg(
             pl.len().alias("n_attempts"),
@@ -153,6 +167,7 @@ def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTas
             (pl.col("end_reason") == "ExecutorLostFailure").sum().alias("n_executor_lost"),
             pl.col("failure_reason").drop_nulls().first().alias("first_failure_reason"),
         )
+        .collect()
     )
     # Each value the one object of its value: the runs of a repeated query have stages of
     # equal sizes and counts, and a log of thousands of them holds a record per stage attempt.
@@ -166,7 +181,6 @@ def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTas
             columns.append(pl.col(name))
         else:
             columns.append(pl.col(name).fill_null(0).cast(pl.Int64))
-    shared = SharedValues()
     one = shared.one
     out: dict[tuple[int, int], StageTaskStats] = {}
     for row in frame.select(columns).iter_rows():

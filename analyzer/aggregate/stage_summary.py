@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from analyzer.aggregate.shared import SharedValues
+from analyzer.aggregate.tables import stage_pieces
 from analyzer.replay.task_columns import PUSH_COLUMNS
 
 if TYPE_CHECKING:  # analysis.py reaches these figures through its accessors
@@ -328,7 +329,23 @@ def stage_task_summaries(
     qs = tuple(sorted(float(q) for q in quantiles))
     if not qs or any(not 0.0 <= q <= 1.0 for q in qs):
         raise ValueError(f"quantiles must be in [0, 1], got {qs}")
-    tasks = analysis.tasks.lazy().filter(pl.col("in_task_store"))
+    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once, and
+    # each metric's distinct quantiles found by polars, so Python makes one tuple per distinct
+    # value, not one per stage and metric.
+    shared = SharedValues()
+    out: dict[tuple[int, int], StageTaskSummary] = {}
+    # A piece of whole stages at a time (`tables.stage_pieces`): each pass's sorted values are
+    # then those of a piece's tasks, not of every task of the log.
+    for piece in stage_pieces(analysis.tasks):
+        out.update(_piece_summaries(analysis, piece, qs, shared))
+    return out
+
+
+def _piece_summaries(
+    analysis: Analysis, piece: pl.LazyFrame, qs: tuple[float, ...], shared: SharedValues
+) -> dict[tuple[int, int], StageTaskSummary]:
+    """`stage_task_summaries` of the stages of a piece of the task table."""
+    tasks = piece.filter(pl.col("in_task_store"))
     push = analysis.push_shuffle_tasks
     if push.height:
         tasks = tasks.join(push.lazy(), on="row", how="left")
@@ -346,10 +363,6 @@ def stage_task_summaries(
     )
     ranks = pl.concat_list([_rank(q, pl.col("n_tasks")) for q in qs])
     frame = frame.with_columns(ranks.alias("ranks"))
-    # Thousands of stages' quantiles are mostly zeros and repeated values: each held once, and
-    # each metric's distinct quantiles found by polars, so Python makes one tuple per distinct
-    # value, not one per stage and metric.
-    shared = SharedValues()
     missing = (None,) * len(qs)
     columns: dict[str, list[Quantiles]] = {}
     # A few metrics per pass: each pass holds its metrics' sorted values as lists (8 bytes per

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer.aggregate.capacity import Capacity, ProfileSlots
-from analyzer.aggregate.tables import int_array, stage_batches
+from analyzer.aggregate.tables import int_array, stage_pieces
 from analyzer.model.application import Application
 
 _KEY = ["stage_id", "stage_attempt_id"]
@@ -123,11 +123,11 @@ _FIGURE_COLUMNS = (
 
 def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
     """Per stage attempt: task time sums and the running-count figures of its timeline, worked
-    out a piece of whole stages at a time (`tables.stage_batches`): the timeline's steps are
+    out a piece of whole stages at a time (`tables.stage_pieces`): the timeline's steps are
     seven columns of two rows per task, 110 MB at a million tasks if made at once."""
     out: dict[tuple[int, int], _Figures] = {}
-    for piece in stage_batches(tasks, _FIGURE_COLUMNS):
-        out.update(_piece_figures(piece, cpus))
+    for piece in stage_pieces(tasks):
+        out.update(_piece_figures(piece.select(_FIGURE_COLUMNS).collect(), cpus))
     return out
 
 

@@ -209,33 +209,45 @@ BATCH_TASK_ROWS = 131_072
 """About how many task rows a per-stage-attempt aggregation takes at once (`stage_batches`)."""
 
 
-def stage_batches(
-    tasks: pl.DataFrame, columns: Sequence[str], max_rows: int | None = None
-) -> Iterator[pl.DataFrame]:
-    """The task table's `columns` in pieces of whole stages (every attempt of a stage in one
-    piece), about `max_rows` rows each (default `BATCH_TASK_ROWS`; a stage is never split).
-
-    A figure worked out per stage attempt then holds its scratch columns for one piece, not
-    for every task of the log at once; a table that fits one piece is yielded as it is.
-    """
+def stage_ranges(tasks: pl.DataFrame, max_rows: int | None = None) -> list[tuple[int, int]]:
+    """Ranges of stage ids (first, last) whose tasks are about `max_rows` rows each (default
+    `BATCH_TASK_ROWS`; a stage is never split), in ascending order; one range of every stage
+    when the table fits one piece."""
     if max_rows is None:
         max_rows = BATCH_TASK_ROWS
-    picked = tasks.select(columns)
-    if tasks.height <= max_rows:
-        yield picked
-        return
+    if tasks.is_empty():
+        return []
     counts = tasks.group_by("stage_id").len().sort("stage_id").rows()
-    first = last = None
+    if tasks.height <= max_rows:
+        return [(counts[0][0], counts[-1][0])]
+    out: list[tuple[int, int]] = []
+    first: int | None = None
     rows = 0
     for stage_id, n in counts:
         if first is None:
             first = stage_id
-        last, rows = stage_id, rows + n
+        rows += n
         if rows >= max_rows:
-            yield picked.filter(pl.col("stage_id").is_between(first, last))
+            out.append((first, stage_id))
             first, rows = None, 0
     if first is not None:
-        yield picked.filter(pl.col("stage_id").is_between(first, last))
+        out.append((first, counts[-1][0]))
+    return out
+
+
+def stage_pieces(tasks: pl.DataFrame, max_rows: int | None = None) -> Iterator[pl.LazyFrame]:
+    """The task table in pieces of whole stages (every attempt of a stage in one piece, see
+    `stage_ranges`), as lazy frames: each query reads only its own columns of a piece.
+
+    A figure worked out per stage attempt then holds its scratch columns for one piece, not
+    for every task of the log at once; a table that fits one piece is the one piece.
+    """
+    ranges = stage_ranges(tasks, max_rows)
+    if len(ranges) <= 1:
+        yield tasks.lazy()
+        return
+    for first, last in ranges:
+        yield tasks.lazy().filter(pl.col("stage_id").is_between(first, last))
 
 
 def _rows_of(slots: pl.DataFrame, execution_ids: list[int], n_rows: int) -> pl.DataFrame:

@@ -38,7 +38,7 @@ import polars as pl
 
 from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
-from analyzer.aggregate.tables import int_array
+from analyzer.aggregate.tables import int_array, stage_pieces
 from analyzer.model.application import Application
 
 Basis = Literal["as-run", "half", "double", "quadruple", "floor", "asked"]
@@ -227,25 +227,29 @@ def _task_table(
     index), its first launch and its last slot release."""
     if tasks.is_empty():
         return {}
-    # Each stage attempt's tasks sorted within it: the table is a dict by stage attempt, so the
-    # attempts need no order, and no sorted copy of the columns is made.
-    grouped = (
-        tasks.select("stage_id", "stage_attempt_id", "launch_ms", "index")
-        .with_columns(slot_release_ms(tasks, executor_slots, default_slots).alias("end"))
-        .group_by("stage_id", "stage_attempt_id")
-        .agg(
-            (pl.col("end") - pl.col("launch_ms"))
-            .clip(lower_bound=0)
-            .sort_by("launch_ms", "index", maintain_order=True)
-            .alias("durations"),
-            pl.col("launch_ms").min().alias("first"),
-            pl.col("end").max().alias("last"),
-        )
+    ends = tasks.select("stage_id", "stage_attempt_id", "launch_ms", "index").with_columns(
+        slot_release_ms(tasks, executor_slots, default_slots).alias("end")
     )
-    return {
-        (int(sid), int(att)): (array("q", durations), int(first), int(last))
-        for sid, att, durations, first, last in grouped.iter_rows()
-    }
+    out: dict[tuple[int, int], tuple[array[int], int, int]] = {}
+    # Each stage attempt's tasks sorted within it, a piece of whole stages at a time
+    # (`tables.stage_pieces`): the table is a dict by stage attempt, so the attempts need no
+    # order, and no sorted copy of every task's columns is made.
+    for piece in stage_pieces(ends):
+        grouped = (
+            piece.group_by("stage_id", "stage_attempt_id")
+            .agg(
+                (pl.col("end") - pl.col("launch_ms"))
+                .clip(lower_bound=0)
+                .sort_by("launch_ms", "index", maintain_order=True)
+                .alias("durations"),
+                pl.col("launch_ms").min().alias("first"),
+                pl.col("end").max().alias("last"),
+            )
+            .collect()
+        )
+        for sid, att, durations, first, last in grouped.iter_rows():
+            out[(int(sid), int(att))] = (array("q", durations), int(first), int(last))
+    return out
 
 
 def run_task_slots(capacity: Capacity) -> int:
