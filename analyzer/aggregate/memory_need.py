@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryNeed:
     """A stage attempt's largest task memory figures, bytes."""
 

@@ -51,7 +51,7 @@ def _help(text: str) -> dict[str, str]:
     return {"help": text}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StageWall:
     """One stage attempt's wall time, cut into parts that add up to it (all in ms)."""
 
