@@ -86,7 +86,6 @@ def test_quantiles_follow_the_higher_rank(metric_type: str, values: list[int]) -
             "accumulator_id": [9] * len(values),
             "stage_id": [0] * len(values),
             "stage_attempt_id": [0] * len(values),
-            "slot": list(range(len(values))),
             "task_id": list(range(len(values))),
             "value": values,
         }

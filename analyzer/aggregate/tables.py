@@ -20,7 +20,6 @@ SLOT_SCHEMA = {
     "accumulator_id": pl.Int64,
     "stage_id": pl.Int64,
     "stage_attempt_id": pl.Int64,
-    "slot": pl.Int64,
     "task_id": pl.Int64,
     "value": pl.Int64,
 }
@@ -95,7 +94,9 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
     """The values Spark aggregates: a row per task slot of each counted stage and per driver value.
 
     Slots no task filled have task_id -1 and value 0 (Spark counts them); driver values have
-    stage_id, stage_attempt_id and slot null and task_id -1.
+    stage_id and stage_attempt_id null and task_id -1. A slot's row is in its stage block's
+    order; its index in the block is not kept (no figure reads it, and it was a seventh of
+    the frame).
     """
     # One row per stage block with its keys and length; polars repeats the keys over the
     # block's slots, so the slots' values and task ids are copied as whole arrays.
@@ -124,11 +125,10 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
             driver_flat.extend(execution.driver_values)
     blocks = pl.DataFrame(
         {name: pl.Series(name, keys[name], dtype=pl.Int64) for name in _BLOCK_KEYS}
-        | {"slot": pl.Series("slot", lengths, dtype=pl.Int64)}
+        | {"n": pl.Series("n", lengths, dtype=pl.Int64)}
     )
     tasks = (
-        blocks.with_columns(pl.int_ranges(0, pl.col("slot"), dtype=pl.Int64).alias("slot"))
-        .explode("slot")
+        blocks.select(pl.col(name).repeat_by("n").explode() for name in _BLOCK_KEYS)
         .with_columns(
             pl.Series("task_id", task_ids, dtype=pl.Int64),
             pl.Series("value", values, dtype=pl.Int64),
@@ -144,7 +144,6 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
             "accumulator_id": pl.Series("accumulator_id", driver_flat[0::2], dtype=pl.Int64),
             "stage_id": pl.Series("stage_id", [None] * n_driver, dtype=pl.Int64),
             "stage_attempt_id": pl.Series("stage_attempt_id", [None] * n_driver, dtype=pl.Int64),
-            "slot": pl.Series("slot", [None] * n_driver, dtype=pl.Int64),
             "task_id": pl.Series("task_id", [-1] * n_driver, dtype=pl.Int64),
             "value": pl.Series("value", driver_flat[1::2], dtype=pl.Int64),
         },
