@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -216,9 +216,10 @@ def stage_ranges(tasks: pl.DataFrame, max_rows: int | None = None) -> list[tuple
         max_rows = BATCH_TASK_ROWS
     if tasks.is_empty():
         return []
-    counts = tasks.group_by("stage_id").len().sort("stage_id").rows()
     if tasks.height <= max_rows:
-        return [(counts[0][0], counts[-1][0])]
+        stage_ids = tasks.get_column("stage_id")
+        return [(cast(int, stage_ids.min()), cast(int, stage_ids.max()))]
+    counts = tasks.group_by("stage_id").len().sort("stage_id").rows()
     out: list[tuple[int, int]] = []
     first: int | None = None
     rows = 0
