@@ -107,35 +107,20 @@ class _Figures:
         return self.sums[name]
 
 
-_FIGURE_COLUMNS = (
-    *_KEY,
-    "launch_ms",
-    "finish_ms",
-    "duration_ms",
-    "run_ms",
-    "deserialize_ms",
-    "result_serialization_ms",
-    "getting_result_ms",
-    "gc_ms",
-    "shuffle_fetch_wait_ms",
-)
-
-
 def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
     """Per stage attempt: task time sums and the running-count figures of its timeline, worked
     out a piece of whole stages at a time (`tables.stage_pieces`): the timeline's steps are
     seven columns of two rows per task, 110 MB at a million tasks if made at once."""
+    if tasks.is_empty():
+        return {}
     out: dict[tuple[int, int], _Figures] = {}
     for piece in stage_pieces(tasks):
-        out.update(_piece_figures(piece.select(_FIGURE_COLUMNS).collect(), cpus))
+        out.update(_piece_figures(piece, cpus))
     return out
 
 
-def _piece_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
-    """`_task_figures` of task rows holding every attempt of their stages."""
-    if tasks.is_empty():
-        return {}
-    lazy = tasks.lazy()
+def _piece_figures(lazy: pl.LazyFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
+    """`_task_figures` of a piece of the task table holding every attempt of its stages."""
     sums = lazy.group_by(_KEY).agg(
         pl.len().alias("n"),
         pl.col("launch_ms").min().alias("first_launch"),

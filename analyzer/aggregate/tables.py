@@ -205,7 +205,7 @@ def slot_batches(
 
 
 BATCH_TASK_ROWS = 131_072
-"""About how many task rows a per-stage-attempt aggregation takes at once (`stage_batches`)."""
+"""About how many task rows a per-stage-attempt aggregation takes at once (`stage_pieces`)."""
 
 
 def stage_ranges(tasks: pl.DataFrame, max_rows: int | None = None) -> list[tuple[int, int]]:
