@@ -25,7 +25,7 @@ def _logs() -> list[object]:
 def test_statistics_hold_their_invariants(log: Path) -> None:
     analysis = api.analyze(str(log), Strictness.LENIENT)
     slots = analysis.slots
-    tasks = analysis.tasks
+    tasks = analysis.tasks.frame()
     for execution in analysis.application.executions:
         for node_stats in analysis.node_stats[execution.execution_id].values():
             for m in node_stats.metrics:

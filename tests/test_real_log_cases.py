@@ -130,7 +130,7 @@ def test_no_report_shows_the_missing_partition_placeholder() -> None:
     # Spark before 3.3 logs no `Partition ID`: every task of this log has the placeholder -1.
     log = next(p for p in public_logs() if p.name == "pandas_execs_eventlog.zstd")
     analysis = api.analyze(str(log), Strictness.LENIENT)
-    assert set(analysis.tasks["partition_id"].unique()) == {-1}
+    assert set(analysis.tasks.frame()["partition_id"].unique()) == {-1}
     findings = api.find_issues(analysis)
     for fmt in ("text", "html", "markdown"):
         options = ReportOptions(fmt=fmt, metrics="full")

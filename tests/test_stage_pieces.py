@@ -43,14 +43,15 @@ def test_pieces_of_a_log_of_many_stages(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_pieces_of_a_log_of_retried_stages(monkeypatch: pytest.MonkeyPatch) -> None:
-    retried = api.analyze(str(RETRIED)).tasks.filter(pl.col("stage_attempt_id") > 0)
+    retried = api.analyze(str(RETRIED)).tasks.frame().filter(pl.col("stage_attempt_id") > 0)
     assert retried.height
     whole, cut = _whole_and_cut(RETRIED, 3, monkeypatch)
     assert cut == whole
 
 
 def test_ranges_hold_whole_stages_in_order() -> None:
-    tasks = pl.DataFrame({"stage_id": [4, 1, 1, 2, 4, 3, 1, 9]})
+    frame = pl.DataFrame({"stage_id": [4, 1, 1, 2, 4, 3, 1, 9]})
+    tasks = tables.TaskTable(frame)
     assert tables.stage_ranges(tasks, 3) == [(1, 1), (2, 4), (9, 9)]
     assert tables.stage_ranges(tasks, 100) == [(1, 9)]
-    assert tables.stage_ranges(tasks.clear(), 3) == []
+    assert tables.stage_ranges(tables.TaskTable(frame.clear()), 3) == []

@@ -45,7 +45,7 @@ from analyzer.aggregate.streaming import (
     batch_of_execution,
     streaming_figures,
 )
-from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, slot_frame, task_frames
+from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, TaskTable, slot_frame, task_frames
 from analyzer.aggregate.task_detail import (
     MetricHistogram,
     NodeTaskQuery,
@@ -110,8 +110,9 @@ class Analysis:
 
     source: LogSource
     application: Application
-    tasks: pl.DataFrame
-    """One row per task attempt (see `aggregate.tables.task_frame`)."""
+    tasks: TaskTable
+    """One row per task attempt, stored narrow; read it through `tasks.lazy()` (see
+    `aggregate.tables.TaskTable`)."""
     slots: pl.DataFrame
     """The values Spark's SQL tab aggregates (see `aggregate.tables.slot_frame`)."""
     node_stats: dict[int, Mapping[int, NodeStats]]

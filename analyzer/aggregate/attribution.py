@@ -69,7 +69,7 @@ from analyzer.aggregate.stage_budgets import (
     stage_run_ms,
     task_cpus,
 )
-from analyzer.aggregate.tables import slot_batches
+from analyzer.aggregate.tables import TaskTable, slot_batches
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
 from analyzer.model.trusted import slot_setters
@@ -583,7 +583,7 @@ def attribute_time(
     app: Application,
     node_stats: Mapping[int, Mapping[int, NodeStats]],
     slots: pl.DataFrame,
-    tasks: pl.DataFrame,
+    tasks: TaskTable,
 ) -> dict[int, ExecutionTime]:
     """Work out every execution's node self times and driver times (see the module docstring).
 

@@ -14,9 +14,7 @@ import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import polars as pl
-
-from analyzer.aggregate.tables import last_task_ends_ms
+from analyzer.aggregate.tables import TaskTable, last_task_ends_ms
 from analyzer.model.application import DRIVER_ID, Application
 from analyzer.units import parse_seconds
 
@@ -228,7 +226,7 @@ def released_ms(
 
 
 def build_capacity(
-    app: Application, observed_peak: int = 1, tasks: pl.DataFrame | None = None
+    app: Application, observed_peak: int = 1, tasks: TaskTable | None = None
 ) -> Capacity:
     """Work out the task slots alive over time, per resource profile.
 

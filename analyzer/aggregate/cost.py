@@ -18,6 +18,7 @@ import polars as pl
 
 from analyzer.aggregate.capacity import local_threads
 from analyzer.aggregate.pricing import Pricing
+from analyzer.aggregate.tables import TaskTable
 from analyzer.model.application import DRIVER_ID, Application
 from analyzer.units import fmt_bytes
 
@@ -214,19 +215,19 @@ class CostFigures:
         return per_hour * wall_ms / MS_PER_HOUR
 
 
-def _end_ms(app: Application, tasks: pl.DataFrame) -> int | None:
+def _end_ms(app: Application, tasks: TaskTable) -> int | None:
     """The application's end, else the last task's finish (a log still being written)."""
     if app.end_ms is not None:
         return app.end_ms
     if tasks.is_empty():
         return app.start_ms
-    last = tasks["finish_ms"].max()
+    last = tasks.lazy().select(pl.col("finish_ms").max()).collect().item()
     return int(last) if isinstance(last, int) else app.start_ms
 
 
 def compute_cost(
     app: Application,
-    tasks: pl.DataFrame,
+    tasks: TaskTable,
     task_cpus: int,
     observed_peak: int,
     pricing: Pricing | None,
@@ -259,7 +260,7 @@ def compute_cost(
     used = 0
     if not tasks.is_empty():
         span = (pl.col("finish_ms") - pl.col("launch_ms")).clip(lower_bound=0)
-        total = tasks.filter(pl.col("finish_ms") > 0).select(span.sum()).item()
+        total = tasks.lazy().filter(pl.col("finish_ms") > 0).select(span.sum()).collect().item()
         used = int(total or 0) * max(task_cpus, 1)
     memory = executor_memory(props, local)
     first = holdings[0].start_ms if holdings else (start or 0)

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from analyzer.aggregate.tables import TaskTable
+
 
 def list_schedule_ms(durations_ms: Sequence[int], slots: int) -> int:
     """Return when the last of `durations_ms` ends, each started in order on the first free of
@@ -60,7 +62,7 @@ def without_retries(rows: Sequence[tuple[int, int, bool, bool]]) -> list[int]:
 
 
 def failure_delays(
-    tasks: pl.DataFrame, slots: Mapping[tuple[int, int], int]
+    tasks: TaskTable, slots: Mapping[tuple[int, int], int]
 ) -> dict[tuple[int, int], int]:
     """Return per (stage, attempt) with failed task attempts how much later (ms) its tasks ended
     than they would have without the failures, replayed on the stage attempt's `slots` (1 when
@@ -68,20 +70,29 @@ def failure_delays(
     if tasks.is_empty():
         return {}
     failed_keys = (
-        tasks.filter(pl.col("failed")).select("stage_id", "stage_attempt_id").unique().rows()
+        tasks.lazy()
+        .filter(pl.col("failed"))
+        .select("stage_id", "stage_attempt_id")
+        .unique()
+        .collect()
+        .rows()
     )
     if not failed_keys:
         return {}
     frame = (
-        tasks.join(
-            pl.DataFrame(failed_keys, schema=["stage_id", "stage_attempt_id"], orient="row").cast(
-                tasks.select("stage_id", "stage_attempt_id").schema
+        tasks.lazy()
+        .join(
+            pl.LazyFrame(
+                failed_keys,
+                schema={"stage_id": pl.Int64, "stage_attempt_id": pl.Int64},
+                orient="row",
             ),
             on=["stage_id", "stage_attempt_id"],
         )
         .sort("stage_id", "stage_attempt_id", "launch_ms", "task_id")
         .group_by("stage_id", "stage_attempt_id", maintain_order=True)
         .agg("index", "duration_ms", "failed", "successful")
+        .collect()
     )
     out = {}
     for sid, att, indices, durations, failed, successful in frame.iter_rows():

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.aggregate.tables import TaskTable
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryNeed:
@@ -27,7 +29,7 @@ class MemoryNeed:
     the shuffle, the larger; a spill forced after a record count needs a task to reach it."""
 
 
-def stage_memory_needs(tasks: pl.DataFrame) -> dict[tuple[int, int], MemoryNeed]:
+def stage_memory_needs(tasks: TaskTable) -> dict[tuple[int, int], MemoryNeed]:
     """Return per (stage, attempt) its tasks' largest peak and largest need (successful tasks)."""
     if tasks.is_empty():
         return {}
@@ -36,7 +38,8 @@ def stage_memory_needs(tasks: pl.DataFrame) -> dict[tuple[int, int], MemoryNeed]
         pl.col("input_records") + pl.col("shuffle_read_records"), "shuffle_write_records"
     ).alias("records")
     frame = (
-        tasks.filter(pl.col("successful"))
+        tasks.lazy()
+        .filter(pl.col("successful"))
         .select(
             "stage_id",
             "stage_attempt_id",
@@ -53,6 +56,7 @@ def stage_memory_needs(tasks: pl.DataFrame) -> dict[tuple[int, int], MemoryNeed]
             pl.col("task_id").first(),
             pl.col("records").max(),
         )
+        .collect()
     )
     return {
         (int(r[0]), int(r[1])): MemoryNeed(int(r[2] or 0), int(r[3] or 0), r[4], int(r[5] or 0))

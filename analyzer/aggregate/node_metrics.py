@@ -11,7 +11,7 @@ import polars as pl
 
 from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
-from analyzer.aggregate.tables import slot_batches
+from analyzer.aggregate.tables import TaskTable, slot_batches
 from analyzer.model.application import Execution
 from analyzer.model.trusted import slot_setters
 from analyzer.replay.application import BuiltApplication
@@ -259,7 +259,7 @@ _FirstMax = tuple[int | None, int | None, int, int | None, str | None, str | Non
 metric's maximum; task id -1 and no stage for a driver value."""
 
 
-def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int, int], _FirstMax]:
+def _first_max_rows(slots: pl.DataFrame, tasks: TaskTable) -> dict[tuple[int, int], _FirstMax]:
     """For each (execution, accumulator): the first slot holding the maximum, with its task.
 
     The winning slot is found on the slots alone; only those few rows are joined with the tasks,
@@ -274,7 +274,8 @@ def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int,
         .agg(pl.all().first())
     )
     best = winners.join(
-        tasks.select(
+        tasks.lazy()
+        .select(
             pl.col("task_id"),
             pl.col("partition_id"),
             pl.col("executor_id"),
@@ -282,7 +283,8 @@ def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int,
             pl.col("index").alias("task_index"),
         )
         .filter(pl.col("task_id").is_in(winners.get_column("task_id").unique().to_list()))
-        .unique("task_id", keep="first"),
+        .unique("task_id", keep="first")
+        .collect(),
         on="task_id",
         how="left",
         maintain_order="left",
@@ -295,7 +297,7 @@ def _first_max_rows(slots: pl.DataFrame, tasks: pl.DataFrame) -> dict[tuple[int,
 
 
 def aggregate_node_metrics(
-    built: BuiltApplication, slots: pl.DataFrame, tasks: pl.DataFrame
+    built: BuiltApplication, slots: pl.DataFrame, tasks: TaskTable
 ) -> dict[int, Mapping[int, NodeStats]]:
     """Return, per execution id and node id, the statistics of every metric that has values.
 
@@ -354,7 +356,7 @@ def _batch_stats(
 
 
 def _spark_max_places(
-    executions: list[Execution], built: BuiltApplication, tasks: pl.DataFrame
+    executions: list[Execution], built: BuiltApplication, tasks: TaskTable
 ) -> dict[int, tuple[object, object, object]]:
     """(partition, executor id, host) by task id of the tasks Spark's UI names as holding some
     executions' metric maxima."""
@@ -365,8 +367,10 @@ def _spark_max_places(
             wanted.update(frozen.maxes[i] for i in range(4, len(frozen.maxes), 5))
     return {
         int(r[0]): (r[1], r[2], r[3])
-        for r in tasks.filter(pl.col("task_id").is_in(list(wanted)))
+        for r in tasks.lazy()
+        .filter(pl.col("task_id").is_in(list(wanted)))
         .select("task_id", "partition_id", "executor_id", "host")
+        .collect()
         .iter_rows()
     }
 

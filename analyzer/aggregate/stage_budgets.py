@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import polars as pl
 
+from analyzer.aggregate.tables import TaskTable
 from analyzer.model.application import Application
 
 
@@ -50,18 +51,20 @@ def task_cpus(app: Application) -> int:
         return 1
 
 
-def stage_run_ms(tasks: pl.DataFrame, cpus: int) -> tuple[dict[int, int], dict[int, int]]:
+def stage_run_ms(tasks: TaskTable, cpus: int) -> tuple[dict[int, int], dict[int, int]]:
     """Per stage id: run time of the successful task attempts, and of every attempt."""
     if not tasks.height:
         return {}, {}
     run = (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run")
     frame = (
-        tasks.with_columns(run)
+        tasks.lazy()
+        .with_columns(run)
         .group_by("stage_id")
         .agg(
             pl.col("run").filter(pl.col("successful")).sum().alias("ok"),
             pl.col("run").sum().alias("all"),
         )
+        .collect()
     )
     ok: dict[int, int] = {}
     every: dict[int, int] = {}
@@ -72,7 +75,7 @@ def stage_run_ms(tasks: pl.DataFrame, cpus: int) -> tuple[dict[int, int], dict[i
 
 
 def stage_outside_ms(
-    slots: pl.DataFrame, tasks: pl.DataFrame, codegen_accs: set[int], cpus: int
+    slots: pl.DataFrame, tasks: TaskTable, codegen_accs: set[int], cpus: int
 ) -> dict[int, float]:
     """Per stage id: Σ over successful tasks of run time beyond the task's longest pipeline."""
     if not codegen_accs or not slots.height or not tasks.height:
@@ -83,10 +86,12 @@ def stage_outside_ms(
         .agg(pl.col("value").max().alias("pipeline_ms"))
     )
     frame = (
-        tasks.filter(pl.col("successful"))
+        tasks.lazy()
+        .filter(pl.col("successful"))
         .select("task_id", "stage_id", (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run"))
-        .join(longest, on="task_id", how="inner")
+        .join(longest.lazy(), on="task_id", how="inner")
         .group_by("stage_id")
         .agg((pl.col("run") - pl.col("pipeline_ms")).clip(lower_bound=0).sum().alias("outside"))
+        .collect()
     )
     return {int(stage): float(outside or 0) for stage, outside in frame.iter_rows()}

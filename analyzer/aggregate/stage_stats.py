@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analyzer.aggregate.shared import SharedValues
-from analyzer.aggregate.tables import stage_pieces
+from analyzer.aggregate.tables import TaskTable, stage_pieces
 
 FAILED_TASK_IDS_KEPT = 10
 """How many failed attempt ids a record keeps (the counts are complete)."""
@@ -94,7 +94,7 @@ def _by_largest(column: str, key: pl.Expr) -> pl.Expr:
     )
 
 
-def aggregate_stage_tasks(tasks: pl.DataFrame) -> dict[tuple[int, int], StageTaskStats]:
+def aggregate_stage_tasks(tasks: TaskTable) -> dict[tuple[int, int], StageTaskStats]:
     """Return the task figures of every stage attempt, keyed by (stage id, attempt id)."""
     # A piece of whole stages at a time (`tables.stage_pieces`): the aggregation's scratch
     # columns are then a piece's, not every task's.
@@ -206,9 +206,14 @@ _STRINGS = tuple(
 )
 
 
-def executor_busy_ms(tasks: pl.DataFrame) -> dict[str, int]:
+def executor_busy_ms(tasks: TaskTable) -> dict[str, int]:
     """Return, per executor id, the summed duration of every task attempt it ran (ms)."""
-    frame = tasks.group_by("executor_id").agg(pl.col("duration_ms").sum().alias("busy_ms"))
+    frame = (
+        tasks.lazy()
+        .group_by("executor_id")
+        .agg(pl.col("duration_ms").sum().alias("busy_ms"))
+        .collect()
+    )
     return {str(r["executor_id"]): _int(r["busy_ms"]) for r in frame.iter_rows(named=True)}
 
 
@@ -229,54 +234,68 @@ class TaskDeserialization:
 
 
 def stage_deserialization(
-    tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int
+    tasks: TaskTable, stage_id: int, stage_attempt_id: int
 ) -> tuple[TaskDeserialization, ...]:
     """Return a stage attempt's task attempts, the longest deserialization first."""
-    frame = tasks.filter(
-        (pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id)
-    ).sort(["deserialize_ms", "task_id"], descending=[True, False])
     columns = ("task_id", "executor_id", "launch_ms", "finish_ms", "duration_ms", "deserialize_ms")
+    frame = (
+        tasks.lazy()
+        .filter((pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id))
+        .select(columns)
+        .sort(["deserialize_ms", "task_id"], descending=[True, False])
+        .collect()
+    )
     return tuple(
         TaskDeserialization(int(r[0]), str(r[1]), _int(r[2]), _int(r[3]), _int(r[4]), _int(r[5]))
-        for r in frame.select(columns).iter_rows()
+        for r in frame.iter_rows()
     )
 
 
-def executor_task_spans(tasks: pl.DataFrame) -> dict[str, tuple[int, int]]:
+def executor_task_spans(tasks: TaskTable) -> dict[str, tuple[int, int]]:
     """Return, per executor id, its first task's launch and its last task's finish (epoch ms):
     an executor whose first launch is after a moment had run no task by then (cold)."""
-    frame = tasks.group_by("executor_id").agg(
-        pl.col("launch_ms").min().alias("first"), pl.col("finish_ms").max().alias("last")
+    frame = (
+        tasks.lazy()
+        .group_by("executor_id")
+        .agg(pl.col("launch_ms").min().alias("first"), pl.col("finish_ms").max().alias("last"))
+        .collect()
     )
     return {str(r[0]): (_int(r[1]), _int(r[2])) for r in frame.iter_rows()}
 
 
-def tasks_running_at(tasks: pl.DataFrame, moment_ms: int) -> dict[str, int]:
+def tasks_running_at(tasks: TaskTable, moment_ms: int) -> dict[str, int]:
     """Return, per executor id, how many task attempts were running at `moment_ms` (launched
     at or before it, finished after it); executors running none are left out."""
     frame = (
-        tasks.filter((pl.col("launch_ms") <= moment_ms) & (pl.col("finish_ms") > moment_ms))
+        tasks.lazy()
+        .filter((pl.col("launch_ms") <= moment_ms) & (pl.col("finish_ms") > moment_ms))
         .group_by("executor_id")
         .len()
+        .collect()
     )
     return {str(r[0]): int(r[1]) for r in frame.iter_rows()}
 
 
-def task_durations(tasks: pl.DataFrame, task_ids: Iterable[int]) -> dict[int, int]:
+def task_durations(tasks: TaskTable, task_ids: Iterable[int]) -> dict[int, int]:
     """Return the duration (ms) of the given task attempts, by task id."""
     wanted = list(task_ids)
-    frame = tasks.filter(pl.col("task_id").is_in(wanted)).select("task_id", "duration_ms")
+    frame = (
+        tasks.lazy()
+        .filter(pl.col("task_id").is_in(wanted))
+        .select("task_id", "duration_ms")
+        .collect()
+    )
     return {int(r[0]): int(r[1]) for r in frame.iter_rows()}
 
 
-def task_input_bytes(tasks: pl.DataFrame, task_id: int) -> int:
+def task_input_bytes(tasks: TaskTable, task_id: int) -> int:
     """Return the input bytes (read from files) of a task attempt, 0 if it is not there."""
-    frame = tasks.filter(pl.col("task_id") == task_id).select("input_bytes")
+    frame = tasks.lazy().filter(pl.col("task_id") == task_id).select("input_bytes").collect()
     return int(frame["input_bytes"].max() or 0) if frame.height else 0  # type: ignore[arg-type]
 
 
 def is_first_wave_with_even_data(
-    tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int, task_id: int, slack: float = 1.5
+    tasks: TaskTable, stage_id: int, stage_attempt_id: int, task_id: int, slack: float = 1.5
 ) -> bool:
     """True when a slow task ran in its stage's first wave and handled no more data than usual.
 
@@ -284,13 +303,21 @@ def is_first_wave_with_even_data(
     `slack` × the median task's records and bytes, is slow for its executor's sake (a cold JVM:
     code generation and just-in-time compilation), not because of its data.
     """
-    stage = tasks.filter(
-        (pl.col("stage_id") == stage_id)
-        & (pl.col("stage_attempt_id") == stage_attempt_id)
-        & pl.col("successful")
-    ).with_columns(
-        (pl.col("input_records") + pl.col("shuffle_read_records")).alias("records"),
-        (pl.col("input_bytes") + pl.col("shuffle_read_bytes")).alias("bytes"),
+    stage = (
+        tasks.lazy()
+        .filter(
+            (pl.col("stage_id") == stage_id)
+            & (pl.col("stage_attempt_id") == stage_attempt_id)
+            & pl.col("successful")
+        )
+        .select(
+            "task_id",
+            "launch_ms",
+            "finish_ms",
+            (pl.col("input_records") + pl.col("shuffle_read_records")).alias("records"),
+            (pl.col("input_bytes") + pl.col("shuffle_read_bytes")).alias("bytes"),
+        )
+        .collect()
     )
     if not stage.height:
         return False
@@ -306,7 +333,7 @@ def is_first_wave_with_even_data(
 
 
 def task_with_as_much_data(
-    tasks: pl.DataFrame, stage_id: int, stage_attempt_id: int, task_id: int, max_duration_ms: int
+    tasks: TaskTable, stage_id: int, stage_attempt_id: int, task_id: int, max_duration_ms: int
 ) -> tuple[int, int, int, int] | None:
     """Return a task that read as much as `task_id` yet took at most `max_duration_ms`, or None.
 
@@ -318,11 +345,16 @@ def task_with_as_much_data(
     """
     records = pl.col("input_records") + pl.col("shuffle_read_records")
     read = pl.col("input_bytes") + pl.col("shuffle_read_bytes")
-    stage = tasks.filter(
-        (pl.col("stage_id") == stage_id)
-        & (pl.col("stage_attempt_id") == stage_attempt_id)
-        & pl.col("successful")
-    ).select("task_id", read.alias("bytes"), records.alias("records"), "duration_ms")
+    stage = (
+        tasks.lazy()
+        .filter(
+            (pl.col("stage_id") == stage_id)
+            & (pl.col("stage_attempt_id") == stage_attempt_id)
+            & pl.col("successful")
+        )
+        .select("task_id", read.alias("bytes"), records.alias("records"), "duration_ms")
+        .collect()
+    )
     slow = stage.filter(pl.col("task_id") == task_id)
     if not slow.height:
         return None

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer.aggregate.capacity import Capacity, ProfileSlots
-from analyzer.aggregate.tables import int_array, stage_pieces
+from analyzer.aggregate.tables import TaskTable, int_array, stage_pieces
 from analyzer.model.application import Application
 
 _KEY = ["stage_id", "stage_attempt_id"]
@@ -107,7 +107,7 @@ class _Figures:
         return self.sums[name]
 
 
-def _task_figures(tasks: pl.DataFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
+def _task_figures(tasks: TaskTable, cpus: int) -> dict[tuple[int, int], _Figures]:
     """Per stage attempt: task time sums and the running-count figures of its timeline, worked
     out a piece of whole stages at a time (`tables.stage_pieces`): the timeline's steps are
     seven columns of two rows per task, 110 MB at a million tasks if made at once."""
@@ -244,11 +244,15 @@ class RunningTasks:
             i += 1
 
 
-def running_tasks(tasks: pl.DataFrame) -> RunningTasks:
+def running_tasks(tasks: TaskTable) -> RunningTasks:
     """Build the application's running-task step function from the task table."""
     if tasks.is_empty():
         return RunningTasks(array("q"), array("q"))
-    ends = tasks.select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
+    ends = (
+        tasks.lazy()
+        .select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
+        .collect()
+    )
     events = (
         pl.concat(
             [
@@ -278,7 +282,7 @@ def _split(total: float, weights: list[float]) -> list[int]:
 
 def take_stage_walls(
     app: Application,
-    tasks: pl.DataFrame,
+    tasks: TaskTable,
     capacity: Capacity,
     run_divisor: int = 1,
     running: RunningTasks | None = None,

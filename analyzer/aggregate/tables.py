@@ -29,17 +29,77 @@ PUSH_SHUFFLE_SCHEMA = {"row": pl.get_index_type()} | {name: pl.Int64 for name, _
 """The push-based shuffle read metrics of the task rows that have one non-zero."""
 
 
+_NARROW_TYPES = ((pl.Int8, 1 << 7), (pl.Int16, 1 << 15), (pl.Int32, 1 << 31))
+
+
+def narrowest(column: pl.Series) -> pl.Series:
+    """An Int64 column as the narrowest signed integer type that holds every value (itself when
+    only Int64 does): 1, 2 or 4 bytes a row instead of 8, and the same values.
+
+    >>> narrowest(pl.Series([0, 0])).dtype, narrowest(pl.Series([-1, 40_000])).dtype
+    (Int8, Int32)
+    >>> narrowest(pl.Series([2**40])).dtype, narrowest(pl.Series([], dtype=pl.Int64)).dtype
+    (Int64, Int8)
+    """
+    low, high = column.min(), column.max()
+    for dtype, bound in _NARROW_TYPES:
+        if low is None or (-bound <= cast(int, low) and cast(int, high) < bound):
+            return column.cast(dtype)
+    return column
+
+
+@dataclass(frozen=True)
+class TaskTable:
+    """One row per task attempt (see `task_frames`), stored narrow and read as Int64.
+
+    Each integer column is kept in the narrowest type that holds its values (most are small:
+    indexes, durations, counts, and columns that are 0 on every row), about half the bytes of a
+    table of 8-byte integers. Every read goes through `lazy()`, which gives those columns back
+    their type, Int64, so every figure computes exactly as on a table of 8-byte integers;
+    polars applies the widening after its filters and only to the columns a query reads.
+    """
+
+    stored: pl.DataFrame
+    """The columns as kept: the narrowed ones in their narrow types."""
+    narrowed: tuple[str, ...] = ()
+    """The Int64 columns `stored` holds in a narrower type."""
+
+    @property
+    def height(self) -> int:
+        """How many task attempts."""
+        return self.stored.height
+
+    def is_empty(self) -> bool:
+        """True when the log has no task attempt."""
+        return self.stored.is_empty()
+
+    def lazy(self) -> pl.LazyFrame:
+        """The table as a lazy frame, every integer column Int64."""
+        frame = self.stored.lazy()
+        return frame.with_columns(pl.col(self.narrowed).cast(pl.Int64)) if self.narrowed else frame
+
+    def part(self, names: Sequence[str], *extra: pl.Series) -> TaskTable:
+        """Some of the columns, still stored narrow, and `extra` columns (one value a row)."""
+        narrowed = tuple(name for name in self.narrowed if name in names)
+        return TaskTable(self.stored.select(names).with_columns(extra), narrowed)
+
+    def frame(self) -> pl.DataFrame:
+        """The whole table, every integer column Int64: for tests and small logs; a figure reads
+        only its columns, through `lazy()`."""
+        return self.lazy().collect()
+
+
 @dataclass(frozen=True)
 class TaskFrames:
     """The task table and its sparse companion."""
 
-    tasks: pl.DataFrame
-    """One row per task attempt (see `task_frame`)."""
+    tasks: TaskTable
+    """One row per task attempt (see `task_frames`)."""
     push_shuffle: pl.DataFrame
     """`PUSH_SHUFFLE_SCHEMA`: push-based shuffle metrics by task row; rows not here are 0."""
 
 
-def task_frame(tasks: TaskColumns) -> pl.DataFrame:
+def task_frame(tasks: TaskColumns) -> TaskTable:
     """One row per task attempt: identity, placement, outcome and built-in metrics."""
     return task_frames(tasks).tasks
 
@@ -49,7 +109,8 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     metrics) and the push-based shuffle metrics of the few rows that have them.
 
     Takes the columns out of `tasks` (see `TaskColumns.take`) and drops each array as soon as
-    its series exists, so the task data is held about once, not twice. Besides the
+    its series exists, so the task data is held about once, not twice; each integer column is
+    stored in the narrowest type that holds it (see `TaskTable`). Besides the
     `INT_COLUMNS` and `STR_COLUMNS` (categorical: a host name is 4 bytes a row instead of a
     16-byte string view; they compare, group and sort as strings): `row` (the task-end event's
     rank), `failure_reason`, and `in_task_store` (False for the task ends Spark's History Server
@@ -58,9 +119,14 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     data = tasks.take()
     n = data.n_rows
     columns = [pl.int_range(0, n, dtype=pl.get_index_type(), eager=True).alias("row")]
+    narrowed: list[str] = []
     for name in INT_COLUMNS:
         column = pl.Series(name, data.ints.pop(name), dtype=pl.Int64)
-        columns.append(column.cast(pl.Boolean) if name in _FLAG_COLUMNS else column)
+        if name in _FLAG_COLUMNS:
+            column = column.cast(pl.Boolean)
+        elif (column := narrowest(column)).dtype != pl.Int64:
+            narrowed.append(name)
+        columns.append(column)
     for name in STR_COLUMNS:
         strings = data.strs.pop(name)
         codes = pl.Series(name, strings.codes, dtype=pl.UInt32)
@@ -87,7 +153,7 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
             for i, (name, _) in enumerate(PUSH_COLUMNS)
         ]
     )
-    return TaskFrames(pl.DataFrame(columns), push)
+    return TaskFrames(TaskTable(pl.DataFrame(columns), tuple(narrowed)), push)
 
 
 def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
@@ -208,7 +274,7 @@ BATCH_TASK_ROWS = 131_072
 """About how many task rows a per-stage-attempt aggregation takes at once (`stage_pieces`)."""
 
 
-def stage_ranges(tasks: pl.DataFrame, max_rows: int | None = None) -> list[tuple[int, int]]:
+def stage_ranges(tasks: TaskTable, max_rows: int | None = None) -> list[tuple[int, int]]:
     """Ranges of stage ids (first, last) whose tasks are about `max_rows` rows each (default
     `BATCH_TASK_ROWS`; a stage is never split), in ascending order; one range of every stage
     when the table fits one piece."""
@@ -216,10 +282,11 @@ def stage_ranges(tasks: pl.DataFrame, max_rows: int | None = None) -> list[tuple
         max_rows = BATCH_TASK_ROWS
     if tasks.is_empty():
         return []
-    if tasks.height <= max_rows:
-        stage_ids = tasks.get_column("stage_id")
+    stored = tasks.stored
+    if stored.height <= max_rows:
+        stage_ids = stored.get_column("stage_id")
         return [(cast(int, stage_ids.min()), cast(int, stage_ids.max()))]
-    counts = tasks.group_by("stage_id").len().sort("stage_id").rows()
+    counts = stored.group_by("stage_id").len().sort("stage_id").rows()
     out: list[tuple[int, int]] = []
     first: int | None = None
     rows = 0
@@ -235,7 +302,7 @@ def stage_ranges(tasks: pl.DataFrame, max_rows: int | None = None) -> list[tuple
     return out
 
 
-def stage_pieces(tasks: pl.DataFrame, max_rows: int | None = None) -> Iterator[pl.LazyFrame]:
+def stage_pieces(tasks: TaskTable, max_rows: int | None = None) -> Iterator[pl.LazyFrame]:
     """The task table in pieces of whole stages (every attempt of a stage in one piece, see
     `stage_ranges`), as lazy frames: each query reads only its own columns of a piece.
 
@@ -258,7 +325,7 @@ def _rows_of(slots: pl.DataFrame, execution_ids: list[int], n_rows: int) -> pl.D
     return slots.filter(pl.col("execution_id").is_in(execution_ids))
 
 
-def last_task_ends_ms(tasks: pl.DataFrame, by: str) -> list[tuple[Any, int]]:
+def last_task_ends_ms(tasks: TaskTable, by: str) -> list[tuple[Any, int]]:
     """Per value of the task column `by` (an executor, a stage): when its last task attempt
     ended, epoch ms (its launch for an attempt with no end), as (value, ms) pairs."""
     if tasks.is_empty():

@@ -71,11 +71,10 @@ def task_counts(analysis: Analysis) -> TaskCounts:
     tasks = analysis.tasks
     if not tasks.height:
         return TaskCounts(n_attempts=0, n_failed=0, n_killed=0)
-    return TaskCounts(
-        n_attempts=tasks.height,
-        n_failed=int(tasks["failed"].sum()),
-        n_killed=int(tasks["killed"].sum()),
+    n_failed, n_killed = (
+        tasks.lazy().select(pl.col("failed").sum(), pl.col("killed").sum()).collect().row(0)
     )
+    return TaskCounts(n_attempts=tasks.height, n_failed=int(n_failed), n_killed=int(n_killed))
 
 
 TaskRow = dict[str, Any]
@@ -130,16 +129,18 @@ def retried_task_counts(analysis: Analysis) -> dict[tuple[int, int], int]:
     """Count, per (stage, attempt), its task attempts that are retries (attempt number above
     0); stage attempts without any are left out."""
     counted = (
-        analysis.tasks.filter(pl.col("attempt") > 0)
+        analysis.tasks.lazy()
+        .filter(pl.col("attempt") > 0)
         .group_by("stage_id", "stage_attempt_id")
         .len()
+        .collect()
         .iter_rows()
     )
     return {(stage_id, attempt): n for stage_id, attempt, n in counted}
 
 
 def _execution_tasks(analysis: Analysis, stage_ids: Iterable[int]) -> pl.DataFrame:
-    return analysis.tasks.filter(pl.col("stage_id").is_in(list(stage_ids)))
+    return analysis.tasks.lazy().filter(pl.col("stage_id").is_in(list(stage_ids))).collect()
 
 
 def _execution_slots(analysis: Analysis, execution_id: int) -> pl.DataFrame:
@@ -305,9 +306,17 @@ def first_failed_task(analysis: Analysis, stage_ids: Iterable[int]) -> tuple[int
     wanted = list(stage_ids)
     if not tasks.height or not wanted:
         return None
-    failed = tasks.filter(
-        pl.col("stage_id").is_in(wanted) & pl.col("failed") & pl.col("failure_reason").is_not_null()
-    ).sort("finish_ms", "task_id")
+    failed = (
+        tasks.lazy()
+        .filter(
+            pl.col("stage_id").is_in(wanted)
+            & pl.col("failed")
+            & pl.col("failure_reason").is_not_null()
+        )
+        .select("task_id", "finish_ms", "failure_reason")
+        .sort("finish_ms", "task_id")
+        .collect()
+    )
     if not failed.height:
         return None
     row = failed.row(0, named=True)

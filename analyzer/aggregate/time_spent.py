@@ -14,9 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-import polars as pl
-
-from analyzer.aggregate.tables import last_task_ends_ms
+from analyzer.aggregate.tables import TaskTable, last_task_ends_ms
 from analyzer.model.application import Application, StageAttempt
 
 
@@ -265,7 +263,7 @@ def has_open_work(app: Application) -> bool:
     )
 
 
-def last_task_ms_by_stage(tasks: pl.DataFrame) -> dict[int, int]:
+def last_task_ms_by_stage(tasks: TaskTable) -> dict[int, int]:
     """Per stage id, the latest finish (or launch, for a task with no end) of its tasks, ms."""
     return {int(sid): ms for sid, ms in last_task_ends_ms(tasks, "stage_id")}
 

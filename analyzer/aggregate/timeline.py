@@ -75,8 +75,11 @@ def timeline_tasks(
     At most `max_tasks` are returned, the longest ones (ties: lower task id), ordered by launch
     time then task id; none when `max_tasks` is 0 or less.
     """
-    frame = analysis.tasks.filter(pl.col("stage_id").is_in(list(stage_ids)))
-    frame = frame.filter(pl.col("finish_ms") > 0)
+    frame = (
+        analysis.tasks.lazy()
+        .filter(pl.col("stage_id").is_in(list(stage_ids)) & (pl.col("finish_ms") > 0))
+        .collect()
+    )
     n_all = frame.height
     if frame.is_empty() or max_tasks <= 0:
         return (), n_all

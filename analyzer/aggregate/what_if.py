@@ -38,7 +38,7 @@ import polars as pl
 
 from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
-from analyzer.aggregate.tables import int_array, stage_pieces
+from analyzer.aggregate.tables import TaskTable, int_array, stage_pieces
 from analyzer.model.application import Application
 
 Basis = Literal["as-run", "half", "double", "quadruple", "floor", "asked"]
@@ -185,7 +185,8 @@ class _Anchors:
 def slot_release_ms(
     tasks: pl.DataFrame, executor_slots: dict[str, int], default_slots: int
 ) -> pl.Series:
-    """Return when each task attempt let go of its slot (epoch ms, aligned with `tasks`' rows).
+    """Return when each task attempt let go of its slot (epoch ms, aligned with `tasks`' rows;
+    `tasks` needs their executor, launch, finish and index).
 
     Spark marks a task finished once the driver has handled its result, but the executor frees
     the slot when it sends the task's end, and the driver may launch the next task before it
@@ -221,15 +222,16 @@ def slot_release_ms(
 
 
 def _task_table(
-    tasks: pl.DataFrame, executor_slots: dict[str, int], default_slots: int
+    tasks: TaskTable, executor_slots: dict[str, int], default_slots: int
 ) -> dict[tuple[int, int], tuple[array[int], int, int]]:
     """Per stage attempt: how long each task held its slot, in launch order (launch time, then
     index), its first launch and its last slot release."""
     if tasks.is_empty():
         return {}
-    ends = tasks.select("stage_id", "stage_attempt_id", "launch_ms", "index").with_columns(
-        slot_release_ms(tasks, executor_slots, default_slots).alias("end")
-    )
+    placed = tasks.lazy().select("executor_id", "launch_ms", "finish_ms", "index").collect()
+    released = slot_release_ms(placed, executor_slots, default_slots).alias("end")
+    del placed
+    ends = tasks.part(("stage_id", "stage_attempt_id", "launch_ms", "index"), released)
     out: dict[tuple[int, int], tuple[array[int], int, int]] = {}
     # Each stage attempt's tasks sorted within it, a piece of whole stages at a time
     # (`tables.stage_pieces`): the table is a dict by stage attempt, so the attempts need no
@@ -259,7 +261,7 @@ def run_task_slots(capacity: Capacity) -> int:
 
 def build_replay_plan(
     app: Application,
-    tasks: pl.DataFrame,
+    tasks: TaskTable,
     capacity: Capacity,
     running: RunningTasks | None = None,
 ) -> ReplayPlan:
