@@ -73,7 +73,7 @@ def fingerprint(path: Path, lenient: bool) -> dict[str, str]:
     out = {
         "application": _digest(analysis.application.model_dump_json()),
         "tasks": _frame_digest(analysis.tasks.frame()),
-        "slots": _frame_digest(analysis.slots),
+        "slots": _frame_digest(analysis.slots.frame()),
         "push": _frame_digest(analysis.push_shuffle_tasks),
         "node_stats": _digest(repr(sorted(analysis.node_stats.items()))),
         "read_stats": _digest(repr(analysis.read_stats)),

@@ -24,7 +24,7 @@ def _logs() -> list[object]:
 @pytest.mark.parametrize("log", _logs())
 def test_statistics_hold_their_invariants(log: Path) -> None:
     analysis = api.analyze(str(log), Strictness.LENIENT)
-    slots = analysis.slots
+    slots = analysis.slots.frame()
     tasks = analysis.tasks.frame()
     for execution in analysis.application.executions:
         for node_stats in analysis.node_stats[execution.execution_id].values():
@@ -91,7 +91,7 @@ def test_quantiles_follow_the_higher_rank(metric_type: str, values: list[int]) -
         }
     )
     types = pl.DataFrame({"execution_id": [1], "accumulator_id": [9], "metric_type": [metric_type]})
-    row = _metric_frame(slots, types).row(0, named=True)
+    row = _metric_frame(slots.lazy(), types).row(0, named=True)
     valid = sorted(v for v in values if valid_for_spark(metric_type, v))
     if not valid:
         assert row["count"] is None

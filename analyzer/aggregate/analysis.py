@@ -45,7 +45,13 @@ from analyzer.aggregate.streaming import (
     batch_of_execution,
     streaming_figures,
 )
-from analyzer.aggregate.tables import PUSH_SHUFFLE_SCHEMA, TaskTable, slot_frame, task_frames
+from analyzer.aggregate.tables import (
+    PUSH_SHUFFLE_SCHEMA,
+    SlotTable,
+    TaskTable,
+    slot_frame,
+    task_frames,
+)
 from analyzer.aggregate.task_detail import (
     MetricHistogram,
     NodeTaskQuery,
@@ -113,7 +119,7 @@ class Analysis:
     tasks: TaskTable
     """One row per task attempt, stored narrow; read it through `tasks.lazy()` (see
     `aggregate.tables.TaskTable`)."""
-    slots: pl.DataFrame
+    slots: SlotTable
     """The values Spark's SQL tab aggregates (see `aggregate.tables.slot_frame`)."""
     node_stats: dict[int, Mapping[int, NodeStats]]
     """Per execution id, per plan node id: metric statistics and stages."""

@@ -39,8 +39,6 @@ from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import polars as pl
-
 from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.aggregate.self_time_rules import (
     CODEGEN_DURATION,
@@ -69,7 +67,7 @@ from analyzer.aggregate.stage_budgets import (
     stage_run_ms,
     task_cpus,
 )
-from analyzer.aggregate.tables import TaskTable, slot_batches
+from analyzer.aggregate.tables import SlotTable, TaskTable, slot_batches
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
 from analyzer.model.trusted import slot_setters
@@ -582,7 +580,7 @@ def _flat_shares(by_stage: dict[int, float], shared: SharedValues) -> tuple[int 
 def attribute_time(
     app: Application,
     node_stats: Mapping[int, Mapping[int, NodeStats]],
-    slots: pl.DataFrame,
+    slots: SlotTable,
     tasks: TaskTable,
 ) -> dict[int, ExecutionTime]:
     """Work out every execution's node self times and driver times (see the module docstring).

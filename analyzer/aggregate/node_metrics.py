@@ -11,7 +11,7 @@ import polars as pl
 
 from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
-from analyzer.aggregate.tables import TaskTable, slot_batches
+from analyzer.aggregate.tables import SlotTable, TaskTable, slot_batches
 from analyzer.model.application import Execution
 from analyzer.model.trusted import slot_setters
 from analyzer.replay.application import BuiltApplication
@@ -232,10 +232,10 @@ def counted_by_spark() -> pl.Expr:
     )
 
 
-def _metric_frame(slots: pl.DataFrame, types: pl.DataFrame) -> pl.DataFrame:
+def _metric_frame(slots: pl.LazyFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Aggregate slot values per (execution, accumulator) over the values Spark counts."""
     valid = counted_by_spark()
-    keyed = slots.join(types, on=["execution_id", "accumulator_id"], how="inner")
+    keyed = slots.join(types.lazy(), on=["execution_id", "accumulator_id"], how="inner").collect()
     present = keyed.select("execution_id", "accumulator_id").unique()
     stats = (
         keyed.filter(valid)
@@ -259,7 +259,7 @@ _FirstMax = tuple[int | None, int | None, int, int | None, str | None, str | Non
 metric's maximum; task id -1 and no stage for a driver value."""
 
 
-def _first_max_rows(slots: pl.DataFrame, tasks: TaskTable) -> dict[tuple[int, int], _FirstMax]:
+def _first_max_rows(slots: pl.LazyFrame, tasks: TaskTable) -> dict[tuple[int, int], _FirstMax]:
     """For each (execution, accumulator): the first slot holding the maximum, with its task.
 
     The winning slot is found on the slots alone; only those few rows are joined with the tasks,
@@ -272,6 +272,7 @@ def _first_max_rows(slots: pl.DataFrame, tasks: TaskTable) -> dict[tuple[int, in
         .filter(pl.col("value") == pl.col("value").max().over(keys))
         .group_by(keys, maintain_order=True)
         .agg(pl.all().first())
+        .collect()
     )
     best = winners.join(
         tasks.lazy()
@@ -297,7 +298,7 @@ def _first_max_rows(slots: pl.DataFrame, tasks: TaskTable) -> dict[tuple[int, in
 
 
 def aggregate_node_metrics(
-    built: BuiltApplication, slots: pl.DataFrame, tasks: TaskTable
+    built: BuiltApplication, slots: SlotTable, tasks: TaskTable
 ) -> dict[int, Mapping[int, NodeStats]]:
     """Return, per execution id and node id, the statistics of every metric that has values.
 
@@ -326,7 +327,7 @@ def aggregate_node_metrics(
 
 
 def _batch_stats(
-    executions: list[Execution], slots: pl.DataFrame, shared: SharedValues
+    executions: list[Execution], slots: pl.LazyFrame, shared: SharedValues
 ) -> dict[tuple[int, int], tuple[int, ...]]:
     """(count, total, min, median, max, p25, p75, p95) per (execution, accumulator) of some
     executions, from their slot rows; a metric whose values Spark leaves all out has zeros."""

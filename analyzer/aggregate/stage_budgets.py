@@ -12,18 +12,17 @@ from collections import defaultdict
 
 import polars as pl
 
-from analyzer.aggregate.tables import TaskTable
+from analyzer.aggregate.tables import SlotTable, TaskTable
 from analyzer.model.application import Application
 
 
-def acc_stage_sums(slots: pl.DataFrame) -> dict[int, dict[tuple[int, int], int]]:
+def acc_stage_sums(slots: pl.LazyFrame) -> dict[int, dict[tuple[int, int], int]]:
     """Per execution: (accumulator, stage) → sum of the task values (negatives count as 0)."""
-    if not slots.height:
-        return {}
     frame = (
         slots.filter(pl.col("stage_id").is_not_null())
         .group_by("execution_id", "accumulator_id", "stage_id")
         .agg(pl.col("value").clip(lower_bound=0).sum().alias("total"))
+        .collect()
     )
     out: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
     for eid, acc, stage, total in frame.iter_rows():
@@ -75,13 +74,14 @@ def stage_run_ms(tasks: TaskTable, cpus: int) -> tuple[dict[int, int], dict[int,
 
 
 def stage_outside_ms(
-    slots: pl.DataFrame, tasks: TaskTable, codegen_accs: set[int], cpus: int
+    slots: SlotTable, tasks: TaskTable, codegen_accs: set[int], cpus: int
 ) -> dict[int, float]:
     """Per stage id: Σ over successful tasks of run time beyond the task's longest pipeline."""
     if not codegen_accs or not slots.height or not tasks.height:
         return {}
     longest = (
-        slots.filter(pl.col("accumulator_id").is_in(list(codegen_accs)) & (pl.col("task_id") >= 0))
+        slots.lazy()
+        .filter(pl.col("accumulator_id").is_in(list(codegen_accs)) & (pl.col("task_id") >= 0))
         .group_by("task_id")
         .agg(pl.col("value").max().alias("pipeline_ms"))
     )
@@ -89,7 +89,7 @@ def stage_outside_ms(
         tasks.lazy()
         .filter(pl.col("successful"))
         .select("task_id", "stage_id", (pl.col("run_ms").clip(lower_bound=0) // cpus).alias("run"))
-        .join(longest.lazy(), on="task_id", how="inner")
+        .join(longest, on="task_id", how="inner")
         .group_by("stage_id")
         .agg((pl.col("run") - pl.col("pipeline_ms")).clip(lower_bound=0).sum().alias("outside"))
         .collect()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Self, cast
 
 import polars as pl
 
@@ -48,14 +48,28 @@ def narrowest(column: pl.Series) -> pl.Series:
     return column
 
 
+def narrowed_frame(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """`frame` with each Int64 column in its narrowest type (see `narrowest`), and the names of
+    the columns narrowed. Takes the columns out of `frame` one at a time (it is left empty), so
+    only one column is held twice at once."""
+    columns: list[pl.Series] = []
+    narrowed: list[str] = []
+    for name in frame.columns:
+        column = frame.drop_in_place(name)
+        if column.dtype == pl.Int64 and (column := narrowest(column)).dtype != pl.Int64:
+            narrowed.append(name)
+        columns.append(column)
+    return pl.DataFrame(columns), tuple(narrowed)
+
+
 @dataclass(frozen=True)
-class TaskTable:
-    """One row per task attempt (see `task_frames`), stored narrow and read as Int64.
+class NarrowTable:
+    """A table of integer columns stored narrow and read as Int64.
 
     Each integer column is kept in the narrowest type that holds its values (most are small:
-    indexes, durations, counts, and columns that are 0 on every row), about half the bytes of a
-    table of 8-byte integers. Every read goes through `lazy()`, which gives those columns back
-    their type, Int64, so every figure computes exactly as on a table of 8-byte integers;
+    ids, indexes, durations, counts, and columns that are 0 on every row), about half the bytes
+    of a table of 8-byte integers. Every read goes through `lazy()`, which gives those columns
+    back their type, Int64, so every figure computes exactly as on a table of 8-byte integers;
     polars applies the widening after its filters and only to the columns a query reads.
     """
 
@@ -66,11 +80,11 @@ class TaskTable:
 
     @property
     def height(self) -> int:
-        """How many task attempts."""
+        """How many rows."""
         return self.stored.height
 
     def is_empty(self) -> bool:
-        """True when the log has no task attempt."""
+        """True when the table has no row."""
         return self.stored.is_empty()
 
     def lazy(self) -> pl.LazyFrame:
@@ -78,15 +92,24 @@ class TaskTable:
         frame = self.stored.lazy()
         return frame.with_columns(pl.col(self.narrowed).cast(pl.Int64)) if self.narrowed else frame
 
-    def part(self, names: Sequence[str], *extra: pl.Series) -> TaskTable:
+    def part(self, names: Sequence[str], *extra: pl.Series) -> Self:
         """Some of the columns, still stored narrow, and `extra` columns (one value a row)."""
         narrowed = tuple(name for name in self.narrowed if name in names)
-        return TaskTable(self.stored.select(names).with_columns(extra), narrowed)
+        return type(self)(self.stored.select(names).with_columns(extra), narrowed)
 
     def frame(self) -> pl.DataFrame:
         """The whole table, every integer column Int64: for tests and small logs; a figure reads
         only its columns, through `lazy()`."""
         return self.lazy().collect()
+
+
+class TaskTable(NarrowTable):
+    """One row per task attempt (see `task_frames`), stored narrow and read as Int64."""
+
+
+class SlotTable(NarrowTable):
+    """The values Spark's SQL tab aggregates (see `slot_frame`), stored narrow and read as
+    Int64."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +179,12 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     return TaskFrames(TaskTable(pl.DataFrame(columns), tuple(narrowed)), push)
 
 
-def slot_frame(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
+def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
+    """The values Spark aggregates (`slot_values`), stored narrow (see `NarrowTable`)."""
+    return SlotTable(*narrowed_frame(slot_values(frozen)))
+
+
+def slot_values(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
     """The values Spark aggregates: a row per task slot of each counted stage and per driver value.
 
     Slots no task filled have task_id -1 and value 0 (Spark counts them); driver values have
@@ -247,17 +275,17 @@ and 267 MB with 10,000, its CPU time the same."""
 
 
 def slot_batches(
-    slots: pl.DataFrame, execution_ids: Sequence[int], max_rows: int | None = None
-) -> Iterator[tuple[list[int], pl.DataFrame]]:
+    slots: SlotTable, execution_ids: Sequence[int], max_rows: int | None = None
+) -> Iterator[tuple[list[int], pl.LazyFrame]]:
     """Split `execution_ids` into runs holding about `max_rows` slot rows in all (default
     `BATCH_SLOT_ROWS`; an execution is never split), and yield each run with its rows of
-    `slots`, in the frame's order."""
+    `slots` (a lazy frame, read as Int64), in the table's order."""
     if max_rows is None:
         max_rows = BATCH_SLOT_ROWS
     if slots.height <= max_rows:
-        yield list(execution_ids), slots
+        yield list(execution_ids), slots.lazy()
         return
-    counts = dict(slots.group_by("execution_id").len().iter_rows())
+    counts = dict(slots.stored.group_by("execution_id").len().iter_rows())
     batch: list[int] = []
     rows = 0
     for execution_id in execution_ids:
@@ -317,12 +345,12 @@ def stage_pieces(tasks: TaskTable, max_rows: int | None = None) -> Iterator[pl.L
         yield tasks.lazy().filter(pl.col("stage_id").is_between(first, last))
 
 
-def _rows_of(slots: pl.DataFrame, execution_ids: list[int], n_rows: int) -> pl.DataFrame:
-    """The rows of `slots` of some executions (`n_rows` of them): the frame itself, not a copy,
-    when that is all of it (one execution of a giant stage)."""
+def _rows_of(slots: SlotTable, execution_ids: list[int], n_rows: int) -> pl.LazyFrame:
+    """The rows of `slots` of some executions (`n_rows` of them): all of it, unfiltered, when
+    that is all of it (one execution of a giant stage)."""
     if n_rows == slots.height:
-        return slots
-    return slots.filter(pl.col("execution_id").is_in(execution_ids))
+        return slots.lazy()
+    return slots.lazy().filter(pl.col("execution_id").is_in(execution_ids))
 
 
 def last_task_ends_ms(tasks: TaskTable, by: str) -> list[tuple[Any, int]]:

@@ -144,7 +144,7 @@ def _execution_tasks(analysis: Analysis, stage_ids: Iterable[int]) -> pl.DataFra
 
 
 def _execution_slots(analysis: Analysis, execution_id: int) -> pl.DataFrame:
-    return analysis.slots.filter(pl.col("execution_id") == execution_id)
+    return analysis.slots.lazy().filter(pl.col("execution_id") == execution_id).collect()
 
 
 # The values a metric's statistics are over: Spark leaves out -1 (and, for averages, 0) entries.
@@ -339,7 +339,8 @@ def task_metric_shares(
     if not wanted or not analysis.slots.height:
         return {}
     frame = (
-        analysis.slots.filter(
+        analysis.slots.lazy()
+        .filter(
             (pl.col("execution_id") == execution_id)
             & (pl.col("stage_id") == stage_id)
             & pl.col("accumulator_id").is_in(wanted)
@@ -350,6 +351,7 @@ def task_metric_shares(
             pl.col("value").filter(pl.col("task_id") == task_id).sum().alias("task"),
             pl.col("value").sum().alias("total"),
         )
+        .collect()
     )
     return {int(acc): (int(task or 0), int(total or 0)) for acc, task, total in frame.iter_rows()}
 
@@ -366,12 +368,14 @@ def task_metric_values(
     if not analysis.slots.height:
         return ()
     frame = (
-        analysis.slots.filter(
+        analysis.slots.lazy()
+        .filter(
             (pl.col("execution_id") == execution_id)
             & (pl.col("stage_id") == stage_id)
             & (pl.col("accumulator_id") == accumulator_id)
         )
         .select("task_id", pl.col("value").clip(lower_bound=0))
         .sort(["value", "task_id"], descending=[True, False])
+        .collect()
     )
     return tuple((int(task), int(value)) for task, value in frame.iter_rows())

@@ -1,5 +1,5 @@
-"""The task table is stored narrow and read as Int64: every integer column in the narrowest type
-that holds its values, the same values and types through `TaskTable.lazy()`."""
+"""The task table and the slot table are stored narrow and read as Int64: every integer column in
+the narrowest type that holds its values, the same values and types through `lazy()`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from eventlog_samples import SAMPLES, public
 
 from analyzer import api
-from analyzer.aggregate.tables import TaskTable, narrowest
+from analyzer.aggregate.tables import SLOT_SCHEMA, TaskTable, narrowest
 from analyzer.replay.task_columns import INT_COLUMNS
 
 _FLAGS = {"successful", "failed", "killed", "speculative"}
@@ -45,16 +45,17 @@ def test_narrowest_holds_every_value(values: list[int | None], dtype: pl.DataTyp
     ids=["nds_q72_dataproc", "standalone_retried"],
 )
 def test_stored_narrow_and_read_as_int64(log: Path) -> None:
-    tasks = api.analyze(str(log)).tasks
-    ints = [name for name in INT_COLUMNS if name not in _FLAGS]
-    stored, read = tasks.stored, tasks.frame()
-    assert set(tasks.narrowed) <= set(ints)
-    assert tasks.narrowed, "a real log has small columns"
-    assert all(read.schema[name] == pl.Int64 for name in ints)
-    for name in ints:
-        assert (stored.schema[name] == pl.Int64) == (name not in tasks.narrowed)
-        assert read[name].to_list() == stored[name].to_list()
-    assert stored.estimated_size() < read.estimated_size()
+    analysis = api.analyze(str(log))
+    task_ints = [name for name in INT_COLUMNS if name not in _FLAGS]
+    for table, ints in ((analysis.tasks, task_ints), (analysis.slots, list(SLOT_SCHEMA))):
+        stored, read = table.stored, table.frame()
+        assert set(table.narrowed) <= set(ints)
+        assert table.narrowed, "a real log has small columns"
+        assert all(read.schema[name] == pl.Int64 for name in ints)
+        for name in ints:
+            assert (stored.schema[name] == pl.Int64) == (name not in table.narrowed)
+            assert read[name].to_list() == stored[name].to_list()
+        assert stored.estimated_size() < read.estimated_size()
 
 
 def test_part_keeps_the_narrow_columns_and_adds_rows_values() -> None:
