@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import time
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -159,6 +160,7 @@ def analyze(
             progress,
             n_workers=read_workers,
             while_reading=_import_aggregation,
+            seal=_seal_task_column,
         )
         if replayed.decode_stats.n_events == 0:
             raise EmptyLogError(
@@ -169,6 +171,14 @@ def analyze(
         from analyzer.aggregate.analysis import analyze_built
 
         return analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
+
+
+def _seal_task_column(name: str, values: array[int]) -> object:
+    """`aggregate.tables.seal_task_column`: the replay's task columns kept compact as they grow,
+    imported (with polars) when the replay first has a block of them."""
+    from analyzer.aggregate.tables import seal_task_column
+
+    return seal_task_column(name, values)
 
 
 def _import_aggregation() -> None:

@@ -126,7 +126,13 @@ def main() -> None:
     source = resolve_log(args.log)
     # One pause of the cyclic collector over every phase, as the report command holds.
     with api.collector_paused():
-        replayed = replay_log(source, Strictness.STRICT, None, n_workers=args.workers)
+        replayed = replay_log(
+            source,
+            Strictness.STRICT,
+            None,
+            n_workers=args.workers,
+            seal=api._seal_task_column,  # as the report command keeps the task columns
+        )
         phases.done("replay")
         analysis = analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
         del replayed

@@ -1,8 +1,10 @@
 """The task table and the slot table are stored narrow and read as Int64: every integer column in
-the narrowest type that holds its values, the same values and types through `lazy()`."""
+the narrowest type that holds its values, the same values and types through `lazy()`; the task
+columns sealed in blocks while the log is read make the same table."""
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import polars as pl
@@ -10,8 +12,10 @@ import pytest
 from eventlog_samples import SAMPLES, public
 
 from analyzer import api
-from analyzer.aggregate.tables import SLOT_SCHEMA, TaskTable, narrowest
+from analyzer.aggregate.tables import SLOT_SCHEMA, TaskTable, narrowest, seal_task_column
+from analyzer.replay import task_columns
 from analyzer.replay.task_columns import INT_COLUMNS
+from analyzer.report.options import ReportOptions
 
 _FLAGS = {"successful", "failed", "killed", "speculative"}
 
@@ -65,3 +69,31 @@ def test_part_keeps_the_narrow_columns_and_adds_rows_values() -> None:
     assert part.narrowed == ("a",)
     assert part.frame().to_dict(as_series=False) == {"a": [1, 2], "c": [7, 8]}
     assert part.frame().schema["a"] == pl.Int64
+
+
+@pytest.mark.parametrize(
+    ("log", "rows"),
+    [(public("nds_q72_dataproc_2_2.zstd"), 1_000), (SAMPLES / "app-20261122042434-0000.zstd", 3)],
+    ids=["nds_q72_dataproc", "standalone_retried"],
+)
+def test_blocks_sealed_while_reading_make_the_same_table(
+    log: Path, rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay hands its task columns to the table's sealer every `SEAL_ROWS` rows; the
+    table, and the report, are those of the columns gathered whole."""
+    whole = api.analyze(str(log))
+    sealed_blocks: list[str] = []
+
+    def seal(name: str, values: array[int]) -> object:
+        sealed_blocks.append(name)
+        return seal_task_column(name, values)
+
+    monkeypatch.setattr(task_columns, "SEAL_ROWS", rows)
+    monkeypatch.setattr(api, "_seal_task_column", seal)
+    sealed = api.analyze(str(log))
+    assert len(sealed_blocks) >= len(INT_COLUMNS)  # a block or more before the last rows
+    assert sealed.tasks.stored.schema == whole.tasks.stored.schema
+    assert sealed.tasks.narrowed == whole.tasks.narrowed
+    assert sealed.tasks.frame().equals(whole.tasks.frame())
+    options = ReportOptions(fmt="json")
+    assert api.render_report(sealed, options) == api.render_report(whole, options)

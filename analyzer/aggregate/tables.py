@@ -48,20 +48,6 @@ def narrowest(column: pl.Series) -> pl.Series:
     return column
 
 
-def narrowed_frame(frame: pl.DataFrame) -> tuple[pl.DataFrame, tuple[str, ...]]:
-    """`frame` with each Int64 column in its narrowest type (see `narrowest`), and the names of
-    the columns narrowed. Takes the columns out of `frame` one at a time (it is left empty), so
-    only one column is held twice at once."""
-    columns: list[pl.Series] = []
-    narrowed: list[str] = []
-    for name in frame.columns:
-        column = frame.drop_in_place(name)
-        if column.dtype == pl.Int64 and (column := narrowest(column)).dtype != pl.Int64:
-            narrowed.append(name)
-        columns.append(column)
-    return pl.DataFrame(columns), tuple(narrowed)
-
-
 @dataclass(frozen=True)
 class NarrowTable:
     """A table of integer columns stored narrow and read as Int64.
@@ -122,6 +108,25 @@ class TaskFrames:
     """`PUSH_SHUFFLE_SCHEMA`: push-based shuffle metrics by task row; rows not here are 0."""
 
 
+def seal_task_column(name: str, values: array[int]) -> pl.Series:
+    """A block of rows of one of the task columns' `INT_COLUMNS` as the task table keeps it:
+    a flag as booleans, any other column in the narrowest type that holds it (`narrowest`).
+    The replay hands its blocks here as it goes (`TaskColumns`'s sealer)."""
+    column = pl.Series(name, values, dtype=pl.Int64)
+    return column.cast(pl.Boolean) if name in _FLAG_COLUMNS else narrowest(column)
+
+
+_WIDTHS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64)
+
+
+def _joined(blocks: list[pl.Series]) -> pl.Series:
+    """The blocks of one column, one after the other, in the widest of their types."""
+    if len(blocks) == 1:
+        return blocks[0]
+    widest = max((block.dtype for block in blocks), key=_WIDTHS.index)
+    return pl.concat([block.cast(widest) for block in blocks], rechunk=True)
+
+
 def task_frame(tasks: TaskColumns) -> TaskTable:
     """One row per task attempt: identity, placement, outcome and built-in metrics."""
     return task_frames(tasks).tasks
@@ -131,8 +136,9 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     """Build the task table (one row per task attempt: identity, placement, outcome, built-in
     metrics) and the push-based shuffle metrics of the few rows that have them.
 
-    Takes the columns out of `tasks` (see `TaskColumns.take`) and drops each array as soon as
-    its series exists, so the task data is held about once, not twice; each integer column is
+    Takes the columns out of `tasks` (see `TaskColumns.take`): the blocks the replay already
+    sealed (`seal_task_column`) and the rows after them, each array dropped as soon as its
+    series exists, so the task data is held about once, not twice; each integer column is
     stored in the narrowest type that holds it (see `TaskTable`). Besides the
     `INT_COLUMNS` and `STR_COLUMNS` (categorical: a host name is 4 bytes a row instead of a
     16-byte string view; they compare, group and sort as strings): `row` (the task-end event's
@@ -144,10 +150,11 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     columns = [pl.int_range(0, n, dtype=pl.get_index_type(), eager=True).alias("row")]
     narrowed: list[str] = []
     for name in INT_COLUMNS:
-        column = pl.Series(name, data.ints.pop(name), dtype=pl.Int64)
-        if name in _FLAG_COLUMNS:
-            column = column.cast(pl.Boolean)
-        elif (column := narrowest(column)).dtype != pl.Int64:
+        blocks = cast(list[pl.Series], data.sealed.pop(name, []))
+        blocks.append(seal_task_column(name, data.ints.pop(name)))
+        column = _joined(blocks)
+        del blocks
+        if column.dtype not in (pl.Int64, pl.Boolean):
             narrowed.append(name)
         columns.append(column)
     for name in STR_COLUMNS:
@@ -180,17 +187,14 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
 
 
 def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
-    """The values Spark aggregates (`slot_values`), stored narrow (see `NarrowTable`)."""
-    return SlotTable(*narrowed_frame(slot_values(frozen)))
-
-
-def slot_values(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
-    """The values Spark aggregates: a row per task slot of each counted stage and per driver value.
+    """The values Spark aggregates: a row per task slot of each counted stage and per driver value,
+    stored narrow (see `NarrowTable`).
 
     Slots no task filled have task_id -1 and value 0 (Spark counts them); driver values have
     stage_id and stage_attempt_id null and task_id -1. A slot's row is in its stage block's
     order; its index in the block is not kept (no figure reads it, and it was a seventh of
-    the frame).
+    the frame). The columns are made narrow as they are built (the block keys before polars
+    repeats them over the blocks' slots), so the table is never held as 8-byte columns.
     """
     # One row per stage block with its keys and length; polars repeats the keys over the
     # block's slots, so the slots' values and task ids are copied as whole arrays.
@@ -218,32 +222,34 @@ def slot_values(frozen: dict[int, FrozenExecution]) -> pl.DataFrame:
             driver_keys.extend([execution_id] * (len(execution.driver_values) // 2))
             driver_flat.extend(execution.driver_values)
     blocks = pl.DataFrame(
-        {name: pl.Series(name, keys[name], dtype=pl.Int64) for name in _BLOCK_KEYS}
+        {name: narrowest(pl.Series(name, keys[name], dtype=pl.Int64)) for name in _BLOCK_KEYS}
         | {"n": pl.Series("n", lengths, dtype=pl.Int64)}
     )
-    tasks = (
-        blocks.select(pl.col(name).repeat_by("n").explode() for name in _BLOCK_KEYS)
-        .with_columns(
-            pl.Series("task_id", task_ids, dtype=pl.Int64),
-            pl.Series("value", values, dtype=pl.Int64),
-        )
-        .select(list(SLOT_SCHEMA))
-    )
-    if not driver_keys:
-        return tasks
-    n_driver = len(driver_keys)
-    driver = pl.DataFrame(
-        {
-            "execution_id": pl.Series("execution_id", driver_keys, dtype=pl.Int64),
-            "accumulator_id": pl.Series("accumulator_id", driver_flat[0::2], dtype=pl.Int64),
-            "stage_id": pl.Series("stage_id", [None] * n_driver, dtype=pl.Int64),
-            "stage_attempt_id": pl.Series("stage_attempt_id", [None] * n_driver, dtype=pl.Int64),
-            "task_id": pl.Series("task_id", [-1] * n_driver, dtype=pl.Int64),
-            "value": pl.Series("value", driver_flat[1::2], dtype=pl.Int64),
-        },
-        schema=SLOT_SCHEMA,
-    )
-    return pl.concat([tasks, driver])
+    del keys, lengths
+    parts: dict[str, list[pl.Series]] = {
+        name: [blocks.get_column(name).repeat_by(blocks.get_column("n")).explode()]
+        for name in _BLOCK_KEYS
+    }
+    del blocks
+    parts["task_id"] = [narrowest(pl.Series("task_id", task_ids, dtype=pl.Int64))]
+    del task_ids
+    parts["value"] = [narrowest(pl.Series("value", values, dtype=pl.Int64))]
+    del values
+    if driver_keys:
+        n_driver = len(driver_keys)
+        driver: dict[str, Sequence[int | None]] = {
+            "execution_id": driver_keys,
+            "accumulator_id": driver_flat[0::2],
+            "stage_id": [None] * n_driver,
+            "stage_attempt_id": [None] * n_driver,
+            "task_id": [-1] * n_driver,
+            "value": driver_flat[1::2],
+        }
+        for name, column in driver.items():
+            parts[name].append(narrowest(pl.Series(name, column, dtype=pl.Int64)))
+    columns = [_joined(parts.pop(name)) for name in SLOT_SCHEMA]
+    narrowed = tuple(column.name for column in columns if column.dtype != pl.Int64)
+    return SlotTable(pl.DataFrame(columns), narrowed)
 
 
 INT_ARRAY_SLICE = 65_536

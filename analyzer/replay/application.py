@@ -32,7 +32,13 @@ from analyzer.replay.live import (
 from analyzer.replay.plan_graph import PlanParts, build_plan_graph
 from analyzer.replay.sql_listener import FrozenExecution, SqlListener
 from analyzer.replay.streaming import StreamingTracker
-from analyzer.replay.task_columns import TaskChunk, TaskColumns, TaskRecorder, TaskSegment
+from analyzer.replay.task_columns import (
+    ColumnSealer,
+    TaskChunk,
+    TaskColumns,
+    TaskRecorder,
+    TaskSegment,
+)
 
 _CHUNK_ROWS = 4096
 """Task rows recorded before they join the application's columns."""
@@ -60,7 +66,8 @@ class BuiltApplication:
 class ApplicationBuilder:
     """Consume events one by one (in log order) and build the application at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, seal: ColumnSealer | None = None) -> None:
+        """`seal` keeps the task columns compact as they grow (see `TaskColumns`)."""
         self.app_name = ""
         self.app_id: str | None = None
         self.attempt_id: str | None = None
@@ -74,7 +81,7 @@ class ApplicationBuilder:
         self.jobs: dict[int, LiveJob] = {}
         self.stages: dict[tuple[int, int], LiveStage] = {}
         self.executions: dict[int, LiveExecution] = {}
-        self.tasks = TaskColumns()
+        self.tasks = TaskColumns(seal)
         self.recorder = TaskRecorder()
         """Task events since the last other event (see `apply_segment`)."""
         self.listener = SqlListener()

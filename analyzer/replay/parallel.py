@@ -39,7 +39,7 @@ from analyzer.eventlog.source import LogSource
 from analyzer.eventlog.task_events import TaskEnd, TaskStart
 from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
 from analyzer.replay.application import ApplicationBuilder, BuiltApplication
-from analyzer.replay.task_columns import TaskChunk, TaskRecorder, TaskSegment
+from analyzer.replay.task_columns import ColumnSealer, TaskChunk, TaskRecorder, TaskSegment
 
 PARALLEL_MIN_BYTES = 32 << 20
 """Logs with less JSON than this (as far as can be told from their size on disk) are read by one
@@ -233,6 +233,7 @@ def replay_log(
     n_workers: int | None = None,
     piece_bytes: int = PIECE_BYTES,
     while_reading: Callable[[], object] | None = None,
+    seal: ColumnSealer | None = None,
 ) -> Replayed:
     """Read and replay every event of `source`; in worker processes where that pays.
 
@@ -240,8 +241,8 @@ def replay_log(
     about how much of the log one piece holds (`pieces.plan_pieces`). `while_reading` is work
     for this process's idle time while workers read (the caller's next imports): run in a
     thread once every worker is forked, and waited for before the replay returns; its errors
-    are the caller's to meet again. Raises what the sequential reader raises for a log that
-    cannot be read.
+    are the caller's to meet again. `seal` keeps the task columns compact as they grow (see
+    `TaskColumns`). Raises what the sequential reader raises for a log that cannot be read.
     """
     if n_workers is None:
         n_workers = n_worker_processes(source)
@@ -256,10 +257,12 @@ def replay_log(
             pieces = plan_pieces(source, piece_bytes)
             if pieces is not None and len(pieces) > 1:
                 try:
-                    return _replay_parallel(source, pieces, n_workers, progress, while_reading)
+                    return _replay_parallel(
+                        source, pieces, n_workers, progress, while_reading, seal
+                    )
                 except _Sequential:
                     pass
-        return _replay_sequential(source, strictness, progress)
+        return _replay_sequential(source, strictness, progress, seal)
     finally:
         if collecting:
             gc.enable()
@@ -274,10 +277,13 @@ def _quietly(work: Callable[[], object]) -> None:
 
 
 def _replay_sequential(
-    source: LogSource, strictness: Strictness, progress: Callable[[int], None] | None
+    source: LogSource,
+    strictness: Strictness,
+    progress: Callable[[int], None] | None,
+    seal: ColumnSealer | None = None,
 ) -> Replayed:
     reader = ev.read_events(source, strictness)
-    builder = ApplicationBuilder()
+    builder = ApplicationBuilder(seal)
     feed = builder.feed
     if progress is None:
         for event in reader:
@@ -296,10 +302,11 @@ def _replay_parallel(
     n_workers: int,
     progress: Callable[[int], None] | None,
     while_reading: Callable[[], object] | None = None,
+    seal: ColumnSealer | None = None,
 ) -> Replayed:
     """Replay with `n_workers` processes decoding the pieces; raise `_Sequential` on anything
     the sequential replay must report."""
-    builder = ApplicationBuilder()
+    builder = ApplicationBuilder(seal)
     # STRICT whatever the caller asked: a line LENIENT would skip is the sequential replay's.
     reader = ev.read_events(source, Strictness.STRICT)
     read_stats = reader.read_stats

@@ -17,6 +17,7 @@ re-exports their public names.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from analyzer.replay.task_arrays import (
@@ -36,6 +37,13 @@ from analyzer.replay.task_segment import (
     TaskSegment,
 )
 
+ColumnSealer = Callable[[str, "array[int]"], object]
+"""Turns a block of rows of one integer column (its name, its values) into what the caller keeps
+of it: the aggregation layer's compact column (see `TaskColumns`)."""
+
+SEAL_ROWS = 131_072
+"""How many rows `TaskColumns` gathers as arrays before it hands them to its sealer."""
+
 
 @dataclass
 class TaskData:
@@ -43,7 +51,7 @@ class TaskData:
 
     n_rows: int
     ints: dict[str, array[int]]
-    """Integer columns by name (booleans as 0/1)."""
+    """Integer columns by name (booleans as 0/1): the rows after the `sealed` blocks."""
     strs: dict[str, StringCodes]
     """String columns by name, as codes into distinct values."""
     failure_reasons: dict[int, str]
@@ -52,13 +60,25 @@ class TaskData:
     """Rows Spark's History Server does not record as a task (see `TaskColumns.exclude_row`)."""
     push_metrics: dict[int, tuple[int, ...]] = field(default_factory=dict)
     """Row number → its `PUSH_COLUMNS` values, for rows with one of them non-zero."""
+    sealed: dict[str, list[object]] = field(default_factory=dict)
+    """Integer columns by name: their first rows, as the sealer's blocks (see `TaskColumns`);
+    the rest of each column is in `ints`."""
 
 
 class TaskColumns:
     """Every task attempt of the application, one row per TaskEnd, in log order: the chunks of
-    the recorders, joined."""
+    the recorders, joined.
 
-    def __init__(self) -> None:
+    Integer columns are gathered as arrays of 8-byte integers. With a `seal` function, every
+    `SEAL_ROWS` rows are handed to it, column by column, and the arrays start again: a log of a
+    million tasks is then never held as 8-byte arrays in full (the aggregation layer's sealer
+    keeps each block in the fewest bytes that hold its values).
+    """
+
+    def __init__(self, seal: ColumnSealer | None = None) -> None:
+        self._seal = seal
+        self._sealed: dict[str, list[object]] = {name: [] for name in INT_COLUMNS}
+        self._pending_rows = 0
         self._ints: dict[str, array[int]] = {name: array("q") for name in INT_COLUMNS}
         self._strs: dict[str, StringCodes] = {name: StringCodes() for name in STR_COLUMNS}
         self._failure_reasons: dict[int, str] = {}
@@ -83,8 +103,9 @@ class TaskColumns:
             self._failure_reasons,
             self._not_in_task_store,
             self._push_metrics,
+            self._sealed,
         )
-        self._ints, self._strs, self._failure_reasons = {}, {}, {}
+        self._ints, self._strs, self._failure_reasons, self._sealed = {}, {}, {}, {}
         self._not_in_task_store, self._push_metrics = set(), {}
         return data
 
@@ -106,12 +127,22 @@ class TaskColumns:
                 del part[:]
             for name, codes in self._strs.items():
                 codes.extend_codes(chunk.strs[name])
+            self._pending_rows += chunk.n_rows
+            if self._seal is not None and self._pending_rows >= SEAL_ROWS:
+                self._seal_pending(self._seal)
         reasons = self._failure_reasons
         for row, reason in chunk.failure_reasons.items():
             reasons[base + row] = reason
         push = self._push_metrics
         for row, values in chunk.push_metrics.items():
             push[base + row] = values
+
+    def _seal_pending(self, seal: ColumnSealer) -> None:
+        """Hand the rows gathered as arrays to `seal`, a column at a time, and start again."""
+        for name in INT_COLUMNS:
+            self._sealed[name].append(seal(name, self._ints[name]))
+            self._ints[name] = array("q")
+        self._pending_rows = 0
 
     def exclude_row(self, row: int) -> None:
         """Mark a row as one Spark's History Server does not record as a task.
@@ -131,8 +162,10 @@ __all__ = [
     "INT_COLUMNS",
     "OTHER_END",
     "PUSH_COLUMNS",
+    "SEAL_ROWS",
     "STAGE_COUNT_FIELDS",
     "STR_COLUMNS",
+    "ColumnSealer",
     "SqlUpdates",
     "StringCodes",
     "TaskChunk",
