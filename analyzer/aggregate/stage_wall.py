@@ -248,22 +248,22 @@ def running_tasks(tasks: TaskTable) -> RunningTasks:
     """Build the application's running-task step function from the task table."""
     if tasks.is_empty():
         return RunningTasks(array("q"), array("q"))
-    ends = (
-        tasks.lazy()
-        .select("launch_ms", pl.max_horizontal("launch_ms", "finish_ms").alias("end"))
-        .collect()
+    # Launches and ends counted per moment first (a moment holds many of either), so no
+    # column of two rows per task is made.
+    frame = tasks.lazy()
+    launches = frame.group_by(pl.col("launch_ms").alias("t")).agg(
+        pl.len().cast(pl.Int64).alias("d")
+    )
+    ends = frame.group_by(pl.max_horizontal("launch_ms", "finish_ms").alias("t")).agg(
+        -pl.len().cast(pl.Int64).alias("d")
     )
     events = (
-        pl.concat(
-            [
-                ends.select(pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
-                ends.select(pl.col("end").alias("t"), pl.lit(-1).alias("d")),
-            ]
-        )
+        pl.concat([launches, ends])
         .group_by("t")
         .agg(pl.col("d").sum())
         .sort("t")
         .with_columns(pl.col("d").cum_sum().alias("running"))
+        .collect()
     )
     # The task columns are 8-byte integers without nulls, so are the steps.
     return RunningTasks(int_array(events["t"]), int_array(events["running"]))
