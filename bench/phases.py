@@ -98,6 +98,7 @@ def _print_sizes(analysis: Any) -> None:
         print(f"  {name:<28} {mb:8.1f} MB  {mb * 1e3 / n_ex:7.1f} KB per execution")
     for name in ("tasks", "slots", "push_shuffle_tasks"):
         frame = getattr(analysis, name)
+        frame = getattr(frame, "stored", frame)  # the task and slot tables as stored (narrow)
         mb = frame.estimated_size() / 1e6
         print(
             f"  {name + ' frame':<28} {mb:8.1f} MB  {mb * 1e3 / n_ex:7.1f} KB per execution"
