@@ -100,7 +100,7 @@ def aggregate_stage_tasks(tasks: TaskTable) -> dict[tuple[int, int], StageTaskSt
     # columns are then a piece's, not every task's.
     shared = SharedValues()
     out: dict[tuple[int, int], StageTaskStats] = {}
-    for piece in stage_pieces(tasks):
+    for piece in stage_pieces(tasks, small=True):
         out.update(_piece_stats(piece, shared))
     return out
 

@@ -114,7 +114,7 @@ def _task_figures(tasks: TaskTable, cpus: int) -> dict[tuple[int, int], _Figures
     if tasks.is_empty():
         return {}
     out: dict[tuple[int, int], _Figures] = {}
-    for piece in stage_pieces(tasks):
+    for piece in stage_pieces(tasks, small=True):
         out.update(_piece_figures(piece, cpus))
     return out
 

@@ -336,13 +336,24 @@ def stage_ranges(tasks: TaskTable, max_rows: int | None = None) -> list[tuple[in
     return out
 
 
-def stage_pieces(tasks: TaskTable, max_rows: int | None = None) -> Iterator[pl.LazyFrame]:
+SMALL_PIECE_SHARE = 4
+"""`stage_pieces(small=True)` makes pieces of `BATCH_TASK_ROWS // SMALL_PIECE_SHARE` rows."""
+
+
+def stage_pieces(
+    tasks: TaskTable, max_rows: int | None = None, small: bool = False
+) -> Iterator[pl.LazyFrame]:
     """The task table in pieces of whole stages (every attempt of a stage in one piece, see
     `stage_ranges`), as lazy frames: each query reads only its own columns of a piece.
 
     A figure worked out per stage attempt then holds its scratch columns for one piece, not
-    for every task of the log at once; a table that fits one piece is the one piece.
+    for every task of the log at once; a table that fits one piece is the one piece. `small`
+    pieces are a quarter the size, for figures of much scratch memory per row and few polars
+    calls per piece (the stage walls and statistics: on a million tasks their scratch memory
+    +45 and +30 MB with whole pieces, +12 and +8 MB with small ones, for 0.3 and 0.1 s more).
     """
+    if small and max_rows is None:
+        max_rows = BATCH_TASK_ROWS // SMALL_PIECE_SHARE
     ranges = stage_ranges(tasks, max_rows)
     if len(ranges) <= 1:
         yield tasks.lazy()
