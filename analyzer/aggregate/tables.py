@@ -261,14 +261,20 @@ def int_array(series: pl.Series) -> array[int]:
 
     Made a slice at a time: `array("q", series.to_list())` holds an integer object (28 bytes)
     and a list slot (8 bytes) for every value at once, 35 MB for a million task rows, where
-    this holds them for one slice.
+    this holds them for one slice. The array is made at its full size first and the slices
+    written into it: grown slice by slice, its earlier sizes were left behind in the C heap
+    (26 MB resident for the 7.8 MB of a million values).
 
     >>> int_array(pl.Series([3, -1, 2**40]))
     array('q', [3, -1, 1099511627776])
+    >>> int_array(pl.Series([], dtype=pl.Int64))
+    array('q')
     """
-    out: array[int] = array("q")
-    for offset in range(0, series.len(), INT_ARRAY_SLICE):
-        out.extend(array("q", series.slice(offset, INT_ARRAY_SLICE).to_list()))
+    n = series.len()
+    out: array[int] = array("q", [0]) * n
+    for offset in range(0, n, INT_ARRAY_SLICE):
+        values = array("q", series.slice(offset, INT_ARRAY_SLICE).to_list())
+        out[offset : offset + len(values)] = values
     return out
 
 
