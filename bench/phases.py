@@ -117,6 +117,7 @@ def main() -> None:
     phases = _Phases()
 
     from analyzer import api
+    from analyzer.aggregate.allocator import release_free_memory
     from analyzer.aggregate.analysis import analyze_built, figures_made_aside
     from analyzer.errors import Strictness
     from analyzer.eventlog.source import resolve_log
@@ -137,6 +138,7 @@ def main() -> None:
         phases.done("replay")
         analysis = analyze_built(source, replayed.built, replayed.read_stats, replayed.decode_stats)
         del replayed
+        release_free_memory()  # as `api.analyze` does
         phases.done("aggregate")
         options = ReportOptions(fmt=args.format)
         # As the report command does: the task table's figures made in a second thread while
