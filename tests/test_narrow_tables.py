@@ -64,7 +64,7 @@ def test_stored_narrow_and_read_as_int64(log: Path) -> None:
 
 def test_part_keeps_the_narrow_columns_and_adds_rows_values() -> None:
     frame = pl.DataFrame({"a": pl.Series([1, 2], dtype=pl.Int8), "b": [10**12, 5]})
-    table = TaskTable(frame, ("a",))
+    table = TaskTable(frame)
     part = table.part(("a",), pl.Series("c", [7, 8]))
     assert part.narrowed == ("a",)
     assert part.frame().to_dict(as_series=False) == {"a": [1, 2], "c": [7, 8]}

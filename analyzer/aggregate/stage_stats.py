@@ -294,6 +294,28 @@ def task_input_bytes(tasks: TaskTable, task_id: int) -> int:
     return int(frame["input_bytes"].max() or 0) if frame.height else 0  # type: ignore[arg-type]
 
 
+def _successful_reads(
+    tasks: TaskTable, stage_id: int, stage_attempt_id: int, *columns: str
+) -> pl.DataFrame:
+    """A stage attempt's successful tasks: their id, the records and bytes each read (input plus
+    shuffle read) and `columns`."""
+    return (
+        tasks.lazy()
+        .filter(
+            (pl.col("stage_id") == stage_id)
+            & (pl.col("stage_attempt_id") == stage_attempt_id)
+            & pl.col("successful")
+        )
+        .select(
+            "task_id",
+            (pl.col("input_records") + pl.col("shuffle_read_records")).alias("records"),
+            (pl.col("input_bytes") + pl.col("shuffle_read_bytes")).alias("bytes"),
+            *columns,
+        )
+        .collect()
+    )
+
+
 def is_first_wave_with_even_data(
     tasks: TaskTable, stage_id: int, stage_attempt_id: int, task_id: int, slack: float = 1.5
 ) -> bool:
@@ -303,22 +325,7 @@ def is_first_wave_with_even_data(
     `slack` × the median task's records and bytes, is slow for its executor's sake (a cold JVM:
     code generation and just-in-time compilation), not because of its data.
     """
-    stage = (
-        tasks.lazy()
-        .filter(
-            (pl.col("stage_id") == stage_id)
-            & (pl.col("stage_attempt_id") == stage_attempt_id)
-            & pl.col("successful")
-        )
-        .select(
-            "task_id",
-            "launch_ms",
-            "finish_ms",
-            (pl.col("input_records") + pl.col("shuffle_read_records")).alias("records"),
-            (pl.col("input_bytes") + pl.col("shuffle_read_bytes")).alias("bytes"),
-        )
-        .collect()
-    )
+    stage = _successful_reads(tasks, stage_id, stage_attempt_id, "launch_ms", "finish_ms")
     if not stage.height:
         return False
     task = stage.filter(pl.col("task_id") == task_id)
@@ -343,22 +350,12 @@ def task_with_as_much_data(
     make a task of this stage slow. None also when `task_id` read nothing: its data (a broadcast,
     generated rows, a source that logs no input metrics) is then not in these figures.
     """
-    records = pl.col("input_records") + pl.col("shuffle_read_records")
-    read = pl.col("input_bytes") + pl.col("shuffle_read_bytes")
-    stage = (
-        tasks.lazy()
-        .filter(
-            (pl.col("stage_id") == stage_id)
-            & (pl.col("stage_attempt_id") == stage_attempt_id)
-            & pl.col("successful")
-        )
-        .select("task_id", read.alias("bytes"), records.alias("records"), "duration_ms")
-        .collect()
-    )
+    stage = _successful_reads(tasks, stage_id, stage_attempt_id, "duration_ms")
     slow = stage.filter(pl.col("task_id") == task_id)
     if not slow.height:
         return None
-    _, slow_bytes, slow_records, _ = slow.row(0)
+    slow_row = slow.row(0, named=True)
+    slow_bytes, slow_records = slow_row["bytes"], slow_row["records"]
     if slow_bytes <= 0 and slow_records <= 0:
         return None
     peers = stage.filter(
@@ -369,5 +366,5 @@ def task_with_as_much_data(
     ).sort(["bytes", "task_id"], descending=[True, False])
     if not peers.height:
         return None
-    peer_id, peer_bytes, peer_records, peer_ms = peers.row(0)
-    return int(peer_id), int(peer_bytes), int(peer_records), int(peer_ms)
+    peer = peers.row(0, named=True)
+    return int(peer["task_id"]), int(peer["bytes"]), int(peer["records"]), int(peer["duration_ms"])

@@ -30,6 +30,7 @@ PUSH_SHUFFLE_SCHEMA = {"row": pl.get_index_type()} | {name: pl.Int64 for name, _
 
 
 _NARROW_TYPES = ((pl.Int8, 1 << 7), (pl.Int16, 1 << 15), (pl.Int32, 1 << 31))
+_NARROW = tuple(dtype for dtype, _ in _NARROW_TYPES)
 
 
 def narrowest(column: pl.Series) -> pl.Series:
@@ -60,9 +61,13 @@ class NarrowTable:
     """
 
     stored: pl.DataFrame
-    """The columns as kept: the narrowed ones in their narrow types."""
-    narrowed: tuple[str, ...] = ()
-    """The Int64 columns `stored` holds in a narrower type."""
+    """The columns as kept: every Int8, Int16 and Int32 column is an Int64 column narrowed
+    (the tables hold no other signed integers)."""
+
+    @property
+    def narrowed(self) -> tuple[str, ...]:
+        """The Int64 columns `stored` holds in a narrower type."""
+        return tuple(name for name, dtype in self.stored.schema.items() if dtype in _NARROW)
 
     @property
     def height(self) -> int:
@@ -75,13 +80,14 @@ class NarrowTable:
 
     def lazy(self) -> pl.LazyFrame:
         """The table as a lazy frame, every integer column Int64."""
+        narrowed = self.narrowed
         frame = self.stored.lazy()
-        return frame.with_columns(pl.col(self.narrowed).cast(pl.Int64)) if self.narrowed else frame
+        return frame.with_columns(pl.col(narrowed).cast(pl.Int64)) if narrowed else frame
 
     def part(self, names: Sequence[str], *extra: pl.Series) -> Self:
-        """Some of the columns, still stored narrow, and `extra` columns (one value a row)."""
-        narrowed = tuple(name for name in self.narrowed if name in names)
-        return type(self)(self.stored.select(names).with_columns(extra), narrowed)
+        """Some of the columns, still stored narrow, and `extra` Int64 columns (one value a
+        row)."""
+        return type(self)(self.stored.select(names).with_columns(extra))
 
     def frame(self) -> pl.DataFrame:
         """The whole table, every integer column Int64: for tests and small logs; a figure reads
@@ -148,15 +154,11 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
     data = tasks.take()
     n = data.n_rows
     columns = [pl.int_range(0, n, dtype=pl.get_index_type(), eager=True).alias("row")]
-    narrowed: list[str] = []
     for name in INT_COLUMNS:
         blocks = cast(list[pl.Series], data.sealed.pop(name, []))
         blocks.append(seal_task_column(name, data.ints.pop(name)))
-        column = _joined(blocks)
+        columns.append(_joined(blocks))
         del blocks
-        if column.dtype not in (pl.Int64, pl.Boolean):
-            narrowed.append(name)
-        columns.append(column)
     for name in STR_COLUMNS:
         strings = data.strs.pop(name)
         codes = pl.Series(name, strings.codes, dtype=pl.UInt32)
@@ -183,7 +185,7 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
             for i, (name, _) in enumerate(PUSH_COLUMNS)
         ]
     )
-    return TaskFrames(TaskTable(pl.DataFrame(columns), tuple(narrowed)), push)
+    return TaskFrames(TaskTable(pl.DataFrame(columns)), push)
 
 
 def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
@@ -247,9 +249,7 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
         }
         for name, column in driver.items():
             parts[name].append(narrowest(pl.Series(name, column, dtype=pl.Int64)))
-    columns = [_joined(parts.pop(name)) for name in SLOT_SCHEMA]
-    narrowed = tuple(column.name for column in columns if column.dtype != pl.Int64)
-    return SlotTable(pl.DataFrame(columns), narrowed)
+    return SlotTable(pl.DataFrame([_joined(parts.pop(name)) for name in SLOT_SCHEMA]))
 
 
 INT_ARRAY_SLICE = 65_536

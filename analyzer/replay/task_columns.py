@@ -78,7 +78,6 @@ class TaskColumns:
     def __init__(self, seal: ColumnSealer | None = None) -> None:
         self._seal = seal
         self._sealed: dict[str, list[object]] = {name: [] for name in INT_COLUMNS}
-        self._pending_rows = 0
         self._ints: dict[str, array[int]] = {name: array("q") for name in INT_COLUMNS}
         self._strs: dict[str, StringCodes] = {name: StringCodes() for name in STR_COLUMNS}
         self._failure_reasons: dict[int, str] = {}
@@ -127,8 +126,8 @@ class TaskColumns:
                 del part[:]
             for name, codes in self._strs.items():
                 codes.extend_codes(chunk.strs[name])
-            self._pending_rows += chunk.n_rows
-            if self._seal is not None and self._pending_rows >= SEAL_ROWS:
+            # The rows gathered as arrays since the last block: any column's length.
+            if self._seal is not None and len(self._ints[INT_COLUMNS[0]]) >= SEAL_ROWS:
                 self._seal_pending(self._seal)
         reasons = self._failure_reasons
         for row, reason in chunk.failure_reasons.items():
@@ -142,7 +141,6 @@ class TaskColumns:
         for name in INT_COLUMNS:
             self._sealed[name].append(seal(name, self._ints[name]))
             self._ints[name] = array("q")
-        self._pending_rows = 0
 
     def exclude_row(self, row: int) -> None:
         """Mark a row as one Spark's History Server does not record as a task.
