@@ -12,6 +12,7 @@ import pytest
 from eventlog_samples import SAMPLES, public
 
 from analyzer import api
+from analyzer.aggregate import tables
 from analyzer.aggregate.tables import SLOT_SCHEMA, TaskTable, narrowest, seal_task_column
 from analyzer.replay import task_columns
 from analyzer.replay.task_columns import INT_COLUMNS
@@ -97,3 +98,44 @@ def test_blocks_sealed_while_reading_make_the_same_table(
     assert sealed.tasks.frame().equals(whole.tasks.frame())
     options = ReportOptions(fmt="json")
     assert api.render_report(sealed, options) == api.render_report(whole, options)
+
+
+@pytest.mark.parametrize(
+    ("log", "rows"),
+    [(public("nds_q72_dataproc_2_2.zstd"), 1_000), (SAMPLES / "app-20261122042434-0000.zstd", 3)],
+    ids=["nds_q72_dataproc", "standalone_retried"],
+)
+def test_slot_table_made_in_blocks_is_the_same(
+    log: Path, rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`slot_frame` narrows the slots `SLOT_BLOCK_ROWS` at a time and keeps the blocks as the
+    columns' chunks: the same rows, types and report as one block."""
+    monkeypatch.setattr(tables, "SLOT_BLOCK_ROWS", 1 << 40)
+    whole = api.analyze(str(log))
+    monkeypatch.setattr(tables, "SLOT_BLOCK_ROWS", rows)
+    blocked = api.analyze(str(log))
+    assert blocked.slots.stored.n_chunks() > 1
+    assert blocked.slots.stored.schema == whole.slots.stored.schema
+    assert blocked.slots.frame().equals(whole.slots.frame())
+    options = ReportOptions(fmt="json")
+    assert api.render_report(blocked, options) == api.render_report(whole, options)
+
+
+def test_slot_table_takes_the_slot_arrays_out_of_the_frozen_executions() -> None:
+    """The slots are held once: each frozen execution loses its slot arrays, nothing else."""
+    from analyzer.errors import Strictness
+    from analyzer.eventlog.source import resolve_log
+    from analyzer.replay.parallel import replay_log
+
+    log = SAMPLES / "app-20261122042434-0000.zstd"
+    frozen = replay_log(resolve_log(str(log)), Strictness.STRICT, None).built.frozen
+    before = {key: execution for key, execution in frozen.items()}
+    n_slots = sum(len(e.slot_values) for e in before.values())
+    table = tables.slot_frame(frozen)
+    assert n_slots and table.stored.filter(pl.col("task_id") >= 0).height <= n_slots
+    for key, execution in frozen.items():
+        assert len(execution.slot_values) == len(execution.slot_task_ids) == 0
+        assert execution.blocks == before[key].blocks
+        assert execution.accumulator_ids == before[key].accumulator_ids
+        assert execution.maxes == before[key].maxes
+        assert execution.driver_values == before[key].driver_values

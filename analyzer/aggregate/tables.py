@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Self, cast
 
 import polars as pl
@@ -125,12 +126,18 @@ def seal_task_column(name: str, values: array[int]) -> pl.Series:
 _WIDTHS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64)
 
 
-def _joined(blocks: list[pl.Series]) -> pl.Series:
-    """The blocks of one column, one after the other, in the widest of their types."""
+def _joined(blocks: list[pl.Series], *, rechunk: bool = True) -> pl.Series:
+    """The blocks of one column, one after the other, in the widest of their types: one piece
+    of memory, or with `rechunk=False` the blocks kept as the column's chunks (no copy of the
+    whole column beside its blocks). Empties `blocks`."""
     if len(blocks) == 1:
-        return blocks[0]
+        return blocks.pop()
     widest = max((block.dtype for block in blocks), key=_WIDTHS.index)
-    return pl.concat([block.cast(widest) for block in blocks], rechunk=True)
+    blocks.reverse()
+    cast_blocks = []
+    while blocks:  # each block cast as it is taken, not every block twice at once
+        cast_blocks.append(blocks.pop().cast(widest))
+    return pl.concat(cast_blocks, rechunk=rechunk)
 
 
 def task_frame(tasks: TaskColumns) -> TaskTable:
@@ -197,16 +204,22 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
     order; its index in the block is not kept (no figure reads it, and it was a seventh of
     the frame). The columns are made narrow as they are built (the block keys before polars
     repeats them over the blocks' slots), so the table is never held as 8-byte columns.
+
+    Takes the slot values and task ids out of `frozen`: each execution's entry is replaced by
+    one without them (the aggregation reads only its other fields) as soon as they are copied,
+    and the copies are narrowed `SLOT_BLOCK_ROWS` rows at a time, so the slots are held about
+    once, not three times.
     """
     # One row per stage block with its keys and length; polars repeats the keys over the
     # block's slots, so the slots' values and task ids are copied as whole arrays.
     keys: dict[str, array[int]] = {name: array("q") for name in _BLOCK_KEYS}
     lengths: array[int] = array("q")
-    values: array[int] = array("q")
-    task_ids: array[int] = array("q")
+    task_ids, values = _NarrowBlocks("task_id"), _NarrowBlocks("value")
     driver_keys: array[int] = array("q")
     driver_flat: array[int] = array("q")
-    for execution_id, execution in frozen.items():
+    for execution_id in list(frozen):
+        execution = frozen[execution_id]
+        frozen[execution_id] = replace(execution, slot_values=_NO_SLOTS, slot_task_ids=_NO_SLOTS)
         flat = execution.blocks
         block_lengths = flat[3::4]
         if 0 in block_lengths:  # a stage of no tasks: no rows
@@ -218,25 +231,28 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
         keys["stage_id"].extend(flat[1::4])
         keys["stage_attempt_id"].extend(flat[2::4])
         lengths.extend(block_lengths)
-        values.extend(execution.slot_values)
-        task_ids.extend(execution.slot_task_ids)
+        values.add(execution.slot_values)
+        task_ids.add(execution.slot_task_ids)
         if execution.driver_values:
             driver_keys.extend([execution_id] * (len(execution.driver_values) // 2))
             driver_flat.extend(execution.driver_values)
+        del execution  # its slot arrays go with it
     blocks = pl.DataFrame(
         {name: narrowest(pl.Series(name, keys[name], dtype=pl.Int64)) for name in _BLOCK_KEYS}
         | {"n": pl.Series("n", lengths, dtype=pl.Int64)}
     )
     del keys, lengths
-    parts: dict[str, list[pl.Series]] = {
-        name: [blocks.get_column(name).repeat_by(blocks.get_column("n")).explode()]
-        for name in _BLOCK_KEYS
-    }
+    parts: dict[str, list[pl.Series]] = {"task_id": task_ids.blocks(), "value": values.blocks()}
+    del task_ids, values
+    # The keys cut where the values' blocks end (slices share the column's memory), so every
+    # column has the same chunks.
+    offsets = [0]
+    for block in parts["value"]:
+        offsets.append(offsets[-1] + block.len())
+    for name in _BLOCK_KEYS:
+        repeated = blocks.get_column(name).repeat_by(blocks.get_column("n")).explode()
+        parts[name] = [repeated.slice(at, end - at) for at, end in itertools.pairwise(offsets)]
     del blocks
-    parts["task_id"] = [narrowest(pl.Series("task_id", task_ids, dtype=pl.Int64))]
-    del task_ids
-    parts["value"] = [narrowest(pl.Series("value", values, dtype=pl.Int64))]
-    del values
     if driver_keys:
         n_driver = len(driver_keys)
         driver: dict[str, Sequence[int | None]] = {
@@ -249,15 +265,51 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
         }
         for name, column in driver.items():
             parts[name].append(narrowest(pl.Series(name, column, dtype=pl.Int64)))
-    return SlotTable(pl.DataFrame([_joined(parts.pop(name)) for name in SLOT_SCHEMA]))
+    return SlotTable(
+        pl.DataFrame([_joined(parts.pop(name), rechunk=False) for name in SLOT_SCHEMA])
+    )
+
+
+_NO_SLOTS: array[int] = array("q")
+"""The slot arrays of a frozen execution `slot_frame` has taken them from."""
+
+SLOT_BLOCK_ROWS = 131_072
+"""How many slot rows `slot_frame` gathers before it narrows them into a block."""
+
+
+class _NarrowBlocks:
+    """One integer column gathered from many arrays and kept as narrow blocks of about
+    `SLOT_BLOCK_ROWS` rows: only the block being gathered is held as 8-byte integers."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.pending: array[int] = array("q")
+        self.sealed: list[pl.Series] = []
+
+    def add(self, values: array[int]) -> None:
+        """Append `values`, narrowing the gathered rows once there are enough of them."""
+        self.pending.extend(values)
+        if len(self.pending) >= SLOT_BLOCK_ROWS:
+            self._seal()
+
+    def blocks(self) -> list[pl.Series]:
+        """Every row added, as narrow blocks in order (at least one, maybe empty)."""
+        if self.pending or not self.sealed:
+            self._seal()
+        return self.sealed
+
+    def _seal(self) -> None:
+        self.sealed.append(narrowest(pl.Series(self.name, self.pending, dtype=pl.Int64)))
+        self.pending = array("q")
 
 
 INT_ARRAY_SLICE = 65_536
 """How many values `int_array` turns into Python integers at once."""
 
 
-def int_array(series: pl.Series) -> array[int]:
-    """The values of an integer column without nulls as an array of 8-byte integers.
+def int_array(series: pl.Series, typecode: str = "q") -> array[int]:
+    """The values of an integer column without nulls as an array of 8-byte integers (or of
+    another `array` typecode that holds them, such as "I" for row positions).
 
     Made a slice at a time: `array("q", series.to_list())` holds an integer object (28 bytes)
     and a list slot (8 bytes) for every value at once, 35 MB for a million task rows, where
@@ -271,9 +323,9 @@ def int_array(series: pl.Series) -> array[int]:
     array('q')
     """
     n = series.len()
-    out: array[int] = array("q", [0]) * n
+    out: array[int] = array(typecode, [0]) * n
     for offset in range(0, n, INT_ARRAY_SLICE):
-        values = array("q", series.slice(offset, INT_ARRAY_SLICE).to_list())
+        values = array(typecode, series.slice(offset, INT_ARRAY_SLICE).to_list())
         out[offset : offset + len(values)] = values
     return out
 

@@ -203,8 +203,13 @@ def slot_release_ms(
     # the rows' positions sorted, not the columns sorted with them.
     launches = int_array(tasks["launch_ms"])
     released = int_array(tasks.select(pl.max_horizontal("launch_ms", "finish_ms")).to_series())
-    rows = int_array(tasks.select(pl.arg_sort_by("executor_id", "launch_ms", "index")).to_series())
-    runs = tasks.group_by("executor_id").len().sort("executor_id").rows()
+    # Executors in the order of their categorical codes, not of their names: each executor's
+    # tasks are replayed on their own, and sorting by the codes takes half the memory.
+    code = pl.col("executor_id").to_physical()
+    order = tasks.select(pl.arg_sort_by(code, "launch_ms", "index")).to_series()
+    rows = memoryview(int_array(order, "I" if order.dtype == pl.UInt32 else "q"))
+    del order
+    runs = tasks.group_by("executor_id").len().sort(code).rows()
     start = 0
     for executor, count in runs:  # each executor's tasks, in launch order
         busy: list[tuple[int, int]] = []
