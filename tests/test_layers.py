@@ -122,3 +122,19 @@ def test_views_call_nothing_below_them_for_computation() -> None:
             if inspect.ismodule(obj) or inspect.isroutine(obj):
                 bad.append(f"{module} imports {source}.{name or ''} (a computation)".rstrip("."))
     assert bad == []
+
+
+def test_every_polars_query_names_its_engine() -> None:
+    """Every lazy query of the aggregation collects on `aggregate.ENGINE`: polars' default may
+    pick its streaming engine, which took several times the memory on a million task rows."""
+    bare: list[str] = []
+    for path in sorted((PACKAGE / "aggregate").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "collect"
+                and not any(k.arg == "engine" for k in node.keywords)
+            ):
+                bare.append(f"{path.name}:{node.lineno}")
+    assert not bare, f"collect() without engine=ENGINE: {bare}"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.capacity import local_threads
 from analyzer.aggregate.pricing import Pricing
 from analyzer.aggregate.tables import TaskTable
@@ -221,7 +222,7 @@ def _end_ms(app: Application, tasks: TaskTable) -> int | None:
         return app.end_ms
     if tasks.is_empty():
         return app.start_ms
-    last = tasks.lazy().select(pl.col("finish_ms").max()).collect().item()
+    last = tasks.lazy().select(pl.col("finish_ms").max()).collect(engine=ENGINE).item()
     return int(last) if isinstance(last, int) else app.start_ms
 
 
@@ -260,7 +261,13 @@ def compute_cost(
     used = 0
     if not tasks.is_empty():
         span = (pl.col("finish_ms") - pl.col("launch_ms")).clip(lower_bound=0)
-        total = tasks.lazy().filter(pl.col("finish_ms") > 0).select(span.sum()).collect().item()
+        total = (
+            tasks.lazy()
+            .filter(pl.col("finish_ms") > 0)
+            .select(span.sum())
+            .collect(engine=ENGINE)
+            .item()
+        )
         used = int(total or 0) * max(task_cpus, 1)
     memory = executor_memory(props, local)
     first = holdings[0].start_ms if holdings else (start or 0)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.tables import TaskTable
 
 
@@ -74,7 +75,7 @@ def failure_delays(
         .filter(pl.col("failed"))
         .select("stage_id", "stage_attempt_id")
         .unique()
-        .collect()
+        .collect(engine=ENGINE)
         .rows()
     )
     if not failed_keys:
@@ -92,7 +93,7 @@ def failure_delays(
         .sort("stage_id", "stage_attempt_id", "launch_ms", "task_id")
         .group_by("stage_id", "stage_attempt_id", maintain_order=True)
         .agg("index", "duration_ms", "failed", "successful")
-        .collect()
+        .collect(engine=ENGINE)
     )
     out = {}
     for sid, att, indices, durations, failed, successful in frame.iter_rows():

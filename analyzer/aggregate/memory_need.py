@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.tables import TaskTable
 
 
@@ -56,7 +57,7 @@ def stage_memory_needs(tasks: TaskTable) -> dict[tuple[int, int], MemoryNeed]:
             pl.col("task_id").first(),
             pl.col("records").max(),
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {
         (int(r[0]), int(r[1])): MemoryNeed(int(r[2] or 0), int(r[3] or 0), r[4], int(r[5] or 0))

@@ -9,6 +9,7 @@ from itertools import repeat
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.shared import SharedValues, by_node_id
 from analyzer.aggregate.spark_format import CUSTOM_PREFIX, spark_string_from_stats
 from analyzer.aggregate.tables import SlotTable, TaskTable, slot_batches
@@ -235,7 +236,9 @@ def counted_by_spark() -> pl.Expr:
 def _metric_frame(slots: pl.LazyFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Aggregate slot values per (execution, accumulator) over the values Spark counts."""
     valid = counted_by_spark()
-    keyed = slots.join(types.lazy(), on=["execution_id", "accumulator_id"], how="inner").collect()
+    keyed = slots.join(types.lazy(), on=["execution_id", "accumulator_id"], how="inner").collect(
+        engine=ENGINE
+    )
     present = keyed.select("execution_id", "accumulator_id").unique()
     stats = (
         keyed.filter(valid)
@@ -272,7 +275,7 @@ def _first_max_rows(slots: pl.LazyFrame, tasks: TaskTable) -> dict[tuple[int, in
         .filter(pl.col("value") == pl.col("value").max().over(keys))
         .group_by(keys, maintain_order=True)
         .agg(pl.all().first())
-        .collect()
+        .collect(engine=ENGINE)
     )
     best = winners.join(
         tasks.lazy()
@@ -285,7 +288,7 @@ def _first_max_rows(slots: pl.LazyFrame, tasks: TaskTable) -> dict[tuple[int, in
         )
         .filter(pl.col("task_id").is_in(winners.get_column("task_id").unique().to_list()))
         .unique("task_id", keep="first")
-        .collect(),
+        .collect(engine=ENGINE),
         on="task_id",
         how="left",
         maintain_order="left",
@@ -371,7 +374,7 @@ def _spark_max_places(
         for r in tasks.lazy()
         .filter(pl.col("task_id").is_in(list(wanted)))
         .select("task_id", "partition_id", "executor_id", "host")
-        .collect()
+        .collect(engine=ENGINE)
         .iter_rows()
     }
 

@@ -12,6 +12,7 @@ from collections import defaultdict
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.tables import SlotTable, TaskTable
 from analyzer.model.application import Application
 
@@ -22,7 +23,7 @@ def acc_stage_sums(slots: pl.LazyFrame) -> dict[int, dict[tuple[int, int], int]]
         slots.filter(pl.col("stage_id").is_not_null())
         .group_by("execution_id", "accumulator_id", "stage_id")
         .agg(pl.col("value").clip(lower_bound=0).sum().alias("total"))
-        .collect()
+        .collect(engine=ENGINE)
     )
     out: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
     for eid, acc, stage, total in frame.iter_rows():
@@ -63,7 +64,7 @@ def stage_run_ms(tasks: TaskTable, cpus: int) -> tuple[dict[int, int], dict[int,
             pl.col("run").filter(pl.col("successful")).sum().alias("ok"),
             pl.col("run").sum().alias("all"),
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
     ok: dict[int, int] = {}
     every: dict[int, int] = {}
@@ -92,6 +93,6 @@ def stage_outside_ms(
         .join(longest, on="task_id", how="inner")
         .group_by("stage_id")
         .agg((pl.col("run") - pl.col("pipeline_ms")).clip(lower_bound=0).sum().alias("outside"))
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {int(stage): float(outside or 0) for stage, outside in frame.iter_rows()}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.shared import SharedValues
 from analyzer.aggregate.tables import TaskTable, stage_pieces
 
@@ -167,7 +168,7 @@ def _piece_stats(
             (pl.col("end_reason") == "ExecutorLostFailure").sum().alias("n_executor_lost"),
             pl.col("failure_reason").drop_nulls().first().alias("first_failure_reason"),
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
     # Each value the one object of its value: the runs of a repeated query have stages of
     # equal sizes and counts, and a log of thousands of them holds a record per stage attempt.
@@ -212,7 +213,7 @@ def executor_busy_ms(tasks: TaskTable) -> dict[str, int]:
         tasks.lazy()
         .group_by("executor_id")
         .agg(pl.col("duration_ms").sum().alias("busy_ms"))
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {str(r["executor_id"]): _int(r["busy_ms"]) for r in frame.iter_rows(named=True)}
 
@@ -243,7 +244,7 @@ def stage_deserialization(
         .filter((pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id))
         .select(columns)
         .sort(["deserialize_ms", "task_id"], descending=[True, False])
-        .collect()
+        .collect(engine=ENGINE)
     )
     return tuple(
         TaskDeserialization(int(r[0]), str(r[1]), _int(r[2]), _int(r[3]), _int(r[4]), _int(r[5]))
@@ -258,7 +259,7 @@ def executor_task_spans(tasks: TaskTable) -> dict[str, tuple[int, int]]:
         tasks.lazy()
         .group_by("executor_id")
         .agg(pl.col("launch_ms").min().alias("first"), pl.col("finish_ms").max().alias("last"))
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {str(r[0]): (_int(r[1]), _int(r[2])) for r in frame.iter_rows()}
 
@@ -271,7 +272,7 @@ def tasks_running_at(tasks: TaskTable, moment_ms: int) -> dict[str, int]:
         .filter((pl.col("launch_ms") <= moment_ms) & (pl.col("finish_ms") > moment_ms))
         .group_by("executor_id")
         .len()
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {str(r[0]): int(r[1]) for r in frame.iter_rows()}
 
@@ -283,14 +284,19 @@ def task_durations(tasks: TaskTable, task_ids: Iterable[int]) -> dict[int, int]:
         tasks.lazy()
         .filter(pl.col("task_id").is_in(wanted))
         .select("task_id", "duration_ms")
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {int(r[0]): int(r[1]) for r in frame.iter_rows()}
 
 
 def task_input_bytes(tasks: TaskTable, task_id: int) -> int:
     """Return the input bytes (read from files) of a task attempt, 0 if it is not there."""
-    frame = tasks.lazy().filter(pl.col("task_id") == task_id).select("input_bytes").collect()
+    frame = (
+        tasks.lazy()
+        .filter(pl.col("task_id") == task_id)
+        .select("input_bytes")
+        .collect(engine=ENGINE)
+    )
     return int(frame["input_bytes"].max() or 0) if frame.height else 0  # type: ignore[arg-type]
 
 
@@ -312,7 +318,7 @@ def _successful_reads(
             (pl.col("input_bytes") + pl.col("shuffle_read_bytes")).alias("bytes"),
             *columns,
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.shared import SharedValues
 from analyzer.aggregate.tables import stage_pieces
 from analyzer.replay.task_columns import PUSH_COLUMNS
@@ -359,7 +360,7 @@ def _piece_summaries(
         .agg(n.alias("n_tasks"))
         .filter(pl.col("n_tasks") > 0)
         .sort(keys)
-        .collect()
+        .collect(engine=ENGINE)
     )
     ranks = pl.concat_list([_rank(q, pl.col("n_tasks")) for q in qs])
     frame = frame.with_columns(ranks.alias("ranks"))
@@ -373,7 +374,7 @@ def _piece_summaries(
         values = (
             tasks.group_by(keys)
             .agg(m.key.filter(m.key >= 0).sort().alias(m.field) for m in chunk)
-            .collect()
+            .collect(engine=ENGINE)
         )
         at_ranks = frame.join(values, on=keys, how="left", maintain_order="left").select(
             pl.col(m.field).list.gather(pl.col("ranks"), null_on_oob=True) for m in chunk

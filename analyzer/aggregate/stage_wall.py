@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.capacity import Capacity, ProfileSlots
 from analyzer.aggregate.tables import TaskTable, int_array, stage_pieces
 from analyzer.model.application import Application
@@ -170,7 +171,7 @@ def _piece_figures(lazy: pl.LazyFrame, cpus: int) -> dict[tuple[int, int], _Figu
             pl.col("t").filter(in_gap).alias("gap_starts"),
             pl.col("next_t").filter(in_gap).alias("gap_ends"),
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
     # What the tasks still running in the tail spent their time on: a straggler whose time is
     # in-task scheduler delay is held by the driver or its executor, not by its data.
@@ -203,7 +204,7 @@ def _piece_figures(lazy: pl.LazyFrame, cpus: int) -> dict[tuple[int, int], _Figu
     joined = (
         sums.join(timeline.lazy(), on=_KEY, how="left")
         .join(stragglers, on=_KEY, how="left")
-        .collect()
+        .collect(engine=ENGINE)
     )
     out: dict[tuple[int, int], _Figures] = {}
     for row in joined.iter_rows(named=True):
@@ -263,7 +264,7 @@ def running_tasks(tasks: TaskTable) -> RunningTasks:
         .agg(pl.col("d").sum())
         .sort("t")
         .with_columns(pl.col("d").cum_sum().alias("running"))
-        .collect()
+        .collect(engine=ENGINE)
     )
     # The task columns are 8-byte integers without nulls, so are the steps.
     return RunningTasks(int_array(events["t"]), int_array(events["running"]))

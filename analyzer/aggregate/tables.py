@@ -10,6 +10,7 @@ from typing import Any, Self, cast
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.replay.sql_listener import FrozenExecution
 from analyzer.replay.task_columns import INT_COLUMNS, PUSH_COLUMNS, STR_COLUMNS, TaskColumns
 
@@ -93,7 +94,7 @@ class NarrowTable:
     def frame(self) -> pl.DataFrame:
         """The whole table, every integer column Int64: for tests and small logs; a figure reads
         only its columns, through `lazy()`."""
-        return self.lazy().collect()
+        return self.lazy().collect(engine=ENGINE)
 
 
 class TaskTable(NarrowTable):
@@ -438,6 +439,6 @@ def last_task_ends_ms(tasks: TaskTable, by: str) -> list[tuple[Any, int]]:
         .filter(pl.col(by).is_not_null())
         .group_by(by)
         .agg(pl.max_horizontal("launch_ms", "finish_ms").max().alias("end"))
-        .collect()
+        .collect(engine=ENGINE)
     )
     return [(key, int(ms)) for key, ms in frame.iter_rows() if ms is not None]

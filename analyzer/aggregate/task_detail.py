@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.node_metrics import counted_by_spark
 
 if TYPE_CHECKING:  # analysis.py reaches these figures through its accessors
@@ -72,7 +73,10 @@ def task_counts(analysis: Analysis) -> TaskCounts:
     if not tasks.height:
         return TaskCounts(n_attempts=0, n_failed=0, n_killed=0)
     n_failed, n_killed = (
-        tasks.lazy().select(pl.col("failed").sum(), pl.col("killed").sum()).collect().row(0)
+        tasks.lazy()
+        .select(pl.col("failed").sum(), pl.col("killed").sum())
+        .collect(engine=ENGINE)
+        .row(0)
     )
     return TaskCounts(n_attempts=tasks.height, n_failed=int(n_failed), n_killed=int(n_killed))
 
@@ -133,18 +137,24 @@ def retried_task_counts(analysis: Analysis) -> dict[tuple[int, int], int]:
         .filter(pl.col("attempt") > 0)
         .group_by("stage_id", "stage_attempt_id")
         .len()
-        .collect()
+        .collect(engine=ENGINE)
         .iter_rows()
     )
     return {(stage_id, attempt): n for stage_id, attempt, n in counted}
 
 
 def _execution_tasks(analysis: Analysis, stage_ids: Iterable[int]) -> pl.DataFrame:
-    return analysis.tasks.lazy().filter(pl.col("stage_id").is_in(list(stage_ids))).collect()
+    return (
+        analysis.tasks.lazy()
+        .filter(pl.col("stage_id").is_in(list(stage_ids)))
+        .collect(engine=ENGINE)
+    )
 
 
 def _execution_slots(analysis: Analysis, execution_id: int) -> pl.DataFrame:
-    return analysis.slots.lazy().filter(pl.col("execution_id") == execution_id).collect()
+    return (
+        analysis.slots.lazy().filter(pl.col("execution_id") == execution_id).collect(engine=ENGINE)
+    )
 
 
 # The values a metric's statistics are over: Spark leaves out -1 (and, for averages, 0) entries.
@@ -315,7 +325,7 @@ def first_failed_task(analysis: Analysis, stage_ids: Iterable[int]) -> tuple[int
         )
         .select("task_id", "finish_ms", "failure_reason")
         .sort("finish_ms", "task_id")
-        .collect()
+        .collect(engine=ENGINE)
     )
     if not failed.height:
         return None
@@ -351,7 +361,7 @@ def task_metric_shares(
             pl.col("value").filter(pl.col("task_id") == task_id).sum().alias("task"),
             pl.col("value").sum().alias("total"),
         )
-        .collect()
+        .collect(engine=ENGINE)
     )
     return {int(acc): (int(task or 0), int(total or 0)) for acc, task, total in frame.iter_rows()}
 
@@ -376,6 +386,6 @@ def task_metric_values(
         )
         .select("task_id", pl.col("value").clip(lower_bound=0))
         .sort(["value", "task_id"], descending=[True, False])
-        .collect()
+        .collect(engine=ENGINE)
     )
     return tuple((int(task), int(value)) for task, value in frame.iter_rows())

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
+
 if TYPE_CHECKING:  # analysis.py reaches the timeline through `Analysis.timeline`
     from analyzer.aggregate.analysis import Analysis
 
@@ -78,7 +80,7 @@ def timeline_tasks(
     frame = (
         analysis.tasks.lazy()
         .filter(pl.col("stage_id").is_in(list(stage_ids)) & (pl.col("finish_ms") > 0))
-        .collect()
+        .collect(engine=ENGINE)
     )
     n_all = frame.height
     if frame.is_empty() or max_tasks <= 0:

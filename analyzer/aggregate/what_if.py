@@ -36,6 +36,7 @@ from typing import Literal
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
 from analyzer.aggregate.tables import TaskTable, int_array, stage_pieces
@@ -183,10 +184,11 @@ class _Anchors:
 
 
 def slot_release_ms(
-    tasks: pl.DataFrame, executor_slots: dict[str, int], default_slots: int
+    tasks: pl.LazyFrame, executor_slots: dict[str, int], default_slots: int
 ) -> pl.Series:
     """Return when each task attempt let go of its slot (epoch ms, aligned with `tasks`' rows;
-    `tasks` needs their executor, launch, finish and index).
+    `tasks` needs their executor, launch, finish and index, and is read a column or two at a
+    time, so the whole of them is never held at once).
 
     Spark marks a task finished once the driver has handled its result, but the executor frees
     the slot when it sends the task's end, and the driver may launch the next task before it
@@ -194,22 +196,26 @@ def slot_release_ms(
     than there are slots. So, per executor, a task launched while all its slots looked busy
     took the slot of the running task that finished first, which ended by that launch.
 
-    >>> t = pl.DataFrame({"executor_id": ["1", "1", "2"], "launch_ms": [0, 50, 0],
+    >>> t = pl.LazyFrame({"executor_id": ["1", "1", "2"], "launch_ms": [0, 50, 0],
     ...                   "index": [0, 1, 2], "finish_ms": [60, 120, 70]})
     >>> slot_release_ms(t, {"1": 1}, 1).to_list()
     [50, 120, 70]
     """
     # Arrays, 8 bytes a task: a log can hold millions of task attempts. The launch order is
     # the rows' positions sorted, not the columns sorted with them.
-    launches = int_array(tasks["launch_ms"])
-    released = int_array(tasks.select(pl.max_horizontal("launch_ms", "finish_ms")).to_series())
+    launches = int_array(tasks.select("launch_ms").collect(engine=ENGINE).to_series())
+    released = int_array(
+        tasks.select(pl.max_horizontal("launch_ms", "finish_ms")).collect(engine=ENGINE).to_series()
+    )
     # Executors in the order of their categorical codes, not of their names: each executor's
     # tasks are replayed on their own, and sorting by the codes takes half the memory.
     code = pl.col("executor_id").to_physical()
-    order = tasks.select(pl.arg_sort_by(code, "launch_ms", "index")).to_series()
+    order = (
+        tasks.select(pl.arg_sort_by(code, "launch_ms", "index")).collect(engine=ENGINE).to_series()
+    )
     rows = memoryview(int_array(order, "I" if order.dtype == pl.UInt32 else "q"))
     del order
-    runs = tasks.group_by("executor_id").len().sort(code).rows()
+    runs = tasks.group_by("executor_id").len().sort(code).collect(engine=ENGINE).rows()
     start = 0
     for executor, count in runs:  # each executor's tasks, in launch order
         busy: list[tuple[int, int]] = []
@@ -233,9 +239,7 @@ def _task_table(
     index), its first launch and its last slot release."""
     if tasks.is_empty():
         return {}
-    placed = tasks.lazy().select("executor_id", "launch_ms", "finish_ms", "index").collect()
-    released = slot_release_ms(placed, executor_slots, default_slots).alias("end")
-    del placed
+    released = slot_release_ms(tasks.lazy(), executor_slots, default_slots).alias("end")
     ends = tasks.part(("stage_id", "stage_attempt_id", "launch_ms", "index"), released)
     out: dict[tuple[int, int], tuple[array[int], int, int]] = {}
     # Each stage attempt's tasks sorted within it, a piece of whole stages at a time
@@ -252,7 +256,7 @@ def _task_table(
                 pl.col("launch_ms").min().alias("first"),
                 pl.col("end").max().alias("last"),
             )
-            .collect()
+            .collect(engine=ENGINE)
         )
         for sid, att, durations, first, last in grouped.iter_rows():
             out[(int(sid), int(att))] = (array("q", durations), int(first), int(last))
