@@ -1,5 +1,6 @@
 """The per-stage-attempt figures worked out a piece of whole stages at a time are those of the
-whole task table: the stage statistics, walls and quantiles, the what-if and the JSON report,
+whole task table: the stage statistics, walls and quantiles, the what-if, the self times and
+the JSON report,
 on real logs cut into many pieces (`aggregate.tables.stage_pieces`)."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def _figures(analysis: Analysis) -> dict[str, object]:
         "walls": analysis.stage_walls,
         "summaries": analysis.stage_summaries,
         "what_if": analysis.what_if(),
+        "times": analysis.times,  # the run time outside each stage's pipelines, piece by piece
         "report": api.render_report(analysis, ReportOptions(fmt="json")),
     }
 
