@@ -20,6 +20,14 @@ from analyzer.report.options import ReportOptions
 
 _FLAGS = {"successful", "failed", "killed", "speculative"}
 
+_REAL_LOGS = [public("nds_q72_dataproc_2_2.zstd"), SAMPLES / "app-20261122042434-0000.zstd"]
+_REAL_IDS = ["nds_q72_dataproc", "standalone_retried"]
+_IN_BLOCKS = pytest.mark.parametrize(
+    ("log", "rows"), list(zip(_REAL_LOGS, (1_000, 3), strict=True)), ids=_REAL_IDS
+)
+"""The real logs, each cut into blocks of a number of rows: many blocks of the larger, blocks of
+3 rows of the smaller."""
+
 
 @pytest.mark.parametrize(
     ("values", "dtype"),
@@ -44,11 +52,7 @@ def test_narrowest_holds_every_value(values: list[int | None], dtype: pl.DataTyp
     assert narrow.cast(pl.Int64).to_list() == values
 
 
-@pytest.mark.parametrize(
-    "log",
-    [public("nds_q72_dataproc_2_2.zstd"), SAMPLES / "app-20261122042434-0000.zstd"],
-    ids=["nds_q72_dataproc", "standalone_retried"],
-)
+@pytest.mark.parametrize("log", _REAL_LOGS, ids=_REAL_IDS)
 def test_stored_narrow_and_read_as_int64(log: Path) -> None:
     analysis = api.analyze(str(log))
     task_ints = [name for name in INT_COLUMNS if name not in _FLAGS]
@@ -72,11 +76,7 @@ def test_part_keeps_the_narrow_columns_and_adds_rows_values() -> None:
     assert part.frame().schema["a"] == pl.Int64
 
 
-@pytest.mark.parametrize(
-    ("log", "rows"),
-    [(public("nds_q72_dataproc_2_2.zstd"), 1_000), (SAMPLES / "app-20261122042434-0000.zstd", 3)],
-    ids=["nds_q72_dataproc", "standalone_retried"],
-)
+@_IN_BLOCKS
 def test_blocks_sealed_while_reading_make_the_same_table(
     log: Path, rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,11 +100,7 @@ def test_blocks_sealed_while_reading_make_the_same_table(
     assert api.render_report(sealed, options) == api.render_report(whole, options)
 
 
-@pytest.mark.parametrize(
-    ("log", "rows"),
-    [(public("nds_q72_dataproc_2_2.zstd"), 1_000), (SAMPLES / "app-20261122042434-0000.zstd", 3)],
-    ids=["nds_q72_dataproc", "standalone_retried"],
-)
+@_IN_BLOCKS
 def test_slot_table_made_in_blocks_is_the_same(
     log: Path, rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

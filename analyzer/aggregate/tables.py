@@ -116,12 +116,19 @@ class TaskFrames:
     """`PUSH_SHUFFLE_SCHEMA`: push-based shuffle metrics by task row; rows not here are 0."""
 
 
+def narrow_column(name: str, values: Sequence[int | None]) -> pl.Series:
+    """Integer values (None for null) as a column in the narrowest type that holds them
+    (`narrowest`)."""
+    return narrowest(pl.Series(name, values, dtype=pl.Int64))
+
+
 def seal_task_column(name: str, values: array[int]) -> pl.Series:
     """A block of rows of one of the task columns' `INT_COLUMNS` as the task table keeps it:
     a flag as booleans, any other column in the narrowest type that holds it (`narrowest`).
     The replay hands its blocks here as it goes (`TaskColumns`'s sealer)."""
-    column = pl.Series(name, values, dtype=pl.Int64)
-    return column.cast(pl.Boolean) if name in _FLAG_COLUMNS else narrowest(column)
+    if name in _FLAG_COLUMNS:
+        return pl.Series(name, values, dtype=pl.Int64).cast(pl.Boolean)
+    return narrow_column(name, values)
 
 
 _WIDTHS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64)
@@ -166,7 +173,6 @@ def task_frames(tasks: TaskColumns) -> TaskFrames:
         blocks = cast(list[pl.Series], data.sealed.pop(name, []))
         blocks.append(seal_task_column(name, data.ints.pop(name)))
         columns.append(_joined(blocks))
-        del blocks
     for name in STR_COLUMNS:
         strings = data.strs.pop(name)
         codes = pl.Series(name, strings.codes, dtype=pl.UInt32)
@@ -239,7 +245,7 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
             driver_flat.extend(execution.driver_values)
         del execution  # its slot arrays go with it
     blocks = pl.DataFrame(
-        {name: narrowest(pl.Series(name, keys[name], dtype=pl.Int64)) for name in _BLOCK_KEYS}
+        {name: narrow_column(name, keys[name]) for name in _BLOCK_KEYS}
         | {"n": pl.Series("n", lengths, dtype=pl.Int64)}
     )
     del keys, lengths
@@ -265,7 +271,7 @@ def slot_frame(frozen: dict[int, FrozenExecution]) -> SlotTable:
             "value": driver_flat[1::2],
         }
         for name, column in driver.items():
-            parts[name].append(narrowest(pl.Series(name, column, dtype=pl.Int64)))
+            parts[name].append(narrow_column(name, column))
     return SlotTable(
         pl.DataFrame([_joined(parts.pop(name), rechunk=False) for name in SLOT_SCHEMA])
     )
@@ -300,7 +306,7 @@ class _NarrowBlocks:
         return self.sealed
 
     def _seal(self) -> None:
-        self.sealed.append(narrowest(pl.Series(self.name, self.pending, dtype=pl.Int64)))
+        self.sealed.append(narrow_column(self.name, self.pending))
         self.pending = array("q")
 
 
