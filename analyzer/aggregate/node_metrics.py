@@ -389,8 +389,14 @@ def _execution_nodes(
     shared: SharedValues,
 ) -> Mapping[int, NodeStats]:
     """`stage_accumulators`: stage id → the SQL accumulator ids of each of its attempts;
-    `shared` hands out the one object of each value the statistics repeat."""
-    frozen = built.frozen.get(execution.execution_id)
+    `shared` hands out the one object of each value the statistics repeat.
+
+    Runs once per execution, over every metric its plan declares (most without values in a
+    plan of many operators): a metric without values costs only its node's test of which
+    stages updated any of the node's metrics.
+    """
+    execution_id = execution.execution_id
+    frozen = built.frozen.get(execution_id)
     frozen_ids = set(frozen.accumulator_ids) if frozen is not None else set()
     spark_maxes = frozen.max_at() if frozen is not None else {}
     driver_values = frozen.driver_values_of() if frozen is not None else {}
@@ -402,21 +408,31 @@ def _execution_nodes(
         if stage_id in stage_accumulators
     ]
     graph = execution.final_plan.graph
+    one = shared.one
+    no_stages = one(())
+    own_stages: dict[int, tuple[int, ...]] = {}
     nodes: dict[int, NodeStats] = {}
     for node in graph.nodes:
+        node_id = node.node_id
+        declared = node.metrics
+        if not declared:
+            own_stages[node_id] = no_stages
+            continue
+        acc_ids = graph.accumulator_ids(node_id)
+        # `stage_sets` is ascending and without repeats, so these are sorted and distinct.
+        stage_ids = one(
+            tuple([stage_id for stage_id, ids in stage_sets if not ids.isdisjoint(acc_ids)])
+        )
+        own_stages[node_id] = stage_ids
         metrics = []
-        node_stages: set[int] = set()
-        for m, acc_id in zip(node.metrics, graph.accumulator_ids(node.node_id), strict=True):
-            acc_stage_ids = [stage_id for stage_id, ids in stage_sets if acc_id in ids]
-            if acc_stage_ids:
-                node_stages.update(acc_stage_ids)
-            key = (execution.execution_id, acc_id)
+        for m, acc_id in zip(declared, acc_ids, strict=True):
+            key = (execution_id, acc_id)
             row = stats.get(key)
             if row is None or acc_id not in frozen_ids:
                 continue
             count, total, mn, med, mx = row[:5]
             spark_max = spark_maxes.get(acc_id)
-            spark_ui = shared.one(
+            spark_ui = one(
                 spark_string_from_stats(
                     m.metric_type,
                     count,
@@ -435,26 +451,28 @@ def _execution_nodes(
                     spark_ui,
                     row,
                     _max_location(spark_max, max_rows.get(key), mx, places, shared),
-                    shared.one(tuple(acc_stage_ids)),
-                    shared.one(tuple(driver_values.get(acc_id, ()))),
+                    one(tuple([stage_id for stage_id, ids in stage_sets if acc_id in ids])),
+                    one(tuple(driver_values.get(acc_id, ()))),
                 )
             )
-        nodes[node.node_id] = _node_stats(
-            node.node_id, tuple(metrics), shared.one(tuple(sorted(node_stages)))
-        )
-    # Operators without metrics of their own run in their codegen cluster's stages.
+        if metrics:
+            nodes[node_id] = _node_stats(node_id, tuple(metrics), stage_ids)
+    # Operators without metrics of their own run in their codegen cluster's stages. A node
+    # without metric values is its id and stages: one object for every execution where those
+    # are equal (most nodes of a stream's micro-batches or of a repeated query's runs).
     for node in graph.nodes:
-        if not nodes[node.node_id].stage_ids and node.cluster_id is not None:
-            cluster_stages = nodes[node.cluster_id].stage_ids
-            nodes[node.node_id] = NodeStats(
-                node_id=node.node_id, metrics=nodes[node.node_id].metrics, stage_ids=cluster_stages
-            )
-    # A node without metric values is its id and stages: one object for every execution where
-    # those are equal (most nodes of a stream's micro-batches or of a repeated query's runs).
-    for node_id, ns in nodes.items():
-        if not ns.metrics:
-            nodes[node_id] = shared.one(ns)
-    return by_node_id(nodes)
+        node_id = node.node_id
+        stage_ids = own_stages[node_id]
+        if not stage_ids and node.cluster_id is not None:
+            # As the node's cluster stands now: a cluster before it in the plan has its own
+            # cluster's stages already, as when each node was replaced in turn.
+            stage_ids = own_stages[node_id] = own_stages[node.cluster_id]
+        found = nodes.get(node_id)
+        if found is None:
+            nodes[node_id] = one(_node_stats(node_id, (), stage_ids))
+        elif found.stage_ids is not stage_ids:
+            nodes[node_id] = _node_stats(node_id, found.metrics, stage_ids)
+    return by_node_id({node.node_id: nodes[node.node_id] for node in graph.nodes})
 
 
 def _max_location(
