@@ -8,6 +8,7 @@ sequential replay's, field for field.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from eventlog_samples import BAD, PUBLIC, SAMPLES
 from analyzer.errors import AnalyzerError, Strictness
 from analyzer.eventlog.pieces import plan_pieces
 from analyzer.eventlog.source import resolve_log
-from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
+from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers, workers_started
 from analyzer.replay.parallel import Replayed, replay_log
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes need Linux")
@@ -173,6 +174,31 @@ def test_closing_early_leaves_no_process() -> None:
     assert next(results) == (0, 0)
     assert _children() - before  # the workers run
     results.close()
+    assert _children() <= before
+
+
+def _pid_of(_: int) -> int:
+    return os.getpid()
+
+
+def test_started_workers_work_while_the_caller_does() -> None:
+    """`workers_started` has the workers on the items before the caller asks for results, and
+    ends them with its block."""
+    before = _children()
+    with workers_started(_pid_of, [1, 2, 3], 1) as results:
+        assert _children() - before
+        pids = {pid for _, pid in results}
+    assert len(pids) == 1 and os.getpid() not in pids
+    assert _children() <= before
+
+
+def test_started_workers_that_fail_leave_no_process() -> None:
+    before = _children()
+    with (
+        workers_started(_fail_on_seven, list(range(10)), 2) as results,
+        pytest.raises(WorkerError, match="ValueError: seven"),
+    ):
+        list(results)
     assert _children() <= before
 
 

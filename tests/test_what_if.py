@@ -9,6 +9,7 @@ with the measured ones within 20 %, for each SQL execution and for the applicati
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from eventlog_samples import SAMPLES, SLOTS, sample_logs
 from reports import Q72
 from typer.testing import CliRunner
 
+from analyzer.aggregate import what_if
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.what_if import (
     WhatIf,
@@ -26,6 +28,7 @@ from analyzer.aggregate.what_if import (
     default_slots,
     never_all_busy,
     replay,
+    what_if_figures,
 )
 from analyzer.api import analyze
 from analyzer.cli import app
@@ -167,6 +170,35 @@ def test_the_floor_is_the_same_whatever_slot_counts_are_asked(path: Path) -> Non
         ), asked
         floor = next(s for s in figures.scenarios if s.task_slots == figures.floor_slots)
         assert floor.basis in ("floor", "asked", "as-run")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*_local_samples()[:2], pytest.param(Q72, marks=needs_q72, id=Q72.name)],
+    ids=lambda p: p.name,
+)
+def test_slot_counts_replayed_aside_give_the_figures_made_in_turn(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Half the shown slot counts replayed in a forked process beside this one give the same
+    figures as every count replayed here, and so does a forked process that fails (its counts
+    are then replayed here)."""
+    analysis = reports.analysis_of(path)
+    plan = build_replay_plan(analysis.application, analysis.tasks, analysis.capacity)
+    asked = (1, 3, plan.run_slots * 7)
+    monkeypatch.setattr(what_if, "ASIDE_MIN_WORK", 1 << 62)
+    in_turn = what_if_figures(plan), what_if_figures(plan, asked)
+    monkeypatch.setattr(what_if, "ASIDE_MIN_WORK", 0)
+    assert (what_if_figures(plan), what_if_figures(plan, asked)) == in_turn
+    parent = os.getpid()
+
+    def fails_aside(p: what_if.ReplayPlan, task_slots: int) -> object:
+        if os.getpid() != parent:
+            raise RuntimeError("replay failed aside")
+        return replay(p, task_slots)
+
+    monkeypatch.setattr(what_if, "replay", fails_aside)
+    assert (what_if_figures(plan), what_if_figures(plan, asked)) == in_turn
 
 
 def test_default_slots_are_half_double_and_four_times() -> None:

@@ -27,10 +27,13 @@ run's slots are the peak slots of its busiest profile (`local[N]` counts its thr
 from __future__ import annotations
 
 import heapq
+import os
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate
 from typing import Literal
 
@@ -40,6 +43,7 @@ from analyzer.aggregate import ENGINE
 from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
 from analyzer.aggregate.tables import TaskTable, int_array, stage_pieces
+from analyzer.eventlog.workers import WorkerError, can_fork, workers_started
 from analyzer.model.application import Application
 
 Basis = Literal["as-run", "half", "double", "quadruple", "floor", "asked"]
@@ -595,9 +599,20 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
             cache[n] = unlimited if never_all_busy(plan, n, unlimited) else replay(plan, n)
         return cache[n]
 
-    unlimited = replay(plan, max(plan.n_tasks, plan.run_slots, 1) * plan.run_slots)
     chosen: list[tuple[int, Basis]] = [(plan.run_slots, "as-run")]
     chosen += default_slots(plan.run_slots) if asked is None else [(n, "asked") for n in asked]
+    unlimited = replay(plan, max(plan.n_tasks, plan.run_slots, 1) * plan.run_slots)
+    # The counts to replay, half of them in a forked process beside this one. It is forked
+    # after the unlimited replay, whose transient (an event per task) would otherwise be
+    # written to pages the two processes share, and so be held twice.
+    replayed = [
+        n for n in dict.fromkeys(n for n, _ in chosen) if not never_all_busy(plan, n, unlimited)
+    ]
+    aside = replayed[: (len(replayed) + 1) // 2] if _worth_aside(plan, replayed) else []
+    with _replayed_aside(plan, aside) as made_aside:
+        for n in replayed[len(aside) :]:
+            run(n)
+        cache.update(made_aside())
     for n, _ in chosen:
         run(n)
     seeds = (plan.run_slots, *(n for n, _ in default_slots(plan.run_slots)))
@@ -616,6 +631,60 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
         floor_slots=floor_slots,
         scenarios=tuple(sorted(scenarios, key=lambda w: (w.basis != "as-run", w.task_slots))),
     )
+
+
+ASIDE_MIN_WORK = 50_000
+"""Some of the shown slot counts are replayed in a forked process while this one replays the
+others, when a replay covers at least this many tasks and moments (about a twentieth of a
+second of Python): below it, forking costs more than the second core saves."""
+
+
+def _usable_cpus() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _worth_aside(plan: ReplayPlan, counts: Sequence[int]) -> bool:
+    """Whether replaying some of `counts` in a forked process pays (`ASIDE_MIN_WORK`)."""
+    work = plan.n_tasks + len(plan.n_deps)
+    return len(counts) > 1 and work >= ASIDE_MIN_WORK and _usable_cpus() > 1 and can_fork()
+
+
+@contextmanager
+def _replayed_aside(
+    plan: ReplayPlan, counts: Sequence[int]
+) -> Iterator[Callable[[], dict[int, _Replayed]]]:
+    """Replay `counts` in a forked process while the block runs; the function it gives waits
+    for the replays, by slot count. None are made aside without `counts`; none are given if the
+    process fails (the caller makes what it misses itself).
+
+    A replay is pure Python on the plan's arrays, so this process runs one at a time: another
+    core helps only from another process. Forked, it reads the plan without a copy, and sends
+    back an integer per node of each replay.
+    """
+    with ExitStack() as stack:
+        try:
+            results = (
+                stack.enter_context(workers_started(partial(replay, plan), counts, 1))
+                if counts
+                else None
+            )
+        except (WorkerError, OSError):  # no process to fork: all are made here
+            results = None
+        if results is None:
+            yield dict
+            return
+
+        def made() -> dict[int, _Replayed]:
+            try:
+                return dict(results)
+            except WorkerError:
+                return {}
+
+        yield made
 
 
 FLOOR_SLOTS_PRECISION = 1.05

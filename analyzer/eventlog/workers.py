@@ -22,6 +22,7 @@ import struct
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from analyzer.eventlog.processes import die_with_parent, end_process
@@ -99,6 +100,18 @@ def run_in_workers(
     a worker raises (the message names the exception) or dies; the other workers are killed.
     Closing the iterator early kills them too.
     """
+    with workers_started(fn, items, n_workers) as results:
+        yield from results
+
+
+@contextmanager
+def workers_started(
+    fn: Callable[[T], R], items: Sequence[T], n_workers: int
+) -> Iterator[Iterator[tuple[T, R]]]:
+    """Fork `n_workers` processes that start on the items at once, and give the iterator of
+    their results (as `run_in_workers` yields them), so that the caller can do other work while
+    they compute. The workers still running when the block ends are killed.
+    """
     if not can_fork():
         raise WorkerError("worker processes need Linux")
     n_workers = max(1, min(n_workers, len(items)))
@@ -131,7 +144,9 @@ def run_in_workers(
             children[out_read] = pid
         os.close(tokens_read)
         tokens_read = -1
-        yield from _gather(children, items, tokens, n_workers * (1 + _AHEAD))
+        window = n_workers * (1 + _AHEAD)
+        tokens.hand_out(window, len(items))
+        yield _gather(children, items, tokens, window)
     finally:
         if tokens_read >= 0:
             os.close(tokens_read)
@@ -167,13 +182,12 @@ class _Tokens:
 def _gather(
     children: dict[int, int], items: Sequence[T], tokens: _Tokens, window: int
 ) -> Iterator[tuple[T, Any]]:
-    """Hand out item numbers up to `window` beyond the next one to yield, read the workers'
-    result pipes, and yield the results in item order."""
+    """Read the workers' result pipes, yield the results in item order, and hand out item
+    numbers up to `window` beyond the next one to yield (the first `window` are out)."""
     receivers = {fd: _Receiver(fd) for fd in children}
     ready: dict[int, bytearray] = {}
     next_index = 0
     open_fds = set(children)
-    tokens.hand_out(window, len(items))
     with selectors.DefaultSelector() as selector:
         for fd in children:
             selector.register(fd, selectors.EVENT_READ)
