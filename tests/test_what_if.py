@@ -201,6 +201,31 @@ def test_slot_counts_replayed_aside_give_the_figures_made_in_turn(
     assert (what_if_figures(plan), what_if_figures(plan, asked)) == in_turn
 
 
+def test_slot_counts_are_replayed_aside_only_for_plans_of_few_moments(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A plan of more moments than `ASIDE_MAX_MOMENTS` is replayed in this process alone: two
+    replays at once would hold its per-moment figures twice."""
+    analysis = reports.analysis_of(_local_samples()[0])
+    plan = build_replay_plan(analysis.application, analysis.tasks, analysis.capacity)
+    parent = os.getpid()
+
+    def noting(p: what_if.ReplayPlan, task_slots: int) -> object:
+        if os.getpid() != parent:
+            (tmp_path / f"aside-{task_slots}").touch()
+        return replay(p, task_slots)
+
+    monkeypatch.setattr(what_if, "replay", noting)
+    monkeypatch.setattr(what_if, "ASIDE_MIN_WORK", 0)
+    made_aside = what_if_figures(plan)
+    assert list(tmp_path.glob("aside-*"))
+    for mark in tmp_path.glob("aside-*"):
+        mark.unlink()
+    monkeypatch.setattr(what_if, "ASIDE_MAX_MOMENTS", len(plan.n_deps) - 1)
+    assert what_if_figures(plan) == made_aside
+    assert not list(tmp_path.glob("aside-*"))
+
+
 def test_default_slots_are_half_double_and_four_times() -> None:
     assert default_slots(8) == ((4, "half"), (16, "double"), (32, "quadruple"))
 

@@ -27,7 +27,6 @@ run's slots are the peak slots of its busiest profile (`local[N]` counts its thr
 from __future__ import annotations
 
 import heapq
-import os
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -43,7 +42,7 @@ from analyzer.aggregate import ENGINE
 from analyzer.aggregate.capacity import Capacity
 from analyzer.aggregate.stage_wall import RunningTasks, running_tasks
 from analyzer.aggregate.tables import TaskTable, int_array, stage_pieces
-from analyzer.eventlog.workers import WorkerError, can_fork, workers_started
+from analyzer.eventlog.workers import WorkerError, can_fork, usable_cpus, workers_started
 from analyzer.model.application import Application
 
 Basis = Literal["as-run", "half", "double", "quadruple", "floor", "asked"]
@@ -605,12 +604,12 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
     # The counts to replay, half of them in a forked process beside this one. It is forked
     # after the unlimited replay, whose transient (an event per task) would otherwise be
     # written to pages the two processes share, and so be held twice.
-    replayed = [
+    to_replay = [
         n for n in dict.fromkeys(n for n, _ in chosen) if not never_all_busy(plan, n, unlimited)
     ]
-    aside = replayed[: (len(replayed) + 1) // 2] if _worth_aside(plan, replayed) else []
+    aside = to_replay[: (len(to_replay) + 1) // 2] if _worth_aside(plan, to_replay) else []
     with _replayed_aside(plan, aside) as made_aside:
-        for n in replayed[len(aside) :]:
+        for n in to_replay[len(aside) :]:
             run(n)
         cache.update(made_aside())
     for n, _ in chosen:
@@ -637,20 +636,23 @@ ASIDE_MIN_WORK = 50_000
 """Some of the shown slot counts are replayed in a forked process while this one replays the
 others, when a replay covers at least this many tasks and moments (about a twentieth of a
 second of Python): below it, forking costs more than the second core saves."""
-
-
-def _usable_cpus() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+ASIDE_MAX_MOMENTS = 100_000
+"""...and at most this many moments: a replay holds a Python integer or two per moment (about
+56 bytes), so two at once added 25 MB to the peak of a log of 36,000 executions (200,000
+moments), whose replays the second core sped up by under 1 %."""
 
 
 def _worth_aside(plan: ReplayPlan, counts: Sequence[int]) -> bool:
-    """Whether replaying some of `counts` in a forked process pays (`ASIDE_MIN_WORK`)."""
-    work = plan.n_tasks + len(plan.n_deps)
-    return len(counts) > 1 and work >= ASIDE_MIN_WORK and _usable_cpus() > 1 and can_fork()
+    """Whether replaying some of `counts` in a forked process pays (`ASIDE_MIN_WORK`,
+    `ASIDE_MAX_MOMENTS`)."""
+    moments = len(plan.n_deps)
+    return (
+        len(counts) > 1
+        and plan.n_tasks + moments >= ASIDE_MIN_WORK
+        and moments <= ASIDE_MAX_MOMENTS
+        and usable_cpus() > 1
+        and can_fork()
+    )
 
 
 @contextmanager

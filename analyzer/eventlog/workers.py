@@ -51,6 +51,14 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on (its CPU affinity, else every core)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _widen(fd: int) -> None:
     """Let a result pipe hold 1 MiB (Linux's limit for an unprivileged process) instead of
     64 KiB: a result of several MB then takes a few reads and wake-ups, not a hundred."""

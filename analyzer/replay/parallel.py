@@ -16,7 +16,6 @@ remote logs, and machines without `fork` or with one core.
 from __future__ import annotations
 
 import gc
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from analyzer.eventlog.pieces import (
 )
 from analyzer.eventlog.source import LogSource
 from analyzer.eventlog.task_events import TaskEnd, TaskStart
-from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers
+from analyzer.eventlog.workers import WorkerError, can_fork, run_in_workers, usable_cpus
 from analyzer.replay.application import ApplicationBuilder, BuiltApplication
 from analyzer.replay.task_columns import ColumnSealer, TaskChunk, TaskRecorder, TaskSegment
 
@@ -219,10 +218,7 @@ def n_worker_processes(source: LogSource) -> int:
     )
     if json_bytes < PARALLEL_MIN_BYTES:
         return 0
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n_cpus = os.cpu_count() or 1
+    n_cpus = usable_cpus()
     return n_cpus if n_cpus > 1 else 0
 
 
