@@ -707,6 +707,11 @@ def _floor_slots(
     is reused rather than replayed again (a replay depends only on its count). The search adds
     the replay of the count it returns, when it made it, and drops the others (a replay holds
     a time per node).
+
+    Each count it tries depends on the outcome of the one before. While this process replays
+    one, a forked process replays the count the search tries next if this one ends within the
+    tolerance (`_replayed_aside`, when the plan is worth it): the same counts are tried in the
+    same order, and a guess that does not come true is dropped.
     """
     limit = _span(unlimited) * (1 + FLOOR_TOLERANCE)
     hi = max(1, unlimited.peak_running)
@@ -720,17 +725,41 @@ def _floor_slots(
     lo = min(lo, hi)
     budget = MAX_FLOOR_TASK_REPLAYS
     best: _Replayed | None = None
-    while lo < hi and hi > lo * FLOOR_SLOTS_PRECISION and budget > 0:
-        mid = max(lo, min(hi - 1, int((lo * hi) ** 0.5)))
+    guessed: dict[int, _Replayed] = {}
+    while _searching(lo, hi, budget):
+        mid = _halfway(lo, hi)
         budget -= max(1, plan.n_tasks)
-        replayed = done[mid] if mid in done else replay(plan, mid)
-        if _span(replayed) <= limit:
+        known = {**done, **guessed}
+        after = _halfway(lo, mid) if _searching(lo, mid, budget) else None
+        aside = (
+            [after]
+            if after is not None
+            and mid not in known
+            and after not in known
+            and _worth_aside(plan, [mid, after])
+            else []
+        )
+        with _replayed_aside(plan, aside) as made_aside:
+            replayed = known[mid] if mid in known else replay(plan, mid)
+            within = _span(replayed) <= limit
+            guessed = made_aside() if within else {}
+        if within:
             hi, best = mid, replayed
         else:
             lo = mid + 1
     if best is not None and hi not in done:
         done[hi] = best
     return hi
+
+
+def _searching(lo: int, hi: int, budget: int) -> bool:
+    """Whether the floor's search goes on from the bounds `lo`..`hi` with `budget` left."""
+    return lo < hi and hi > lo * FLOOR_SLOTS_PRECISION and budget > 0
+
+
+def _halfway(lo: int, hi: int) -> int:
+    """The count the floor's search tries between `lo` and `hi`: halfway on a log scale."""
+    return max(lo, min(hi - 1, int((lo * hi) ** 0.5)))
 
 
 def _seed_replay(
