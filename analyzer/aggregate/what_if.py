@@ -607,7 +607,9 @@ def what_if_figures(plan: ReplayPlan, asked: Sequence[int] | None = None) -> Wha
     to_replay = [
         n for n in dict.fromkeys(n for n, _ in chosen) if not never_all_busy(plan, n, unlimited)
     ]
-    aside = to_replay[: (len(to_replay) + 1) // 2] if _worth_aside(plan, to_replay) else []
+    aside = (
+        to_replay[: (len(to_replay) + 1) // 2] if len(to_replay) > 1 and _worth_aside(plan) else []
+    )
     with _replayed_aside(plan, aside) as made_aside:
         for n in to_replay[len(aside) :]:
             run(n)
@@ -642,13 +644,12 @@ ASIDE_MAX_MOMENTS = 100_000
 moments), whose replays the second core sped up by under 1 %."""
 
 
-def _worth_aside(plan: ReplayPlan, counts: Sequence[int]) -> bool:
-    """Whether replaying some of `counts` in a forked process pays (`ASIDE_MIN_WORK`,
-    `ASIDE_MAX_MOMENTS`)."""
+def _worth_aside(plan: ReplayPlan) -> bool:
+    """Whether replaying some of the plan's slot counts in a forked process pays
+    (`ASIDE_MIN_WORK`, `ASIDE_MAX_MOMENTS`)."""
     moments = len(plan.n_deps)
     return (
-        len(counts) > 1
-        and plan.n_tasks + moments >= ASIDE_MIN_WORK
+        plan.n_tasks + moments >= ASIDE_MIN_WORK
         and moments <= ASIDE_MAX_MOMENTS
         and usable_cpus() > 1
         and can_fork()
@@ -725,22 +726,18 @@ def _floor_slots(
     lo = min(lo, hi)
     budget = MAX_FLOOR_TASK_REPLAYS
     best: _Replayed | None = None
-    guessed: dict[int, _Replayed] = {}
+    forking = _worth_aside(plan)
+    guessed: dict[int, _Replayed] = {}  # the count tried now, if it was guessed right
     while _searching(lo, hi, budget):
         mid = _halfway(lo, hi)
         budget -= max(1, plan.n_tasks)
-        known = {**done, **guessed}
+        made = guessed.get(mid, done.get(mid))
         after = _halfway(lo, mid) if _searching(lo, mid, budget) else None
         aside = (
-            [after]
-            if after is not None
-            and mid not in known
-            and after not in known
-            and _worth_aside(plan, [mid, after])
-            else []
+            [after] if forking and made is None and after is not None and after not in done else []
         )
         with _replayed_aside(plan, aside) as made_aside:
-            replayed = known[mid] if mid in known else replay(plan, mid)
+            replayed = made if made is not None else replay(plan, mid)
             within = _span(replayed) <= limit
             guessed = made_aside() if within else {}
         if within:
