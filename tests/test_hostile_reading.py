@@ -503,6 +503,45 @@ def test_nested_plan_within_the_decoder_limit_is_analyzed(tmp_path: Path) -> Non
     assert len(deep[0].plans[0].graph.nodes) == 401
 
 
+_DEEP_SCOPE = '{"a":' + "[" * 100_000 + "]" * 100_000 + ',"name":"Deep"}'
+
+
+@pytest.mark.parametrize(
+    ("scope", "names"),
+    [
+        (_DEEP_SCOPE, ()),  # nested too deep to read: no name, never a crash
+        ('{"id":"1","name":" Odd ","v":NaN}', ("Odd",)),  # not strict JSON, read as Python does
+        ('{"name":"Exchange","name":"Sort"}', ("Sort",)),  # a repeated key: its last value
+        ('["Exchange"]', ()),  # not an object
+        ("{not json", ()),
+    ],
+    ids=["deep", "nan", "repeated-key", "not-an-object", "not-json"],
+)
+def test_odd_rdd_scopes_give_names_or_none(
+    tmp_path: Path, scope: str, names: tuple[str, ...]
+) -> None:
+    # Each RDD's operation scope is a JSON object written as a string inside the event.
+    value = orjson.dumps(scope)
+
+    def edit(lines: list[bytes]) -> list[bytes]:
+        out = []
+        for line in lines:
+            if b'"Scope":' in line:
+                event = orjson.loads(line)
+                for info in [event.get("Stage Info"), *event.get("Stage Infos", [])]:
+                    for rdd in (info or {}).get("RDD Info", []):
+                        if "Scope" in rdd:
+                            rdd["Scope"] = "@scope@"
+                line = orjson.dumps(event).replace(b'"@scope@"', value)
+            out.append(line)
+        return out
+
+    analysis = api.analyze(str(_edit_log(tmp_path, edit)))
+    scoped = {stage.rdd_scope_names for stage in analysis.application.stages}
+    assert scoped == {names}
+    assert api.render_report(analysis, ReportOptions(fmt="text", now_ms=0))
+
+
 # --- 5. clear messages ----------------------------------------------------------------------
 
 
