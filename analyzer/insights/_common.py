@@ -13,7 +13,7 @@ from analyzer.aggregate.stage_wall import StageWall
 from analyzer.insights.finding import Advice, Evidence, Finding, Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, Job, StageAttempt
-from analyzer.model.plan import PlanGraph
+from analyzer.model.plan import PlanGraph, PlanNode
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,38 @@ class RuleContext:
     def in_failed_execution(self, stage_id: int) -> bool:
         """True for a stage of a failed execution (its failures are the query's failure)."""
         return self.execution_of_stage.get(stage_id) in self.failed_executions
+
+
+class NodePicks:
+    """The nodes of a plan that pass `test` (a function of a node alone), in id order, found
+    once per plan shape.
+
+    The graphs of every run of a repeated query and of every micro-batch of a stream share one
+    tuple of nodes, so a rule looking for one kind of operator in thousands of executions tests
+    the nodes of each distinct plan once instead of every execution's. Made for one pass of a
+    rule over the executions: it keeps one entry per distinct plan until the pass ends.
+    """
+
+    __slots__ = ("_picked", "_test")
+
+    def __init__(self, test: Callable[[PlanNode], bool]) -> None:
+        self._test = test
+        self._picked: dict[int, tuple[tuple[PlanNode, ...], tuple[PlanNode, ...]]] = {}
+
+    def __call__(self, graph: PlanGraph) -> tuple[PlanNode, ...]:
+        """The nodes of `graph` that pass the test."""
+        nodes = graph.nodes
+        hit = self._picked.get(id(nodes))
+        if hit is None or hit[0] is not nodes:
+            hit = self._picked[id(nodes)] = (nodes, tuple(filter(self._test, nodes)))
+        return hit[1]
+
+
+def declares(node: PlanNode, *names: str) -> bool:
+    """Whether `node` declares a metric of every one of `names` (its statistics can hold no
+    other metric)."""
+    declared = {m.name for m in node.metrics}
+    return all(name in declared for name in names)
 
 
 def context(analysis: Analysis) -> RuleContext:

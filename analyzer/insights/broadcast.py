@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, metric
+from analyzer.insights._common import NodePicks, context, metric
 from analyzer.insights.advice import broadcast_threshold_below
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -27,9 +27,10 @@ def detect_large_broadcast(analysis: Analysis, thresholds: Thresholds) -> list[F
     the query's wall time (the join's stage waits for all of it)."""
     ctx = context(analysis)
     findings = []
+    exchanges = NodePicks(lambda node: "BroadcastExchange" in node.name)
     for ex in analysis.application.executions:
         stats = analysis.node_stats.get(ex.execution_id, {})
-        for node in ex.final_plan.graph.find_all("BroadcastExchange"):
+        for node in exchanges(ex.final_plan.graph):
             ns = stats.get(node.node_id)
             size = metric(ns, "data size")
             if size is None or size.total < MIN_BROADCAST_BYTES:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, metric, node_self_wall_ms
+from analyzer.insights._common import NodePicks, context, declares, metric, node_self_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count
@@ -23,9 +23,10 @@ def detect_small_files(analysis: Analysis, thresholds: Thresholds) -> list[Findi
     ctx = context(analysis)
     findings = []
     cores = ctx.cores
+    scans = NodePicks(lambda node: declares(node, "number of files read", "size of files read"))
     for ex in analysis.application.executions:
         stats = analysis.node_stats.get(ex.execution_id, {})
-        for node in ex.final_plan.graph.nodes:
+        for node in scans(ex.final_plan.graph):
             ns = stats.get(node.node_id)
             files = metric(ns, "number of files read")
             size = metric(ns, "size of files read")

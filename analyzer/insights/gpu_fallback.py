@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import NO_WORK_OPERATORS
-from analyzer.insights._common import context, node_self_wall_ms
+from analyzer.insights._common import NodePicks, context, node_self_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution
@@ -89,9 +89,10 @@ def detect_gpu_fallback(analysis: Analysis, thresholds: Thresholds) -> list[Find
     failed queries are left out (their adaptive plan may never have been finalized)."""
     ctx = context(analysis)
     findings = []
+    gpu = NodePicks(lambda node: node.name.startswith("Gpu"))
     for ex in analysis.application.executions:
         graph = ex.final_plan.graph
-        if ex.status == "FAILED" or not any(n.name.startswith("Gpu") for n in graph.nodes):
+        if ex.status == "FAILED" or not gpu(graph):
             continue
         cpu, sources, crossings = fallbacks(ex)
         if not cpu and not sources:

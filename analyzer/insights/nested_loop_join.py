@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, rows_out, stage_wall_ms
+from analyzer.insights._common import NodePicks, context, rows_out, stage_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_count
@@ -21,12 +21,11 @@ def detect_nested_loop_join(analysis: Analysis, thresholds: Thresholds) -> list[
     """
     ctx = context(analysis)
     findings = []
+    joins = NodePicks(lambda node: node.name.startswith(NAMES))
     for ex in analysis.application.executions:
         graph = ex.final_plan.graph
         stats = analysis.node_stats.get(ex.execution_id, {})
-        for node in graph.nodes:
-            if not node.name.startswith(NAMES):
-                continue
+        for node in joins(graph):
             children = graph.children_of(node.node_id)
             if len(children) < 2:
                 continue

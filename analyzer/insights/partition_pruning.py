@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import metric
+from analyzer.insights._common import NodePicks, declares, metric
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.plan import PlanGraph
@@ -92,9 +92,10 @@ def detect_no_partition_pruning(analysis: Analysis, thresholds: Thresholds) -> l
     """Report scans without PartitionFilters reading `pruning_min_partitions`+ partitions,
     when a Filter or a join of the query names one of the table's partition columns."""
     findings = []
+    scans = NodePicks(lambda node: declares(node, "number of partitions read"))
     for ex in analysis.application.executions:
         stats = analysis.node_stats.get(ex.execution_id, {})
-        for node in ex.final_plan.graph.nodes:
+        for node in scans(ex.final_plan.graph):
             parts = metric(stats.get(node.node_id), "number of partitions read")
             if parts is None or parts.total < thresholds.pruning_min_partitions:
                 continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import is_python_operator
-from analyzer.insights._common import context, metric, node_self_wall_ms
+from analyzer.insights._common import NodePicks, context, metric, node_self_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
@@ -23,6 +23,7 @@ def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Findin
     """
     ctx = context(analysis)
     findings = []
+    python = NodePicks(lambda node: not node.is_cluster and is_python_operator(node.name))
     for ex in analysis.application.executions:
         times = analysis.times.get(ex.execution_id)
         if times is None:
@@ -30,9 +31,7 @@ def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         graph = ex.final_plan.graph
         stats = analysis.node_stats.get(ex.execution_id, {})
         run_ms = max(1, times.task_run_ms - times.failed_run_ms)
-        for node in graph.nodes:
-            if node.is_cluster or not is_python_operator(node.name):
-                continue
+        for node in python(graph):
             nt = times.nodes.get(node.node_id)
             if nt is None or not nt.self_time_ms:
                 continue

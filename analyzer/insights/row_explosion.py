@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import (
+    NodePicks,
     ancestors_in_stage,
     context,
     metric,
@@ -42,13 +43,12 @@ def detect_row_explosion(analysis: Analysis, thresholds: Thresholds) -> list[Fin
     """
     ctx = context(analysis)
     findings = []
+    joins = NodePicks(lambda node: not node.is_cluster and any(j in node.name for j in JOINS))
     for ex in analysis.application.executions:
         graph = ex.final_plan.graph
         stats = analysis.node_stats.get(ex.execution_id, {})
         times = analysis.times.get(ex.execution_id)
-        for node in graph.nodes:
-            if node.is_cluster or not any(j in node.name for j in JOINS):
-                continue
+        for node in joins(graph):
             out = metric(stats.get(node.node_id), "number of output rows")
             if out is None:
                 continue
