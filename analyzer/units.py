@@ -27,7 +27,34 @@ _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 def _finite(value: float) -> bool:
+    """Whether `value` is a number a float holds (an integer past 1e308 is not one)."""
+    try:
+        value = float(value)
+    except OverflowError:
+        return False
     return not (math.isnan(value) or math.isinf(value))
+
+
+LONG_MAX = (1 << 63) - 1
+"""The largest value of a Java `long`: what Spark's settings and counters can hold."""
+INT_MAX = (1 << 31) - 1
+"""The largest value of a Java `int` (Spark's int settings, such as `spark.task.cpus`)."""
+
+
+def decimal_int(text: str) -> int | None:
+    """The value of `text` when it is decimal digits alone (any script's, as `int` reads them)
+    and a Java `long` holds it, else None.
+
+    Settings and ids in a log are untrusted text: `str.isdigit` also accepts superscript and
+    circled digits, which `int` refuses, and `int` refuses more than 4,300 digits.
+
+    >>> [decimal_int(v) for v in ("42", "\u0663", "\u00b2", "-1", "9" * 19, "")]
+    [42, 3, None, None, None, None]
+    """
+    if not text.isdecimal() or len(text) > 19:
+        return None
+    value = int(text)
+    return value if value <= LONG_MAX else None
 
 
 def parse_seconds(text: str | None, default: float) -> float:
@@ -46,9 +73,12 @@ def parse_seconds(text: str | None, default: float) -> float:
         ("h", 3600.0),
         ("d", 86400.0),
     ):
-        if raw.endswith(suffix) and raw[: -len(suffix)].strip().isdigit():
-            return int(raw[: -len(suffix)]) * factor
-    return float(raw) if raw.isdigit() else default
+        if raw.endswith(suffix):
+            amount = decimal_int(raw[: -len(suffix)].strip())
+            if amount is not None:
+                return amount * factor
+    amount = decimal_int(raw)
+    return float(amount) if amount is not None else default
 
 
 def fmt_bytes(n_bytes: int | float | None) -> str:
@@ -57,11 +87,9 @@ def fmt_bytes(n_bytes: int | float | None) -> str:
     >>> [fmt_bytes(v) for v in (0, 512, 1536, 3 << 30, None)]
     ['0 B', '512 B', '1.5 KiB', '3.0 GiB', '–']
     """
-    if n_bytes is None:
+    if n_bytes is None or not _finite(n_bytes):
         return MISSING
     value = float(n_bytes)
-    if not _finite(value):
-        return MISSING
     for unit in _BYTE_UNITS:
         if abs(value) < 1024 or unit == _BYTE_UNITS[-1]:
             return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
@@ -75,11 +103,9 @@ def fmt_duration_ms(ms: int | float | None) -> str:
     >>> [fmt_duration_ms(v) for v in (850, 1234, 185_000, 7_380_000, None)]
     ['850 ms', '1.2 s', '3m 05s', '2h 03m', '–']
     """
-    if ms is None:
+    if ms is None or not _finite(ms):
         return MISSING
     ms = float(ms)
-    if not _finite(ms):
-        return MISSING
     if abs(ms) < 1000:
         return f"{round(ms)} ms"
     seconds = ms / 1000
@@ -98,7 +124,7 @@ def fmt_duration_ns(ns: int | float | None) -> str:
     >>> fmt_duration_ns(2_500_000_000)
     '2.5 s'
     """
-    return MISSING if ns is None else fmt_duration_ms(ns / 1_000_000)
+    return MISSING if ns is None or not _finite(ns) else fmt_duration_ms(ns / 1_000_000)
 
 
 def fmt_count(n: int | float | None) -> str:
@@ -107,7 +133,7 @@ def fmt_count(n: int | float | None) -> str:
     >>> fmt_count(1234567)
     '1,234,567'
     """
-    if n is None or (isinstance(n, float) and not _finite(n)):
+    if n is None or not _finite(n):
         return MISSING
     return f"{int(n):,}"
 
@@ -118,7 +144,7 @@ def fmt_amount(value: float | None) -> str:
     >>> [fmt_amount(v) for v in (1234.5, 12.345, 0.5, 0.012345, 0.0000123, 0, None)]
     ['1,234', '12.3', '0.5', '0.0123', '0.0000123', '0', '–']
     """
-    if value is None or not _finite(float(value)):
+    if value is None or not _finite(value):
         return MISSING
     if value == 0:
         return "0"
@@ -138,7 +164,7 @@ def fmt_money(value: float | None, currency: str) -> str:
     >>> fmt_money(12.345, "$"), fmt_money(12.345, "EUR"), fmt_money(None, "$")
     ('$12.3', 'EUR 12.3', '–')
     """
-    if value is None or not _finite(float(value)):
+    if value is None or not _finite(value):
         return MISSING
     gap = " " if currency[-1:].isalpha() else ""
     return f"{currency}{gap}{fmt_amount(value)}"
@@ -150,7 +176,7 @@ def fmt_pct(fraction: float | None) -> str:
     >>> fmt_pct(0.42)
     '42.0 %'
     """
-    if fraction is None or not _finite(float(fraction)):
+    if fraction is None or not _finite(fraction):
         return MISSING
     return f"{100 * fraction:.1f} %"
 
@@ -161,7 +187,7 @@ def fmt_ratio(ratio: float | None) -> str:
     >>> [fmt_ratio(v) for v in (4.25, 1234.0, None)]
     ['×4.2', '×1,234', '–']
     """
-    if ratio is None or not _finite(float(ratio)):
+    if ratio is None or not _finite(ratio):
         return MISSING
     return f"×{ratio:.1f}" if ratio < 100 else f"×{ratio:,.0f}"
 
@@ -172,7 +198,7 @@ def fmt_factor(ratio: float | None) -> str:
     >>> fmt_factor(33.94)
     '33.9×'
     """
-    if ratio is None or not _finite(float(ratio)):
+    if ratio is None or not _finite(ratio):
         return MISSING
     return f"{ratio:.1f}×"
 
@@ -192,7 +218,7 @@ def fmt_timestamp_ms(epoch_ms: int | float | None) -> str:
     try:
         moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, tz=_dt.UTC)
     except (OverflowError, OSError, ValueError):
-        return f"epoch ms {int(epoch_ms)}" if _finite(float(epoch_ms)) else MISSING
+        return f"epoch ms {int(epoch_ms)}" if _finite(epoch_ms) else MISSING
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -207,7 +233,7 @@ def fmt_timestamp_iso(epoch_ms: int | float | None, missing: str = MISSING) -> s
     try:
         moment = _dt.datetime.fromtimestamp(epoch_ms / 1000, tz=_dt.UTC)
     except (OverflowError, OSError, ValueError):
-        return f"epoch ms {int(epoch_ms)}" if _finite(float(epoch_ms)) else missing
+        return f"epoch ms {int(epoch_ms)}" if _finite(epoch_ms) else missing
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -228,7 +254,7 @@ def fmt_metric_value(metric_type: str, value: int | float | None) -> str:
     if metric_type == "nsTiming":
         return fmt_duration_ns(value)
     if metric_type == "average":
-        return f"{value / 10:.1f}"
+        return f"{value / 10:.1f}" if _finite(value) else MISSING
     return fmt_count(value)
 
 

@@ -479,7 +479,8 @@ class _ExecutionAttribution:
         node_claims = profile.claims  # (profile index of the accumulator, type) per node
         by_acc_stage = sums.by_acc_stage
         for stage in self.stages:
-            budget = float(sums.run_ms.get(stage, 0))
+            # Never negative: a hostile log's run times can add up past 8 bytes and wrap.
+            budget = max(0.0, float(sums.run_ms.get(stage, 0)))
             outside = min(budget, sums.outside_ms.get(stage, 0.0))
             in_stage = [n for n in operators if stage in self.node_stages[n.node_id]]
             claims: dict[int, float] = defaultdict(float)

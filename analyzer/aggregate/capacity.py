@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.tables import TaskTable, last_task_ends_ms
 from analyzer.model.application import DRIVER_ID, Application
-from analyzer.units import parse_seconds
+from analyzer.units import decimal_int, parse_seconds
 
 
 def _help(text: str) -> dict[str, str]:
@@ -149,8 +149,7 @@ ALLOCATION_SETTINGS = (
 
 
 def _int_setting(props: dict[str, str], key: str) -> int | None:
-    raw = props.get(key, "").strip()
-    return int(raw) if raw.isdigit() else None
+    return decimal_int(props.get(key, "").strip())
 
 
 def _steps(
@@ -190,8 +189,8 @@ def local_threads(master: str) -> int | None:
     if master == "local":
         return 1
     if master.startswith("local[") and master.endswith("]"):
-        first = master[6:-1].split(",")[0].strip()
-        return int(first) if first.isdigit() and int(first) > 0 else None
+        threads = decimal_int(master[6:-1].split(",")[0].strip())
+        return threads if threads is not None and threads > 0 else None
     return None
 
 

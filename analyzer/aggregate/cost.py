@@ -21,7 +21,7 @@ from analyzer.aggregate.capacity import local_threads
 from analyzer.aggregate.pricing import Pricing
 from analyzer.aggregate.tables import TaskTable
 from analyzer.model.application import DRIVER_ID, Application
-from analyzer.units import fmt_bytes
+from analyzer.units import decimal_int, fmt_bytes
 
 MS_PER_HOUR = 3_600_000
 GIB = 1 << 30
@@ -50,10 +50,10 @@ def parse_memory_mib(text: str | None) -> int | None:
         return None
     factors = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
     unit = raw[-1]
-    digits = raw[:-1] if unit in factors else raw
-    if not digits.isdigit():
+    amount = decimal_int(raw[:-1] if unit in factors else raw)
+    if amount is None:
         return None
-    return int(int(digits) * factors.get(unit, 1)) if unit in factors else int(digits)
+    return int(amount * factors[unit]) if unit in factors else amount
 
 
 def _mib(n_mib: int) -> str:
@@ -108,7 +108,8 @@ def executor_memory(properties: Mapping[str, str], local: bool) -> MemoryBasis:
     if properties.get("spark.memory.offHeap.enabled", "").strip().lower() == "true":
         # spark.memory.offHeap.size is in bytes when it has no unit (unlike the others).
         raw = properties.get("spark.memory.offHeap.size", "").strip()
-        off_heap = int(raw) // MIB if raw.isdigit() else (parse_memory_mib(raw) or 0)
+        in_bytes = decimal_int(raw)
+        off_heap = in_bytes // MIB if in_bytes is not None else (parse_memory_mib(raw) or 0)
         if off_heap:
             total += off_heap
             parts.append(f"spark.memory.offHeap.size {_mib(off_heap)}")

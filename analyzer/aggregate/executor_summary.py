@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.model.application import DRIVER_ID, Application, Executor
+from analyzer.units import decimal_int
 
 FALLBACK_EXECUTOR_ID = "fallback"
 """The block manager id Spark uses for fallback storage (`FallbackStorage`), never listed."""
@@ -108,4 +109,5 @@ def executor_order(executor: Executor) -> tuple[int, int, str]:
     eid = executor.executor_id
     if eid == DRIVER_ID:
         return (0, 0, "")
-    return (1, int(eid), "") if eid.isdigit() else (2, 0, eid)
+    number = decimal_int(eid)
+    return (1, number, "") if number is not None else (2, 0, eid)

@@ -233,6 +233,11 @@ def counted_by_spark() -> pl.Expr:
     )
 
 
+_BELOW_2_63 = float((1 << 63) - 1024)
+"""The largest double below 2^63: a quantile of values near a Java long's maximum (a hostile
+log's) rounds up to 2^63 as a double, which no 8-byte integer holds."""
+
+
 def _metric_frame(slots: pl.LazyFrame, types: pl.DataFrame) -> pl.DataFrame:
     """Aggregate slot values per (execution, accumulator) over the values Spark counts."""
     valid = counted_by_spark()
@@ -249,7 +254,11 @@ def _metric_frame(slots: pl.LazyFrame, types: pl.DataFrame) -> pl.DataFrame:
             pl.col("value").min().alias("min_value"),
             pl.col("value").max().alias("max_value"),
             *(
-                pl.col("value").quantile(q, interpolation="higher").cast(pl.Int64).alias(name)
+                pl.col("value")
+                .quantile(q, interpolation="higher")
+                .clip(upper_bound=_BELOW_2_63)
+                .cast(pl.Int64)
+                .alias(name)
                 for name, q in QUANTILES
             ),
         )

@@ -8,6 +8,7 @@ run time beyond its longest codegen pipeline; and each SQL metric's task values 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import polars as pl
@@ -15,6 +16,7 @@ import polars as pl
 from analyzer.aggregate import ENGINE
 from analyzer.aggregate.tables import SlotTable, TaskTable, stage_ranges
 from analyzer.model.application import Application
+from analyzer.units import INT_MAX
 
 
 def acc_stage_sums(slots: pl.LazyFrame) -> dict[int, dict[tuple[int, int], int]]:
@@ -46,9 +48,11 @@ def task_cpus(app: Application) -> int:
         return 1
     raw = dict(app.spark_properties).get("spark.task.cpus", "1").strip()
     try:
-        return max(1, int(float(raw)))
+        cpus = float(raw)
     except ValueError:
         return 1
+    # An int setting of Spark's: a value no Java int holds never ran (1e308, infinity).
+    return max(1, int(cpus)) if math.isfinite(cpus) and cpus <= INT_MAX else 1
 
 
 def stage_run_ms(tasks: TaskTable, cpus: int) -> tuple[dict[int, int], dict[int, int]]:

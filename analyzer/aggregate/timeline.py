@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from analyzer.aggregate import ENGINE
+from analyzer.units import decimal_int
 
 if TYPE_CHECKING:  # analysis.py reaches the timeline through `Analysis.timeline`
     from analyzer.aggregate.analysis import Analysis
@@ -107,7 +108,8 @@ def timeline_tasks(
 
 
 def _executor_order(executor_id: str) -> tuple[int, str]:
-    return (int(executor_id), "") if executor_id.isdigit() else (-1, executor_id)
+    number = decimal_int(executor_id)
+    return (number, "") if number is not None else (-1, executor_id)
 
 
 def _pack(tasks: Iterable[TimelineTask]) -> tuple[int, tuple[tuple[int, TimelineTask], ...]]:

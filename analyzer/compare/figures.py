@@ -16,6 +16,7 @@ from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.compare.node_match import match_nodes
 from analyzer.model.application import Application, Execution
 from analyzer.model.plan import PlanGraph
+from analyzer.units import decimal_int
 
 BYTES_METRICS = (
     "size of files read",
@@ -171,7 +172,7 @@ def declared_partitions(desc: str) -> int | None:
             elif ch in ")]":
                 if depth == 0:
                     arg = desc[last_comma:i].strip(" ,")
-                    return int(arg) if arg.isdigit() else None
+                    return decimal_int(arg)
                 depth -= 1
             elif ch == "," and depth == 0:
                 last_comma = i + 1

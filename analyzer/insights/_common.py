@@ -14,6 +14,7 @@ from analyzer.insights.finding import Advice, Evidence, Finding, Severity
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, Job, StageAttempt
 from analyzer.model.plan import PlanGraph, PlanNode
+from analyzer.units import decimal_int
 
 
 @dataclass(frozen=True)
@@ -221,8 +222,8 @@ def parse_bytes(text: str | None, default: int) -> int:
     raw = (text or "").strip().lower().removesuffix("b")
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
     factor = units.get(raw[-1:], 1) if raw else 1
-    digits = raw[:-1] if raw[-1:] in units else raw
-    return int(digits) * factor if digits.isdigit() else default
+    amount = decimal_int(raw[:-1] if raw[-1:] in units else raw)
+    return amount * factor if amount is not None else default
 
 
 def split_can_shrink(task_input_bytes: int, properties: dict[str, str]) -> bool:

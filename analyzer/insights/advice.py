@@ -17,7 +17,7 @@ from analyzer.aggregate.cost import parse_memory_mib
 from analyzer.insights._common import ROW_GROUP_BYTES, context, parse_bytes
 from analyzer.insights.finding import Advice, Finding
 from analyzer.insights.spill_cause import spill_cause
-from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, parse_seconds
+from analyzer.units import decimal_int, fmt_bytes, fmt_count, fmt_duration_ms, parse_seconds
 
 MIB = 1 << 20
 ADVISORY_KEY = "spark.sql.adaptive.advisoryPartitionSizeInBytes"
@@ -98,8 +98,8 @@ def shuffle_partitions_for_memory(
             "count",
         )
     factor = max_need_bytes / max_peak_bytes
-    configured = props.get(key, "200").strip()
-    if configured.isdigit() and n_tasks < int(configured):
+    configured = decimal_int(props.get(key, "200").strip())
+    if configured is not None and n_tasks < configured:
         return Advice(
             key,
             None,
@@ -298,8 +298,9 @@ def min_executors_for_waits(
     value = max(1, math.ceil(peak_running_tasks / per))
     cap_raw = props.get("spark.dynamicAllocation.maxExecutors", "")
     capped = ""
-    if cap_raw.strip().isdigit() and value > int(cap_raw):
-        value = int(cap_raw)
+    cap = decimal_int(cap_raw.strip())
+    if cap is not None and value > cap:
+        value = cap
         capped = f", at most spark.dynamicAllocation.maxExecutors {cap_raw}"
     return Advice(
         key,

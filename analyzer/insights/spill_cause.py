@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
 from analyzer.insights.finding import Evidence, ev
-from analyzer.units import fmt_bytes
+from analyzer.units import decimal_int, fmt_bytes
 
 SPARK_INT_MAX = 2**31 - 1
 """Spark's default for every spill-forcing count (`Integer.MAX_VALUE`: never force a spill)."""
@@ -72,12 +72,12 @@ def forcing_settings(
     """
     out = []
     for key, applies_to in FORCING_SETTINGS:
-        raw = props.get(key, "").strip()
-        if not raw.isdigit() or int(raw) >= SPARK_INT_MAX:
+        value = decimal_int(props.get(key, "").strip())
+        if value is None or value >= SPARK_INT_MAX:
             continue
         if applies_to and not any(applies_to in name for name in node_names or ()):
             continue
-        out.append((key, int(raw)))
+        out.append((key, value))
     return tuple(out)
 
 

@@ -16,6 +16,7 @@ from analyzer.model.config_secrets import redact_pairs
 from analyzer.model.plan import MetricCatalog, PlanGraph
 from analyzer.model.streaming import StreamingQuery
 from analyzer.model.trusted import Trusted
+from analyzer.units import decimal_int
 
 DRIVER_ID = "driver"
 """The executor id Spark gives the driver."""
@@ -282,8 +283,7 @@ class Application(BaseModel):
     def spark_major(self) -> int | None:
         """The major version of the Spark that wrote the log; None when its version does not
         start with one (some tools' logs)."""
-        major = self.spark_version.split(".", 1)[0]
-        return int(major) if major.isdigit() else None
+        return decimal_int(self.spark_version.split(".", 1)[0])
 
     @cached_property
     def sub_executions(self) -> dict[int, tuple[int, ...]]:

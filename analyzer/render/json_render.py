@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Iterator, Mapping
@@ -39,6 +40,19 @@ def visible_json(data: bytes) -> bytes:
     return _INVISIBLE.sub(_json_escape, data.decode("utf-8")).encode("utf-8")
 
 
+def _dumps(value: Any, option: int) -> bytes:
+    """`orjson.dumps`, or Python's `json` where orjson refuses an integer of more than 64 bits:
+    a hostile log's values can add up past them. Both write the same layout (two spaces of
+    indent, `": "` after a key); `json` writes any integer, so the document stays whole."""
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        text = json.dumps(
+            value, indent=2 if option & orjson.OPT_INDENT_2 else None, ensure_ascii=False
+        )
+        return (text + "\n" if option & orjson.OPT_APPEND_NEWLINE else text).encode("utf-8")
+
+
 def render_json_bytes(document: dict[str, Any]) -> bytes:
     """Return the document as pretty-printed, key-stable UTF-8 JSON with a final newline, its
     invisible characters escaped (`visible_json`).
@@ -47,7 +61,7 @@ def render_json_bytes(document: dict[str, Any]) -> bytes:
     faster on large applications; a report written to a file is written from these bytes,
     with no text copy of a document that can be hundreds of MB.
     """
-    return visible_json(orjson.dumps(document, option=_OPTIONS))
+    return visible_json(_dumps(document, _OPTIONS))
 
 
 def render_json(document: dict[str, Any]) -> str:
@@ -97,7 +111,7 @@ def _list_chunks(items: Iterator[Any], newline: bytes) -> Iterator[bytes]:
     size = 1  # items in the next batch: as many as make about `_BATCH_BYTES` of text
     while batch := list(islice(items, size)):
         # "[\n  A,\n  B\n]": the items at an indent of two, between "[\n  " and "\n]".
-        body = visible_json(orjson.dumps(batch, option=orjson.OPT_INDENT_2))[4:-2]
+        body = visible_json(_dumps(batch, orjson.OPT_INDENT_2))[4:-2]
         size = max(1, min(_BATCH_ITEMS, _BATCH_BYTES * len(batch) // max(1, len(body))))
         del batch
         # The separator apart: joined to the batch, it would copy the batch's bytes again.

@@ -23,6 +23,7 @@ from analyzer.model.plan import (
     PlanNode,
     PlanShape,
 )
+from analyzer.units import decimal_int
 
 _CODEGEN_ID = re.compile(r"WholeStageCodegen \((\d+)\)")
 _SPECIAL = frozenset(
@@ -186,7 +187,7 @@ class _Builder:
         codegen_ids: dict[int, int | None] = {}
         for cluster in self.members:
             match = _CODEGEN_ID.search(self.infos[cluster].node_name)
-            codegen_ids[cluster] = int(match.group(1)) if match else None
+            codegen_ids[cluster] = decimal_int(match.group(1)) if match else None
         members = self.members
         node = parts.node
         nodes = tuple(

@@ -18,6 +18,7 @@ from datetime import datetime
 from analyzer.eventlog import events as ev
 from analyzer.model.streaming import StreamingBatch, StreamingQuery, StreamingStatus
 from analyzer.model.trusted import Trusted
+from analyzer.units import decimal_int
 
 QUERY_ID_KEY = "sql.streaming.queryId"
 BATCH_ID_KEY = "streaming.sql.batchId"
@@ -199,8 +200,9 @@ class StreamingTracker:
         run_id = properties.get(JOB_GROUP_KEY)
         if batch_raw is None or run_id is None or QUERY_ID_KEY not in properties:
             return
-        if batch_raw.isdigit() and len(batch_raw) <= 18:
-            self.job_batches[execution_id] = (run_id, int(batch_raw))
+        batch_id = decimal_int(batch_raw) if len(batch_raw) <= 18 else None
+        if batch_id is not None:
+            self.job_batches[execution_id] = (run_id, batch_id)
 
     def build(self, descriptions: dict[int, str]) -> tuple[StreamingQuery, ...]:
         """Return the query runs, each batch with its executions; `descriptions` are the
