@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 
+from analyzer.units import shown_path
+
 
 class Strictness(enum.Enum):
     """How to treat a malformed line in the middle of a log."""
@@ -43,7 +45,7 @@ class AnalyzerError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.path is not None:
-            where = self.path
+            where = shown_path(self.path)
             if self.line is not None:
                 where += f":{self.line}"
             elif self.offset is not None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from analyzer.errors import CannotWriteError, OutputIsInputError
 
@@ -32,36 +33,75 @@ def write_atomic(
     half-written file.
 
     The file gets the permissions a plain `open(path, "w")` would give (0666 less the umask),
-    not the owner-only ones of a temporary file: reports are meant to be shared. Raises
-    `CannotWriteError` with the path and the operating system's reason when the report cannot
-    be written there (a directory, a path under a regular file, no permission, a read-only or
-    special file system, a full disk) and `hint` as what to do; the temporary file is removed
-    whatever happens.
+    not the owner-only ones of a temporary file: reports are meant to be shared. A symbolic link
+    is written through, as `open` would (the link stays). A character device or a named pipe
+    (`-o /dev/null`, `-o /dev/stdout`) is written to as it is: renaming a file over it would
+    replace the device itself. Raises `CannotWriteError` with the path and the operating
+    system's reason when the report cannot be written there (a directory, a path under a
+    regular file, a block device or a socket, no permission, a read-only or special file
+    system, a full disk) and `hint` as what to do; the temporary file is removed whatever
+    happens.
     """
-    target = Path(path)
+    given = Path(path)
     try:
+        target = Path(os.path.realpath(given)) if given.is_symlink() else given
+        kind = _special_kind(target)
+        if kind is not None:
+            if kind not in ("a character device", "a named pipe"):
+                raise OSError(errno.EINVAL, f"it is {kind}")
+            _write_through(target, text)
+            return
         if target.is_dir():
             raise IsADirectoryError(errno.EISDIR, "it is a directory")
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
-        raise _cannot_write(target, error, hint) from None
+        raise _cannot_write(given, error, hint) from None
+    except RecursionError:  # pathlib makes the missing directories one call per level
+        raise _cannot_write(given, OSError(errno.ENAMETOOLONG, "nested too deeply"), hint) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        chunks = (text.encode("utf-8"),) if isinstance(text, str) else text
         with os.fdopen(fd, "wb") as handle:
-            if isinstance(chunks, bytes):
-                handle.write(chunks)
-            else:
-                for chunk in chunks:
-                    handle.write(chunk)
+            _write_chunks(handle, text)
         os.replace(tmp, target)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
-        raise _cannot_write(target, error, hint) from None
+        raise _cannot_write(given, error, hint) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _special_kind(path: Path) -> str | None:
+    """What `path` is when it exists and is neither a regular file nor a directory, else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def _write_through(target: Path, text: str | bytes | Iterable[bytes | memoryview]) -> None:
+    """Write to a character device or a named pipe as it is (no temporary file, no rename)."""
+    with open(target, "wb") as handle:
+        _write_chunks(handle, text)
+
+
+def _write_chunks(handle: BinaryIO, text: str | bytes | Iterable[bytes | memoryview]) -> None:
+    chunks = (text.encode("utf-8"),) if isinstance(text, str) else text
+    if isinstance(chunks, bytes):
+        handle.write(chunks)
+    else:
+        for chunk in chunks:
+            handle.write(chunk)
 
 
 def _cannot_write(target: Path, error: OSError, hint: str) -> CannotWriteError:

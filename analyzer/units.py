@@ -81,6 +81,25 @@ def parse_seconds(text: str | None, default: float) -> float:
     return float(amount) if amount is not None else default
 
 
+def shown_path(path: str) -> str:
+    r"""A file path or URL as text every output can hold.
+
+    A file name's bytes that are not UTF-8 reach Python as lone surrogates (`os.fsdecode`), which
+    no UTF-8 output can write: they are shown as `\xNN`, any other lone surrogate as `\uXXXX`.
+
+    >>> shown_path("logs/bad\udcff\udcfename"), shown_path("logs/caf\u00e9")
+    ('logs/bad\\xff\\xfename', 'logs/café')
+    """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return path
+
+
 def fmt_bytes(n_bytes: int | float | None) -> str:
     """Format a byte count with binary units: `0 B`, `512 B`, `1.5 KiB`, `3.2 GiB`.
 

@@ -97,7 +97,7 @@ def test_config_file_per_scheme_and_command_line_wins(tmp_path: Path) -> None:
     [
         ("timeout_s = 'soon'", "timeout_s must be a number"),
         ("s3 = 1", "is not a table"),
-        ("[s3", "not a valid TOML file"),
+        ("[s3", "not valid TOML"),
         ("timeout_s = -1", "--remote-timeout must be above 0"),
     ],
 )

@@ -5,12 +5,12 @@ options hold a `PriceSpec`, and the command line builds one before any heavy imp
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.errors import PriceFileError
+from analyzer.eventlog.config_file import ConfigFileError, parse_toml, read_settings_file
 
 MAX_PRICE_FILE_BYTES = 1 << 20
 """A price file larger than this is refused: it is a small table, not data."""
@@ -104,18 +104,13 @@ def read_price_table(path: str | Path) -> PriceTable:
     """
     name = str(path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_PRICE_FILE_BYTES + 1)
+        doc = parse_toml(read_settings_file(path, MAX_PRICE_FILE_BYTES))
     except OSError as error:
         raise PriceFileError(
             f"cannot read the price file: {error.strerror or error}", path=name
         ) from None
-    if len(data) > MAX_PRICE_FILE_BYTES:
-        raise PriceFileError("the price file is larger than 1 MiB", path=name)
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise PriceFileError(f"not valid TOML: {error}", path=name) from None
+    except ConfigFileError as error:
+        raise PriceFileError(f"the price file is {error}", path=name) from None
     currency = _currency(doc, "$", "top level", name)
     rules: list[PriceRule] = []
     matches = doc.get("match", [])

@@ -28,6 +28,7 @@ from analyzer.batch.history_records import (
 )
 from analyzer.batch.history_rows import HISTORY_TABLES, history_schema
 from analyzer.batch.outputs import cannot_write
+from analyzer.units import shown_path
 
 HISTORY_DIR = "history"
 """The history tables' directory under `OUTDIR/tables/`."""
@@ -137,7 +138,11 @@ class HistoryStore:
         name = f"batch-{stamp:%Y%m%dT%H%M%S}{stamp.microsecond // 1000:03d}Z-{secrets.token_hex(4)}"
         file_name = f"{name}.parquet"
         for table in (*HISTORY_TABLES[1:], HISTORY_TABLES[0]):
-            rows = [dataclasses.astuple(row) for row in records.rows[table]]
+            # A log name whose bytes are not UTF-8 (lone surrogates) written as polars holds it.
+            rows = [
+                tuple(shown_path(v) if isinstance(v, str) else v for v in dataclasses.astuple(row))
+                for row in records.rows[table]
+            ]
             frame = pl.DataFrame(rows, schema=history_schema(table), orient="row").sort(
                 ["run_start_ms", "app_key"], maintain_order=True
             )

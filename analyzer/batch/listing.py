@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterable
 from analyzer.batch.manifest import Fingerprint, fingerprint_log
 from analyzer.batch.plan import Candidate, ListedLog
 from analyzer.batch.worker import one_line
+from analyzer.errors import LogNotFoundError
 from analyzer.eventlog.discover import (
     AppInfo,
     app_dir_name,
@@ -45,6 +46,12 @@ def list_logs(
     listed: list[ListedLog] = []
     for entry in entries:
         if entry.name in skip:
+            continue
+        info: AppInfo | None
+        if entry.error is not None:  # a pipe, a socket, a device, a loop: listed, never opened
+            unreadable = LogNotFoundError(entry.error, path=entry.path)
+            info = AppInfo(path=entry.path, size_bytes=entry.size_bytes, error=one_line(unreadable))
+            listed.append(ListedLog(app_dir_name(entry.path), info, entry.modified_ms))
             continue
         try:
             children = storage.list(entry.path) if entry.is_dir else None

@@ -42,7 +42,11 @@ def fingerprint_log(source: LogSource) -> Fingerprint:
     """Fingerprint a log by reading only its parts' metadata and 64 KiB at each end."""
     h = hashlib.sha256()
     for part in source.parts:
-        h.update(f"{Path(part.path).name}\0{part.size_bytes}\0{part.modified_ms}\n".encode())
+        h.update(
+            f"{Path(part.path).name}\0{part.size_bytes}\0{part.modified_ms}\n".encode(
+                "utf-8", "surrogatepass"
+            )
+        )
     if source.parts:
         first, last = source.parts[0], source.parts[-1]
         with open_part(first) as stream:
@@ -111,18 +115,19 @@ class Manifest:
 
     def to_json(self) -> str:
         """Return the manifest document as stable JSON text."""
-        return (
-            json.dumps(
-                {
-                    "format_version": MANIFEST_FORMAT_VERSION,
-                    "analyzer_version": __version__,
-                    "entries": {k: asdict(v) for k, v in sorted(self.entries.items())},
-                },
-                indent=1,
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
+        doc = {
+            "format_version": MANIFEST_FORMAT_VERSION,
+            "analyzer_version": __version__,
+            "entries": {k: asdict(v) for k, v in sorted(self.entries.items())},
+        }
+        text = json.dumps(doc, indent=1, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A log name whose bytes are not UTF-8 (kept by Python as lone surrogates): escaped,
+            # it reads back as the same name.
+            text = json.dumps(doc, indent=1, ensure_ascii=True)
+        return text + "\n"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from analyzer.errors import (
 )
 from analyzer.eventlog.codecs import DecodeReport, iter_decompressed, sniff_codec
 from analyzer.eventlog.source import LogPart, LogSource, open_part
+from analyzer.units import shown_path
 
 MAX_LINE_BYTES = 128 << 20
 """The longest line read (128 MiB). Spark's writer sets no limit; the longest real lines are
@@ -305,7 +306,7 @@ def _cut_part(
     start of the frame it is in: a part of one frame would otherwise read "byte 0".
     """
     if strictness is Strictness.LENIENT:
-        stats.truncated_parts = (*stats.truncated_parts, part.path)
+        stats.truncated_parts = (*stats.truncated_parts, shown_path(part.path))
         return
     frame_start = report.truncated_at_offset
     if frame_start is None:

@@ -17,17 +17,23 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from analyzer.errors import AnalyzerError, LogNotFoundError, RemoteStorageError, UsageError
+from analyzer.eventlog.config_file import (
+    ConfigFileError,
+    check_depth,
+    parse_toml,
+    read_settings_file,
+)
 
 DEFAULT_REMOTE_TIMEOUT_S = 60.0
 """How long a remote request may wait for a connection, and then for each answer, in seconds."""
 MAX_REMOTE_TIMEOUT_S = 86_400.0
+MAX_REMOTE_CONFIG_BYTES = 1 << 20
+"""The largest remote-storage config file read (real ones are a few lines)."""
 REMOTE_ATTEMPTS = 2
 """Tries of one request that fails in transit (a timeout, a cut connection): the first and one
 more. So a storage that never answers fails one operation after about twice the timeout."""
@@ -172,8 +178,9 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, StorageValue]:
             )
         try:
             value: StorageValue = json.loads(text)
-        except ValueError:
-            value = text
+            check_depth(value)
+        except (ValueError, RecursionError, ConfigFileError):
+            value = text  # not JSON, or JSON nested too deep to be an option: the text itself
         out[key] = value
     return out
 
@@ -182,11 +189,11 @@ def load_remote_config(path: str) -> tuple[float | None, dict[str, dict[str, Sto
     """Read a remote-storage config file (TOML): its `timeout_s` and its driver options per
     scheme family (`[s3]`, `[gcs]`, `[abfs]`, ... tables)."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_toml(read_settings_file(path, MAX_REMOTE_CONFIG_BYTES))
     except OSError as error:
         raise UsageError(f"{path}: cannot read the remote config file: {error.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"{path}: not a valid TOML file: {error}") from None
+    except ConfigFileError as error:
+        raise UsageError(f"{path}: the remote config file is {error}") from None
     timeout = data.pop("timeout_s", None)
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)):
         raise UsageError(f"{path}: timeout_s must be a number of seconds")

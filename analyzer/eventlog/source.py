@@ -21,6 +21,7 @@ from analyzer.errors import (
 )
 from analyzer.eventlog.remote import RemoteOptions, one_line, remote_error
 from analyzer.eventlog.storage import Entry, RemoteStorage, Storage, is_url, storage_for
+from analyzer.units import shown_path
 
 Codec = Literal["none", "zstd", "lz4", "lzf", "snappy", "gz"]
 Layout = Literal["single", "rolling", "databricks"]
@@ -180,7 +181,8 @@ def _part(storage: Storage, entry: Entry) -> LogPart:
     if hint is not None and hint != found:
         said = "has no codec extension" if _extension(entry.name) is None else f"says {hint}"
         note = (
-            f"{entry.name} holds {_NAMES[found]} data but its name {said}: read as {_NAMES[found]}"
+            f"{shown_path(entry.name)} holds {_NAMES[found]} data but its name {said}: "
+            f"read as {_NAMES[found]}"
         )
     elif hint is None:
         note = (

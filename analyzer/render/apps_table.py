@@ -10,7 +10,7 @@ import os
 
 from analyzer.eventlog.discover import AppInfo
 from analyzer.render.terminal import neutralize
-from analyzer.units import fmt_bytes, fmt_duration_ms, fmt_timestamp_iso
+from analyzer.units import fmt_bytes, fmt_duration_ms, fmt_timestamp_iso, shown_path
 
 NAME_MAX_CHARS = 40
 _HEADERS = (
@@ -34,7 +34,8 @@ def _clip(text: str, max_chars: int) -> str:
 
 
 def _row(info: AppInfo) -> tuple[str, ...]:
-    app_id = info.app_id or os.path.basename(info.path.rstrip("/")) or info.path
+    path = shown_path(info.path)
+    app_id = info.app_id or os.path.basename(path.rstrip("/")) or path
     duration = info.duration_ms
     cells = (
         app_id,
@@ -47,7 +48,7 @@ def _row(info: AppInfo) -> tuple[str, ...]:
         "-" if info.error is not None else info.codec,
         info.layout,
         fmt_bytes(info.size_bytes),
-        info.path,
+        path,
     )
     return tuple(neutralize(cell) for cell in cells)
 

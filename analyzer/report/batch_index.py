@@ -19,6 +19,7 @@ from analyzer.units import (
     fmt_pct,
     fmt_timestamp_ms,
     plural,
+    shown_path,
 )
 
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
@@ -505,7 +506,7 @@ def build_index_view(
     rows = [_row(e, e.summary) for e in entries if e.summary is not None and e.error is None]
     rows.sort(key=lambda r: (-r.start_sort, r.app_id_str))
     failures = sorted(
-        (FailedLogView(e.log_name, e.error) for e in entries if e.error is not None),
+        (FailedLogView(shown_path(e.log_name), e.error) for e in entries if e.error is not None),
         key=lambda f: f.log_name,
     )
     ordered = sorted(

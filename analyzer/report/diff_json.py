@@ -10,6 +10,7 @@ from analyzer.compare.result import DiffResult, ExecutionDiff, NodeDelta
 from analyzer.insights import Finding
 from analyzer.report.diff import MAX_NODES_HTML
 from analyzer.report.header import app_status
+from analyzer.units import shown_path
 
 DIFF_FORMAT_VERSION = 1
 
@@ -156,7 +157,7 @@ def _run(result: DiffResult, side: str) -> dict[str, Any]:
     analysis = result.baseline if side == "baseline" else result.candidate
     app = analysis.application
     return {
-        "log": analysis.source.path,
+        "log": shown_path(analysis.source.path),
         "app_id": app.app_id,
         "attempt_id": app.attempt_id,
         "name": app.name,

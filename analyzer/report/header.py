@@ -7,7 +7,15 @@ from pathlib import PurePath
 from typing import Literal
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.units import MISSING, fmt_bytes, fmt_count, fmt_duration_ms, fmt_timestamp_ms, plural
+from analyzer.units import (
+    MISSING,
+    fmt_bytes,
+    fmt_count,
+    fmt_duration_ms,
+    fmt_timestamp_ms,
+    plural,
+    shown_path,
+)
 
 AppStatus = Literal["completed", "in-progress", "incomplete"]
 
@@ -123,8 +131,9 @@ def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHead
         app_id=app_id,
         spark_version=app.spark_version or MISSING,
         user=app.user or MISSING,
-        log_name=PurePath(source.path).name,
-        log_str=f"{source.path} ({source.codec or 'plain'}, {fmt_bytes(source.size_bytes)})",
+        log_name=shown_path(PurePath(source.path).name),
+        log_str=f"{shown_path(source.path)} ({source.codec or 'plain'}, "
+        f"{fmt_bytes(source.size_bytes)})",
         start_str=fmt_timestamp_ms(app.start_ms),
         duration_str=fmt_duration_ms(app.duration_ms),
         executors_str=plural(len(workers), "executor") if workers else "driver only (local mode)",

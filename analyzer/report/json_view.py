@@ -18,6 +18,7 @@ from analyzer.model.plan import PlanEdge, PlanNode
 from analyzer.report.findings import evidence_str, kept_findings
 from analyzer.report.options import ReportOptions
 from analyzer.report.selection import select_executions
+from analyzer.units import shown_path
 
 FORMAT_VERSION = 1
 
@@ -542,7 +543,7 @@ def _document(
         "executors": _executors(analysis),
         "jobs": _jobs(analysis),
         "log": {
-            "path": analysis.source.path,
+            "path": shown_path(analysis.source.path),
             "layout": analysis.source.layout,
             "codec": analysis.source.codec,
             "size_bytes": analysis.source.size_bytes,

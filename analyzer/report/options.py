@@ -8,6 +8,7 @@ from typing import Literal
 from analyzer.aggregate.pricing import PriceSpec
 from analyzer.errors import UsageError
 from analyzer.insights import Thresholds
+from analyzer.units import decimal_int
 
 ReportFormat = Literal["text", "html", "json", "markdown"]
 FORMATS: tuple[ReportFormat, ...] = ("text", "html", "json", "markdown")
@@ -72,13 +73,13 @@ def parse_what_if_slots(value: str) -> tuple[int, ...]:
     >>> parse_what_if_slots("1, 8,64")
     (1, 8, 64)
     """
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    if not names or not all(name.isdigit() for name in names):
+    counts = [decimal_int(name.strip()) for name in value.split(",") if name.strip()]
+    if not counts or None in counts:
         raise UsageError(
             f"--what-if-slots takes task slot counts separated by commas, like 1,8,64, "
             f"not {value[:40]!r}"
         )
-    return tuple(int(name) for name in names)
+    return tuple(count for count in counts if count is not None)
 
 
 @dataclass(frozen=True)
