@@ -101,7 +101,8 @@ def test_what_if_slots_that_are_no_numbers(value: str) -> None:
 def test_writing_to_a_named_pipe_writes_through_it(tmp_path: Path) -> None:
     fifo = _fifo(tmp_path, "out.json")
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    # A daemon: were the pipe replaced by a file, the reader would wait for a writer for ever.
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     write_atomic(fifo, "report\n")
     reader.join(timeout=30)
