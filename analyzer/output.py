@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from analyzer.errors import CannotWriteError, OutputIsInputError
+from analyzer.eventlog.file_kind import special_kind
 
 if TYPE_CHECKING:
     from analyzer.eventlog.source import LogSource
@@ -45,9 +46,10 @@ def write_atomic(
     given = Path(path)
     try:
         target = Path(os.path.realpath(given)) if given.is_symlink() else given
-        kind = _special_kind(target)
-        if kind is not None:
-            if kind not in ("a character device", "a named pipe"):
+        mode = _mode_of(target)
+        kind = special_kind(mode) if mode is not None else None
+        if mode is not None and kind is not None:
+            if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
                 raise OSError(errno.EINVAL, f"it is {kind}")
             _write_through(target, text)
             return
@@ -72,21 +74,12 @@ def write_atomic(
         raise
 
 
-def _special_kind(path: Path) -> str | None:
-    """What `path` is when it exists and is neither a regular file nor a directory, else None."""
+def _mode_of(path: Path) -> int | None:
+    """The `st_mode` of an existing `path`, else None."""
     try:
-        mode = os.stat(path).st_mode
+        return os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
 
 
 def _write_through(target: Path, text: str | bytes | Iterable[bytes | memoryview]) -> None:

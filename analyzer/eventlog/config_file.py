@@ -13,6 +13,8 @@ import stat
 import tomllib
 from typing import Any
 
+from analyzer.eventlog.file_kind import special_kind
+
 MAX_DEPTH = 32
 """The deepest a settings file's tables and arrays may nest (real ones nest two or three)."""
 
@@ -24,8 +26,9 @@ class ConfigFileError(Exception):
 def read_settings_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of a regular file of at most `max_bytes`; `ConfigFileError` otherwise, or
     `OSError` when it cannot be read."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise ConfigFileError("not a regular file (a pipe, a device or a directory)")
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise ConfigFileError(f"not a regular file ({special_kind(mode) or 'a directory'})")
     # Not blocking, in case the path became a pipe since it was looked at.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:

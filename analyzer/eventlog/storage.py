@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
 from analyzer.errors import LogNotFoundError, RemoteStorageError, UsageError
+from analyzer.eventlog.file_kind import special_kind
 from analyzer.eventlog.remote import BUCKET_WORDS, RemoteOptions, family_of, one_line, remote_error
 
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -34,19 +35,6 @@ class Entry:
     error: str | None = None
     """Why the entry cannot be read, if it cannot: a dangling symbolic link, a loop of links,
     a named pipe or other special file (listed, never opened: opening a pipe would block)."""
-
-
-def _special_kind(mode: int) -> str | None:
-    """Name the kind of a file that is neither regular nor a directory, else None."""
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
 
 
 def _not_regular(kind: str) -> str:
@@ -73,7 +61,7 @@ class Storage:
             return None
         except OSError as error:
             raise LogNotFoundError(f"cannot read: {error.strerror}", path=path) from None
-        kind = _special_kind(st.st_mode)
+        kind = special_kind(st.st_mode)
         if kind is not None:
             raise LogNotFoundError(_not_regular(kind), path=path)
         name = os.path.basename(os.path.normpath(path))
@@ -99,7 +87,7 @@ class Storage:
                         why = f"cannot read: {error.strerror or error}"
                         out.append(Entry(de.path, de.name, False, 0, 0, error=why))
                         continue
-                    kind = _special_kind(st.st_mode)
+                    kind = special_kind(st.st_mode)
                     is_dir = stat.S_ISDIR(st.st_mode)
                     out.append(
                         Entry(
