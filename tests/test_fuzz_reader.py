@@ -5,7 +5,9 @@ way: byte flips and truncations of the on-disk bytes in every codec and in every
 multi-file logs; and, on the decompressed lines (written back in a codec chosen by the seed),
 glued lines, invalid UTF-8, raw control bytes, numbers out of Java's range, deeply nested plans,
 huge strings (a 16 MB app name, a 4 MB metric name, a 4 MB host), NULs and control characters in
-every string field of an event, events out of order, and timestamps at Java's extremes.
+every string field of an event, events out of order, timestamps at Java's extremes, settings
+that are no numbers (superscript digits, thousands of digits, `inf`) and RDD scopes that are no
+JSON object or nest thousands deep.
 
 In-process, `api.analyze` (strict and lenient) must return an analysis or raise an
 `AnalyzerError`; nothing else may escape. A subset also runs the CLI in a child process
@@ -393,6 +395,50 @@ def _plans_logged_again(rng: random.Random, lines: list[bytes]) -> list[bytes]:
     return out
 
 
+_NUMBER_LIKE = ["\u00b2", "\u2460", "1" + "0" * 5000, "9" * 400, "inf", "1e308", "-1", ""]
+"""Setting values that look like numbers to `str.isdigit` or `float` but are none Spark holds."""
+_READ_SETTINGS = [
+    "spark.executor.cores",
+    "spark.task.cpus",
+    "spark.driver.memory",
+    "spark.executor.memory",
+    "spark.executor.memoryOverhead",
+    "spark.memory.offHeap.size",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.files.maxPartitionBytes",
+    "spark.dynamicAllocation.executorIdleTimeout",
+    "spark.dynamicAllocation.maxExecutors",
+]
+
+
+def _hostile_values(rng: random.Random, lines: list[bytes]) -> list[bytes]:
+    """Values read from text later than the decoder: settings that are no numbers, and RDD
+    scopes that are no JSON object or nest deep."""
+
+    def change(event: object) -> object:
+        assert isinstance(event, dict)
+        name = event["Event"]
+        if name == "SparkListenerEnvironmentUpdate":
+            props = event["Spark Properties"]
+            for key in rng.sample(_READ_SETTINGS, 4):
+                props[key] = rng.choice(_NUMBER_LIKE)
+            props["spark.master"] = f"local[{rng.choice(_NUMBER_LIKE)}]"
+        elif name in ("SparkListenerJobStart", "SparkListenerStageSubmitted"):
+            infos = event.get("Stage Infos") or [event.get("Stage Info") or {}]
+            for info in infos:
+                for rdd in info.get("RDD Info", []):
+                    rdd["Scope"] = rng.choice(
+                        ['{"name":' + "[" * 5000 + "]" * 5000 + "}", "[1]", "{", '{"name":NaN}']
+                    )
+        return event
+
+    wanted = (b"EnvironmentUpdate", b"JobStart", b"StageSubmitted")
+    return [
+        _mutate_json(line, change) if any(w in line[:120] for w in wanted) else line
+        for line in lines
+    ]
+
+
 LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] = {
     "glued": _glue,
     "bad-utf8": _bad_utf8,
@@ -408,6 +454,7 @@ LINE_MUTATIONS: dict[str, Callable[[random.Random, list[bytes]], list[bytes]]] =
     "spoof-in-strings": _spoof_in_strings,
     "layout-in-strings": _layout_in_strings,
     "plans-logged-again": _plans_logged_again,
+    "hostile-values": _hostile_values,
 }
 RENDERED_KINDS = frozenset(
     {
@@ -416,6 +463,7 @@ RENDERED_KINDS = frozenset(
         "spoof-in-strings",
         "layout-in-strings",
         "plans-logged-again",
+        "hostile-values",
     }
 )
 """Kinds whose logs are also rendered in every format: their failures were in the reports. Their
