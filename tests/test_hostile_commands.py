@@ -13,6 +13,8 @@ import stat
 import threading
 from pathlib import Path
 
+import orjson
+import polars as pl
 import pytest
 from eventlog_samples import SAMPLES
 from hostile_inputs import run_cli
@@ -163,6 +165,38 @@ def test_batch_over_a_name_that_is_not_utf8_and_a_pipe(tmp_path: Path) -> None:
     assert (first.n_analyzed, first.n_failed) == (1, 1)
     again = run_batch(str(logs), str(tmp_path / "out"), options)
     assert again.n_analyzed == 0 and again.n_failed == 1
+
+
+def _with_app_id(source: Path, target: Path, app_id: str, attempt_id: str) -> None:
+    """`source` with its application's id and attempt id replaced."""
+    lines = source.read_bytes().splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"SparkListenerApplicationStart"' in line)
+    event = orjson.loads(lines[at])
+    event["App ID"], event["App Attempt ID"] = app_id, attempt_id
+    lines[at] = orjson.dumps(event)
+    target.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def test_batch_records_ids_of_megabytes_cut_and_distinct(tmp_path: Path) -> None:
+    # Every table row repeats its application's id; uncut, an id of 10 MB made a batch of one
+    # log hold 1.7 GB, and one of 30 MB ran out of memory.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    long_id = "a" * (1 << 20)
+    _with_app_id(_sample(), logs / "one", long_id, "1" * 5000)
+    _with_app_id(_sample(), logs / "two", long_id + "b", "1")
+    options = BatchOptions(jobs=1)
+    first = run_batch(str(logs), str(tmp_path / "out"), options)
+    assert (first.n_analyzed, first.n_failed, first.n_recorded) == (2, 0, 2)
+    tables = tmp_path / "out" / "tables"
+    for table in ("applications", "executions", "plan_node_metrics", "history/runs/*"):
+        ids = pl.read_parquet(tables / f"{table}.parquet").get_column("app_id").unique()
+        assert ids.len() == 2 and ids.str.len_chars().to_list() == [1000, 1000], table
+        assert all(i.startswith("a" * 900) and "…~" in i for i in ids)
+    runs = pl.read_parquet(tables / "history/runs/*.parquet")
+    assert sorted(runs.get_column("attempt_id").str.len_chars().to_list()) == [1, 1000]
+    again = run_batch(str(logs), str(tmp_path / "out"), options)
+    assert (again.n_analyzed, again.n_recorded) == (0, 0)  # the same runs, known by their cut ids
 
 
 # --- redaction of long texts --------------------------------------------------------------

@@ -9,6 +9,7 @@ that maps onto polars and onto Spark SQL types. The tables are documented in doc
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,11 @@ import polars as pl
 
 FLEET_FORMAT_VERSION = 1
 """Version of the table layout; bumped when a column is renamed, removed or changes meaning."""
+
+MAX_ID_CHARS = 1000
+"""Application and attempt ids are cut to this many characters in the fleet tables and the
+history (`recorded_id`), as `spark-explain apps` cuts them."""
+_ID_HASH_CHARS = 16
 
 ColumnType = str
 """One of `int` (64-bit), `float` (64-bit), `str`, `bool`."""
@@ -319,9 +325,29 @@ RowKey = tuple[str, str | None, str | None]
 """The first columns of every fleet table's row: app key, application id, attempt id."""
 
 
+def recorded_id(text: str | None) -> str | None:
+    """An application or attempt id as the fleet tables and the history record it: as it is, up
+    to `MAX_ID_CHARS` characters; a longer one (no Spark writes one) cut, with a hash of the
+    whole id so that different ids stay different. Every row of an application repeats its id,
+    and a table column holds a copy of each row's value: an id of 10 MB made a batch of one log
+    hold 1.7 GB.
+
+    >>> recorded_id("app-20261122042339-0000")
+    'app-20261122042339-0000'
+    >>> len(recorded_id("a" * 5000))
+    1000
+    >>> recorded_id("a" * 5000) != recorded_id("a" * 5001)
+    True
+    """
+    if text is None or len(text) <= MAX_ID_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_HASH_CHARS]
+    return f"{text[: MAX_ID_CHARS - _ID_HASH_CHARS - 2]}…~{digest}"
+
+
 def row_key(app_key: str, app: DocApplication) -> RowKey:
     """The first columns of an application's rows."""
-    return (app_key, app.id, app.attempt_id)
+    return (app_key, recorded_id(app.id), recorded_id(app.attempt_id))
 
 
 def head_rows(app_key: str, doc: ReportDoc) -> dict[str, list[Row]]:

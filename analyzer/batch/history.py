@@ -25,7 +25,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from analyzer.batch.fleet import DocExecution, DocFinding, ReportDoc
+from analyzer.batch.fleet import DocExecution, DocFinding, ReportDoc, recorded_id
 from analyzer.batch.history_records import (
     MEDIAN_WINDOW,
     SPARKLINE_RUNS,
@@ -123,7 +123,7 @@ def new_records(
     fresh: list[RunInput] = []
     for item in inputs:
         app = item.doc.application
-        identity = run_identity(app.id, app.attempt_id, item.app_key)
+        identity = run_identity(recorded_id(app.id), recorded_id(app.attempt_id), item.app_key)
         if identity in seen or not recordable(item.doc):
             continue
         seen.add(identity)
@@ -169,8 +169,8 @@ def _record(
         run_date=_run_date(start_ms),
         run_start_ms=start_ms,
         app_key=item.app_key,
-        app_id=app.id,
-        attempt_id=app.attempt_id,
+        app_id=recorded_id(app.id),
+        attempt_id=recorded_id(app.attempt_id),
         batch_run_ms=batch_run_ms,
     )
     key_cols = dataclasses.asdict(key)
@@ -317,8 +317,8 @@ def _record(
     run = RunRecord(
         job_key=item.job_key,
         app_key=item.app_key,
-        app_id=app.id,
-        attempt_id=app.attempt_id,
+        app_id=recorded_id(app.id),
+        attempt_id=recorded_id(app.attempt_id),
         name=app.name,
         run_start_ms=start_ms,
         duration_ms=duration_ms,
