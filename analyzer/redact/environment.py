@@ -73,6 +73,64 @@ def _is_ipv6(text: str) -> bool:
     return ("::" in text or len(groups) == 8) and any(c.isdigit() for c in text) and len(text) > 3
 
 
+MAX_PATTERN_VALUE_CHARS = 256
+"""Known values up to this long are found by one compiled pattern; longer ones by a plain
+search. `re` compiles a 10 MB literal in seconds, into gigabytes (a hostile log's host)."""
+_WORD_CHAR = re.compile(r"\w")
+
+
+class _KnownValues:
+    """Finds known values (hosts, users, file names) as whole words: not after a word
+    character, a dot or `boundary`, and not before a word character, `boundary` or a dot and a
+    word character. At each place the longest value wins, leftmost first, as a pattern of the
+    values, longest first, finds them."""
+
+    def __init__(
+        self, values: set[str], boundary: str, max_pattern_chars: int = MAX_PATTERN_VALUE_CHARS
+    ) -> None:
+        ordered = sorted(values, key=lambda v: (-len(v), v))
+        short = [v for v in ordered if len(v) <= max_pattern_chars]
+        self._long = [v for v in ordered if len(v) > max_pattern_chars]
+        self._boundary = boundary
+        alts = "|".join(map(re.escape, short))
+        self._pattern = (
+            re.compile(rf"(?<![\w.{boundary}])(?:{alts})(?![\w{boundary}]|\.\w)") if short else None
+        )
+
+    def _is_word(self, text: str, start: int, end: int) -> bool:
+        before = text[start - 1] if start else ""
+        if before and (before in "." + self._boundary or _WORD_CHAR.match(before)):
+            return False
+        after = text[end : end + 2]
+        if not after:
+            return True
+        if after[0] in self._boundary or _WORD_CHAR.match(after[0]):
+            return False
+        return not (after[0] == "." and _WORD_CHAR.match(after[1:2]) is not None)
+
+    def finditer(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, value) of every whole-word occurrence, in order, none overlapping."""
+        found: list[tuple[int, int, str]] = []
+        for value in self._long:
+            at = text.find(value)
+            while at >= 0:
+                if self._is_word(text, at, at + len(value)):
+                    found.append((at, at + len(value), value))
+                    at = text.find(value, at + len(value))
+                else:
+                    at = text.find(value, at + 1)
+        if self._pattern is not None:
+            found.extend((m.start(), m.end(), m.group(0)) for m in self._pattern.finditer(text))
+        if not self._long:
+            return found
+        found.sort(key=lambda f: (f[0], -f[1]))
+        kept: list[tuple[int, int, str]] = []
+        for item in found:
+            if not kept or item[0] >= kept[-1][1]:
+                kept.append(item)
+        return kept
+
+
 class Environment:
     """The hosts, users and file names learned from a log, and the passes that replace them."""
 
@@ -84,9 +142,9 @@ class Environment:
         self._hosts: set[str] = set()
         self._users: set[str] = set()
         self._names: set[str] = set()
-        self._hosts_re: re.Pattern[str] | None = None
-        self._users_re: re.Pattern[str] | None = None
-        self._names_re: re.Pattern[str] | None = None
+        self._hosts_re: _KnownValues | None = None
+        self._users_re: _KnownValues | None = None
+        self._names_re: _KnownValues | None = None
 
     def add_host(self, host: str) -> None:
         """Know `host` (an executor's or the driver's), to replace it wherever it appears."""
@@ -122,11 +180,8 @@ class Environment:
         self._names_re = None
         self._on_learn()
 
-    def _known(self, values: set[str], boundary: str) -> re.Pattern[str] | None:
-        if not values:
-            return None
-        alts = "|".join(re.escape(v) for v in sorted(values, key=lambda v: (-len(v), v)))
-        return re.compile(rf"(?<![\w.{boundary}])(?:{alts})(?![\w{boundary}]|\.\w)")
+    def _known(self, values: set[str], boundary: str) -> _KnownValues | None:
+        return _KnownValues(values, boundary) if values else None
 
     def _path_token(self, path: str) -> str:
         for match in _HOME_USER.finditer(path):
@@ -189,16 +244,16 @@ class Environment:
             self._names_re = self._known(self._names, "-")
         if self._users and self._users_re is None:
             rare = {u for u in self._users if u.lower() not in _COMMON_USERS and len(u) >= 3}
-            self._users_re = self._known(rare, "-") or re.compile(r"(?!x)x")
+            self._users_re = _KnownValues(rare, "-")
         if self._hosts_re is not None:
-            for m in self._hosts_re.finditer(text):
-                full = self._full_host(m.group(0))
-                spans.claim(m.start(), m.end(), self.pseudonyms.token("host", full))
+            for start, end, value in self._hosts_re.finditer(text):
+                full = self._full_host(value)
+                spans.claim(start, end, self.pseudonyms.token("host", full))
         if self._hosts and "…" in text:
             self._cut_hosts(spans)
         if self._names_re is not None:
-            for m in self._names_re.finditer(text):
-                spans.claim(m.start(), m.end(), self.pseudonyms.token("path", m.group(0)))
+            for start, end, value in self._names_re.finditer(text):
+                spans.claim(start, end, self.pseudonyms.token("path", value))
         if self._users:
             stripped = text.strip()
             if stripped in self._users:
@@ -206,14 +261,16 @@ class Environment:
                 spans.claim(start, start + len(stripped), self.pseudonyms.token("user", stripped))
                 return
             for user in self._users:
-                if user in text:
+                # A long user is rare, so the pass below finds it anywhere; a pattern made of a
+                # user of megabytes would take seconds and gigabytes to compile.
+                if len(user) <= MAX_PATTERN_VALUE_CHARS and user in text:
                     for m in re.finditer(
                         rf"(?i:\buser(?:name)?\s*[=:]\s*)({re.escape(user)})(?![\w-])", text
                     ):
                         spans.claim(m.start(1), m.end(1), self.pseudonyms.token("user", user))
             assert self._users_re is not None
-            for m in self._users_re.finditer(text):
-                spans.claim(m.start(), m.end(), self.pseudonyms.token("user", m.group(0)))
+            for start, end, value in self._users_re.finditer(text):
+                spans.claim(start, end, self.pseudonyms.token("user", value))
 
     def _cut_hosts(self, spans: Spans) -> None:
         """Claim the beginning of a known host cut by a report (`worker-17.c.pro…`): its
