@@ -286,6 +286,13 @@ def test_lost_executor_fetch_failures_and_stage_retry_on_a_real_loss() -> None:
     assert [f.stage_id for f in failures] == [3]
     assert failures[0].number("n_fetch_failed") == 2
     assert failures[0].number("n_executor_lost") == 1
+    # Mixed failures: the title names the kinds before the first failure.
+    assert "(2 fetch failures, 1 attempt lost with an executor; first: " in failures[0].title
+    # The loss claims the attempt that died with the executor, not the fetch failures after it.
+    tasks = analysis.tasks.lazy().collect()
+    died = tasks.filter(tasks["end_reason"] == "ExecutorLostFailure")["duration_ms"].sum()
+    assert lost[0].estimated_lost_ms == died < failures[0].number("failed_duration_ms")
+    assert lost[0].severity == "info"  # 0.6 s of a 38 s run
     retries = detect_stage_retries(analysis, Thresholds())
     assert [f.stage_id for f in retries] == [3]
     assert "retried" in retries[0].title

@@ -63,14 +63,14 @@ def test_findings_come_first_ranked_and_referenced() -> None:
     headers = [line for line in lines[start:first_execution] if line[:3].strip().endswith(".")]
     assert [h.split(" · ")[-1] for h in headers] == [
         "stage-retry",
-        "lost-executors",
         "task-failures",
+        "lost-executors",
     ]
     assert "    docs:     docs/findings.md#stage-retry" in lines
     # Under the execution: one line per finding of it, pointing back at the section.
     execution_1 = lines.index(next(x for x in lines if x.startswith("SQL execution 1 ·")))
     assert lines[execution_1:].index("⚠ stage-retry at stage 3.0 — see Findings 1") < 10
-    assert "⚠ task-failures at stage 3.0 — see Findings 3" in lines
+    assert "⚠ task-failures at stage 3.0 — see Findings 2" in lines
 
 
 def test_a_failed_query_is_one_finding_with_its_root_cause() -> None:

@@ -77,6 +77,8 @@ class StageTaskStats:
     """The first failed or killed attempts (at most `FAILED_TASK_IDS_KEPT`)."""
     n_fetch_failed: int
     n_executor_lost: int
+    executor_lost_duration_sum_ms: int
+    """Summed duration of the attempts that failed with ExecutorLostFailure."""
     first_failure_reason: str | None
 
 
@@ -166,6 +168,10 @@ def _piece_stats(
             pl.col("task_id").filter(not_ok).head(FAILED_TASK_IDS_KEPT).alias("failed_task_ids"),
             (pl.col("end_reason") == "FetchFailed").sum().alias("n_fetch_failed"),
             (pl.col("end_reason") == "ExecutorLostFailure").sum().alias("n_executor_lost"),
+            pl.col("duration_ms")
+            .filter(pl.col("end_reason") == "ExecutorLostFailure")
+            .sum()
+            .alias("executor_lost_duration_sum_ms"),
             pl.col("failure_reason").drop_nulls().first().alias("first_failure_reason"),
         )
         .collect(engine=ENGINE)

@@ -51,6 +51,13 @@ class StageSpan:
     start_ms: int = field(metadata=_help("First attempt's submission, epoch ms."))
     end_ms: int = field(metadata=_help("Last attempt's completion, epoch ms."))
     n_attempts: int = field(metadata=_help("Attempts that ran."))
+    between_attempts_ms: int = field(
+        default=0,
+        metadata=_help(
+            "Of the span, the time in which none of its attempts ran (a retried stage waiting "
+            "for the stage whose failure made it run again)."
+        ),
+    )
 
     @property
     def wall_ms(self) -> int:
@@ -62,16 +69,24 @@ def stage_spans(stages: Iterable[StageAttempt]) -> dict[int, StageSpan]:
     """Return each stage's span over its attempts that have both a submission and a completion."""
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    attempts: dict[int, int] = {}
+    attempts: dict[int, list[tuple[int, int]]] = {}
     for s in stages:
         if s.submission_ms is None or s.completion_ms is None:
             continue
         first[s.stage_id] = min(first.get(s.stage_id, s.submission_ms), s.submission_ms)
         last[s.stage_id] = max(last.get(s.stage_id, s.completion_ms), s.completion_ms)
-        attempts[s.stage_id] = attempts.get(s.stage_id, 0) + 1
+        attempts.setdefault(s.stage_id, []).append((s.submission_ms, s.completion_ms))
     return {
         sid: StageSpan(
-            stage_id=sid, start_ms=first[sid], end_ms=last[sid], n_attempts=attempts[sid]
+            stage_id=sid,
+            start_ms=first[sid],
+            end_ms=last[sid],
+            n_attempts=len(attempts[sid]),
+            between_attempts_ms=(
+                max(0, last[sid] - first[sid] - covered_ms(attempts[sid]))
+                if len(attempts[sid]) > 1
+                else 0
+            ),
         )
         for sid in first
     }

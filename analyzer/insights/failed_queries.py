@@ -55,10 +55,27 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     ctx = context(analysis)
     findings = []
     jobs = {j.job_id: j for j in analysis.application.jobs}
-    interrupted = analysis.application.interrupted_execution_ids
-    for ex in analysis.application.executions:
+    app = analysis.application
+    interrupted = app.interrupted_execution_ids
+    failed = {e.execution_id: e for e in app.executions if e.status == "FAILED"}
+    # A root that failed only because a sub-execution inside it did (its own jobs did not
+    # fail) is told by that sub-execution's finding, where the tasks failed: one failure, one
+    # finding (the root's wall holds the sub-execution's, so its time is not claimed twice).
+    told_by: dict[int, Execution] = {}
+    for root_id, nested in app.sub_executions.items():
+        root = failed.get(root_id)
+        failed_inside = [failed[i] for i in nested if i in failed and i not in interrupted]
+        own_failed = (
+            any(jobs[j].status == "FAILED" for j in root.job_ids if j in jobs) if root else True
+        )
+        if root is not None and failed_inside and not own_failed:
+            told_by[failed_inside[0].execution_id] = root
+    for ex in app.executions:
         if ex.status != "FAILED" or ex.execution_id in interrupted:
             continue
+        if any(root.execution_id == ex.execution_id for root in told_by.values()):
+            continue
+        root = told_by.get(ex.execution_id)
         ex_jobs = [jobs[j] for j in ex.job_ids if j in jobs]
         first_job = _first_failed(ex_jobs)
         stage_ids = set(ex.stage_ids)
@@ -108,11 +125,19 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         if spilled:
             evidence.append(ev("bytes_spilled", "spilled before it failed", spilled, "bytes"))
         evidence.append(ev("duration_ms", "duration", ex.duration_ms, "ms"))
+        if root is not None:
+            evidence.append(ev("failed_root", "inside query", root.execution_id, "id"))
+            evidence.append(ev("root_duration_ms", "its duration", root.duration_ms, "ms"))
         findings.append(
             Finding(
                 rule=RULE,
                 severity="critical",
-                title=f"Query {ex.execution_id} failed: {cause}",
+                title=(
+                    f"Query {ex.execution_id} failed: {cause}"
+                    if root is None
+                    else f"Query {ex.execution_id} (inside query {root.execution_id}, which "
+                    f"failed with it) failed: {cause}"
+                ),
                 suggestion=(
                     "Fix the error the root cause names (for a UDF, the line of its traceback); "
                     "if it is an out-of-memory error or a lost executor, give tasks more memory "

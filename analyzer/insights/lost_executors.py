@@ -84,7 +84,7 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         for s in ctx.stage_stats.values()
         if s.n_executor_lost and not ctx.in_failed_execution(s.stage_id)
     ]
-    lost_task_ms = sum(s.failed_duration_sum_ms for s in outside)
+    lost_task_ms = sum(s.executor_lost_duration_sum_ms for s in outside)
     n_outside = sum(s.n_executor_lost for s in outside)
     reasons = [first_line(e.removed_reason or "") for e in lost]
     evidence = [ev("n_executors_lost", "executors lost", len(lost), "count")]
@@ -105,7 +105,7 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             "count",
         )
     )
-    evidence.append(ev("lost_task_ms", "time in those stages' failed attempts", lost_task_ms, "ms"))
+    evidence.append(ev("lost_task_ms", "time in the attempts lost", lost_task_ms, "ms"))
     if about_memory(reasons):
         suggestion = (
             "The executors were killed for memory: give their containers more memory "
@@ -121,7 +121,13 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     return [
         Finding(
             rule=RULE,
-            severity="warning" if n_outside else "info",
+            # A lost executor costs what its lost attempts ran; a small share of the run is
+            # told, not warned about (the stage retry it caused is `stage-retry`'s).
+            severity=(
+                "warning"
+                if n_outside and ctx.significant(lost_task_ms, None, thresholds)
+                else "info"
+            ),
             title=f"{len(lost)} executor(s) lost; {n_task_losses} task attempt(s) lost with them",
             suggestion=suggestion,
             estimated_lost_ms=lost_task_ms,

@@ -20,7 +20,7 @@ from analyzer.insights.executor_wait import detect_executor_wait
 from analyzer.insights.failed_jobs import detect_failed_jobs
 from analyzer.insights.failed_queries import detect_failed_queries
 from analyzer.insights.file_scans import detect_small_files
-from analyzer.insights.finding import SEVERITIES, Finding, ev
+from analyzer.insights.finding import SEVERITIES, Evidence, Finding, ev
 from analyzer.insights.gc_pressure import detect_gc_pressure
 from analyzer.insights.gpu_fallback import detect_gpu_fallback
 from analyzer.insights.idle_cores import detect_idle_cores
@@ -291,8 +291,23 @@ def _merge_batches(analysis: Analysis, findings: Sequence[Finding]) -> list[Find
         if lost == 0 and first.estimated_lost_ms > 0:
             severity = "info"  # a time cost that costs the query nothing
         title = first.title
+        shown: tuple[Evidence, ...] = ()
         if len(group) > 1:
-            title = f"{title} (in {len(group)} micro-batches of streaming query {fig.query.label})"
+            # The figures are the costliest batch's: said so, as they read like the query's.
+            costliest = batch_of.get(first.execution_id) if first.execution_id is not None else None
+            where = f"batch {costliest}" if costliest is not None else "its costliest batch"
+            title = (
+                f"{title} (in {len(group)} micro-batches of streaming query {fig.query.label}; "
+                f"figures of the costliest, {where})"
+            )
+            shown = (
+                ev(
+                    "shown_batch",
+                    "figures below from",
+                    f"{where} (SQL execution {first.execution_id}), the costliest",
+                    "text",
+                ),
+            )
         replaced[id(first)] = Finding(
             rule=first.rule,
             severity=severity,
@@ -315,6 +330,7 @@ def _merge_batches(analysis: Analysis, findings: Sequence[Finding]) -> list[Find
                     "text",
                 ),
                 ev("execution_ids", "", ", ".join(str(f.execution_id) for f in group[:50]), "text"),
+                *shown,
                 *first.evidence,
             ),
         )

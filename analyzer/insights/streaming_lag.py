@@ -42,9 +42,10 @@ def detect_falling_behind(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 severity=severity,
                 title=(
                     f"Streaming query {fig.query.label} falls behind its "
-                    f"{fmt_duration_ms(interval)} trigger: {fig.n_late_batches} of {later} "
-                    f"batches took longer, from batch {fig.first_late_batch_id}, up to "
-                    f"{fmt_duration_ms(fig.max_trigger_ms)}{trend_note}"
+                    f"{fmt_duration_ms(interval)} trigger: {fig.n_late_batches} of the {later} "
+                    f"batches after the first took longer, from batch "
+                    f"{fig.first_late_batch_id}, up to {fmt_duration_ms(fig.max_trigger_ms)}"
+                    f"{trend_note}"
                 ),
                 suggestion=(
                     "Make each batch cheaper (see the findings on its executions), give the "

@@ -7,6 +7,7 @@ from analyzer.insights._common import context
 from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.units import plural
 
 RULE = "task-failures"
 METHOD = (
@@ -39,9 +40,14 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         reason = root_cause(s.first_failure_reason) or "unknown"
         kinds = []
         if s.n_fetch_failed:
-            kinds.append(f"{s.n_fetch_failed} fetch failures")
+            kinds.append(plural(s.n_fetch_failed, "fetch failure"))
         if s.n_executor_lost:
-            kinds.append(f"{s.n_executor_lost} lost executors")
+            kinds.append(f"{plural(s.n_executor_lost, 'attempt')} lost with an executor")
+        n_other = s.n_failed - s.n_fetch_failed - s.n_executor_lost
+        if kinds and n_other > 0:
+            kinds.append(f"{n_other} other")
+        # The first failure names them all only when every failure is of its kind.
+        told = reason if len(kinds) < 2 else f"{', '.join(kinds)}; first: {reason}"
         evidence = [
             ev("n_failed", "failed attempts", s.n_failed, "count"),
             ev("n_successful", "successful attempts", s.n_successful, "count"),
@@ -60,7 +66,7 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             METHOD,
             thresholds,
             lost_ms,
-            title=f"Stage {s.stage_id}: {s.n_failed} task attempt(s) failed ({reason})",
+            title=f"Stage {s.stage_id}: {s.n_failed} task attempt(s) failed ({told})",
             suggestion=(
                 "Read the first failure: fix data or code errors at their source; for "
                 "out-of-memory errors raise spark.executor.memoryOverhead or use more "

@@ -17,7 +17,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
-from analyzer.aggregate.time_spent import AppTimeSpent
+from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
 from analyzer.model.application import Execution, Job
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
@@ -41,6 +41,10 @@ MAX_OPERATORS = 3
 MAX_OTHER_JOBS = 3
 """How many jobs outside SQL it names (the longest ones)."""
 DESCRIPTION_CHARS = 70
+BETWEEN_ATTEMPTS = "between_attempts_ms"
+"""A retried stage's wall time in which none of its attempts ran (its first attempt's
+submission to its last's completion, less the union of the attempts' walls): the time a
+stage whose shuffle input was lost waited for its parent stage to run again."""
 PART_LABELS = {
     "wait_executor_ms": "waiting for an executor",
     "queued_ms": "queued for a free slot",
@@ -50,6 +54,7 @@ PART_LABELS = {
     "run_ms": "run",
     "result_ms": "result fetch",
     "tail_ms": "straggler tail",
+    BETWEEN_ATTEMPTS: "between attempts",
 }
 """How the parts of a stage's wall time (`aggregate.stage_wall.PARTS`) are named."""
 MIN_PART_SHARE = 0.01
@@ -320,9 +325,10 @@ def _parts(parts: dict[str, int], wall_ms: int) -> tuple[str, str]:
     """The stage's wall parts as one line, and what it mostly was if not running tasks."""
     if not parts or wall_ms <= 0:
         return "", ""
+    names = (*PARTS, BETWEEN_ATTEMPTS)
     shown = sorted(
-        ((parts[name], name) for name in PARTS if parts[name] >= MIN_PART_SHARE * wall_ms),
-        key=lambda item: (-item[0], PARTS.index(item[1])),
+        ((parts[name], name) for name in names if parts.get(name, 0) >= MIN_PART_SHARE * wall_ms),
+        key=lambda item: (-item[0], names.index(item[1])),
     )
     line = " · ".join(
         f"{PART_LABELS[name]} {fmt_duration_ms(ms)} ({_share(ms, wall_ms)})" for ms, name in shown
@@ -339,6 +345,16 @@ def _parts(parts: dict[str, int], wall_ms: int) -> tuple[str, str]:
 
 
 NOT_LAUNCHED = f"mostly {PART_LABELS['not_launched_ms']}"
+
+
+def _wall_parts(analysis: Analysis, span: StageSpan) -> dict[str, int]:
+    """The parts of a stage's wall time, summed over its attempts, and for a stage that ran
+    more than once the time between its attempts (`BETWEEN_ATTEMPTS`), so that the parts
+    account for the span shown."""
+    parts = analysis.stage_parts(span.stage_id)
+    if not span.between_attempts_ms:
+        return parts
+    return {**parts, BETWEEN_ATTEMPTS: span.between_attempts_ms}
 
 
 def _how_it_ended(analysis: Analysis, stage_id: int) -> str:
@@ -374,7 +390,7 @@ def _execution_view(
         times = analysis.times.get(member.execution_id)
         stage_time = times.stages.get(span.stage_id) if times else None
         run_ms = stage_time.run_ms if stage_time else 0
-        parts_str, mostly_str = _parts(analysis.stage_parts(span.stage_id), span.wall_ms)
+        parts_str, mostly_str = _parts(_wall_parts(analysis, span), span.wall_ms)
         if mostly_str == NOT_LAUNCHED:
             mostly_str += _how_it_ended(analysis, span.stage_id)
         stages.append(
