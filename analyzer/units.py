@@ -10,6 +10,7 @@ reader could not see or that would reorder what is shown around them.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import re
 from typing import Literal
@@ -393,3 +394,42 @@ def first_line(text: str, limit: int = FIRST_LINE_CHARS) -> str:
             line = line.strip()
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
+
+
+_TEMPLATE_PARAM = re.compile(r"<([A-Za-z_][\w]*)>")
+
+
+def readable_error(message: str) -> str:
+    r"""Return a Spark error message as text: Spark 3.4 logs an execution's error as JSON
+    (`{"errorClass": "LEGACY", "messageParameters": {"message": "Job aborted…"}}`), its
+    message's line breaks escaped; that is the message inside, or `[CLASS] ` and the template
+    filled with the parameters. Any other text is returned as it is.
+
+    >>> readable_error('{"errorClass": "LEGACY", "messageParameters": {"message": "a\\n\\tat b"}}')
+    'a\n\tat b'
+    >>> readable_error('{"errorClass": "DIVIDE_BY_ZERO", "sqlState": "22012", '
+    ...                '"messageParameters": {"config": "ansi"}}')
+    '[DIVIDE_BY_ZERO] config=ansi'
+    >>> readable_error("boom")
+    'boom'
+    """
+    text = message.strip()
+    if not (text.startswith("{") and text.endswith("}") and '"errorClass"' in text):
+        return message
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return message
+    if not isinstance(data, dict) or not isinstance(data.get("errorClass"), str):
+        return message
+    params = data.get("messageParameters")
+    params = params if isinstance(params, dict) else {}
+    inner = params.get("message")
+    if data["errorClass"] == "LEGACY" and isinstance(inner, str):
+        return inner
+    template = data.get("messageTemplate")
+    if isinstance(template, str):
+        body = _TEMPLATE_PARAM.sub(lambda m: str(params.get(m.group(1), m.group(0))), template)
+    else:
+        body = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f"[{data['errorClass']}] {body}".rstrip()

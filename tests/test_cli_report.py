@@ -107,6 +107,9 @@ def test_lenient_skips_the_malformed_line(runner: CliRunner) -> None:
     _one_line_error(runner.invoke(app, ["report", MALFORMED]), EXIT_INPUT_ERROR)
     out = _ok(runner, "report", MALFORMED, "--lenient", "--metrics", "none")
     assert "note: 1 malformed line skipped (--lenient)" in out
+    # The skipped line held the settings: the advice's "(default)" is an assumption, said so.
+    assert "note: the log has no Spark settings (no environment event)" in out
+    assert "the log has no Spark settings" not in _ok(runner, "report", LOG, "--metrics", "none")
 
 
 def test_missing_file_is_an_input_error(runner: CliRunner, tmp_path: Path) -> None:

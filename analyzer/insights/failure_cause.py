@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from analyzer.units import readable_error
+
 MAX_CHARS = 200
 """A root cause is cut to this many characters."""
 
@@ -74,7 +76,7 @@ def root_cause(message: str | None) -> str:
     """
     if not message:
         return ""
-    text = message
+    text = readable_error(message)
     match = _MOST_RECENT.search(text)
     if match is not None:
         text = text[match.end() :]

@@ -125,9 +125,15 @@ def detect_scheduler_delay(analysis: Analysis, thresholds: Thresholds) -> list[F
             Finding(
                 rule=RULE,
                 severity=ctx.severity(lost_ms, execution_id, thresholds),
+                # Stages side by side stall the query once, so the stall is a union; their
+                # running is only known as each wall's share, a sum: said as such.
                 title=(
                     f"Driver stall: {where} held {fmt_duration_ms(lost_ms)} by scheduler delay "
-                    f"while their tasks ran {fmt_duration_ms(run_ms)}"
+                    f"while its tasks ran {fmt_duration_ms(run_ms)}"
+                    if len(walls) == 1
+                    else f"Driver stall: {where} held {fmt_duration_ms(lost_ms)} of wall time by "
+                    f"scheduler delay; summed over their walls, {fmt_duration_ms(delay_ms)} of "
+                    f"scheduler delay against {fmt_duration_ms(run_ms)} of tasks running"
                 ),
                 suggestion=(
                     "The driver (or the RPC layer) held launched tasks: look at what it was "
@@ -147,7 +153,7 @@ def detect_scheduler_delay(analysis: Analysis, thresholds: Thresholds) -> list[F
                     ev("n_stages", "", len(stage_ids), "count"),
                     ev("scheduler_delay_ms", "scheduler delay (summed)", delay_ms, "ms"),
                     ev("stall_ms", "wall time stalled (union)", lost_ms, "ms"),
-                    ev("run_ms", "task run time (wall share)", run_ms, "ms"),
+                    ev("run_ms", "tasks running (summed over the walls)", run_ms, "ms"),
                 ),
             )
         )

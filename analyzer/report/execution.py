@@ -12,7 +12,7 @@ from analyzer.model.application import Application, Execution, StageAttempt
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.findings import FindingView
 from analyzer.report.stages import StageView
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms, readable_error
 
 JOIN_SUFFIX = "Join"
 INCOMPLETE_STR = "incomplete: the log has no end event for this execution; shown with what arrived"
@@ -80,9 +80,9 @@ def execution_error(app: Application, execution: Execution) -> str:
     """Return Spark's error message of an execution, else its first failed job's, or empty.
 
     Logs before Spark 3.4 carry no execution error; the first failed job's reason stands in,
-    marked `(job N)`.
+    marked `(job N)`. Spark 3.4's JSON form of the error is read as its text.
     """
-    error = execution.error_message or ""
+    error = readable_error(execution.error_message or "")
     if error or execution.status != "FAILED":
         return error
     jobs = {j.job_id: j for j in app.jobs}

@@ -58,7 +58,18 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
             f"{fmt_count(n_bad)} malformed line{'' if n_bad == 1 else 's'} skipped (--lenient)"
         )
     notes.extend(part.codec_note for part in analysis.source.parts if part.codec_note)
-    inverted = analysis.application.inverted_intervals
+    app = analysis.application
+    if app.start_ms is None and not app.name and app.app_id is None:
+        notes.append(
+            "the log has no application start event: the application's name, id, user and "
+            "start are unknown"
+        )
+    if not app.spark_properties:
+        notes.append(
+            "the log has no Spark settings (no environment event): a setting shown as "
+            "(default) is Spark's default, assumed"
+        )
+    inverted = app.inverted_intervals
     if inverted:
         counted = ", ".join(plural(n, kind) for kind, n in inverted)
         notes.append(f"end before start in the log ({counted}): counted as lasting 0 ms")
@@ -69,7 +80,7 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
 class ApplicationHeaderView:
     """Who ran the application, when, on what, and how it ended."""
 
-    name: str = field(metadata=_help("Application name."))
+    name: str = field(metadata=_help("Application name, or `–`."))
     app_id: str = field(metadata=_help("Application id (and attempt), or `–`."))
     spark_version: str = field(metadata=_help("Spark version that wrote the log, or `–`."))
     user: str = field(metadata=_help("User that ran the application, or `–`."))
@@ -100,7 +111,8 @@ class ApplicationHeaderView:
     notes: tuple[str, ...] = field(
         metadata=_help(
             "Reading notes: truncated tail, skipped malformed lines, parts whose content is in "
-            "another codec than their name says, intervals that end before they start."
+            "another codec than their name says, intervals that end before they start, no "
+            "application start or no settings in the log."
         )
     )
     generated_str: str = field(
@@ -127,7 +139,7 @@ def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHead
     n_failed_stages = sum(1 for s in app.stages if s.status == "FAILED")
     source = analysis.source
     return ApplicationHeaderView(
-        name=app.name,
+        name=app.name or "–",
         app_id=app_id,
         spark_version=app.spark_version or MISSING,
         user=app.user or MISSING,
