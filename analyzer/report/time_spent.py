@@ -57,6 +57,13 @@ PART_LABELS = {
     BETWEEN_ATTEMPTS: "between attempts",
 }
 """How the parts of a stage's wall time (`aggregate.stage_wall.PARTS`) are named."""
+ESTIMATED_MARK = "~"
+"""Marks an operator's self time that is mostly estimated: the stage's task time shared among
+its operators by their work, not measured by their own timing metrics."""
+ESTIMATES_NOTE = (
+    f"{ESTIMATED_MARK} before a time: mostly estimated, the stage's task time shared among its "
+    "operators by their work rather than measured (docs/metrics.md#time-attribution)"
+)
 MIN_PART_SHARE = 0.01
 """Parts under this share of the stage's wall time are left out of its line."""
 MIN_MOSTLY_MS = 1_000
@@ -103,10 +110,19 @@ class HotOperatorView:
     node_anchor: str = field(
         metadata=_help("Element id of the operator in the HTML page's final plan graph.")
     )
-    time_str: str = field(metadata=_help("Its self time in the stage, formatted."))
+    time_str: str = field(
+        metadata=_help(
+            "Its self time in the stage, formatted; `~` before it when most of it is estimated "
+            "(`ESTIMATED_MARK`)."
+        )
+    )
     share_str: str = field(metadata=_help("Its share of the stage's task run time."))
     findings: tuple[FindingView, ...] = field(
         metadata=_help("Findings pointing at this operator, by rank.")
+    )
+    estimated: bool = field(
+        default=False,
+        metadata=_help("True when less than half of its self time was measured by its metrics."),
     )
 
 
@@ -280,6 +296,10 @@ class TimeSpentView:
             "executions, other SQL, jobs outside SQL, the driver alone."
         )
     )
+    estimates_note: str = field(
+        default="",
+        metadata=_help("`ESTIMATES_NOTE` when an operator's time shown is mostly estimated."),
+    )
 
 
 def _hot_operators(
@@ -304,12 +324,19 @@ def _hot_operators(
     chosen += [r for r in ranked[MAX_OPERATORS:] if r[1] in flagged]
     graph = execution.final_plan.graph
     plan_id = plan_dom_id(execution.execution_id, execution.final_plan.index)
+    estimated = {
+        node_id: (nt := times.nodes.get(node_id)) is not None
+        and bool(nt.self_time_ms)
+        and nt.measured_ms < 0.5 * (nt.self_time_ms or 0.0)
+        for _, node_id in chosen
+    }
     return tuple(
         HotOperatorView(
             node_id=node_id,
             name=graph.node(node_id).name,
             node_anchor=node_dom_id(plan_id, node_id),
-            time_str=fmt_duration_ms(ms),
+            time_str=(ESTIMATED_MARK if estimated[node_id] else "") + fmt_duration_ms(ms),
+            estimated=estimated[node_id],
             share_str=_share(ms, stage_run_ms),
             findings=tuple(
                 f
@@ -630,11 +657,16 @@ def build_time_spent_view(
         for i, e in enumerate(slowest)
         if (i == 0 and not led) or (_known_wall_ms(spent, e) or 0) >= MIN_EXECUTION_SHARE * largest
     ]
+    family_views = tuple(_family_view(analysis, f, wall, findings) for f in led)
+    execution_views = tuple(_execution_view(analysis, e, wall, findings) for e in followed)
+    shown = [*(f.slowest for f in family_views), *execution_views]
+    any_estimated = any(op.estimated for ex in shown for st in ex.stages for op in st.operators)
     return TimeSpentView(
         summary_str=summary,
-        families=tuple(_family_view(analysis, f, wall, findings) for f in led),
-        executions=tuple(_execution_view(analysis, e, wall, findings) for e in followed),
+        families=family_views,
+        executions=execution_views,
         segments=_segments(spent, led, followed),
+        estimates_note=ESTIMATES_NOTE if any_estimated else "",
         other_jobs_str=(
             f"{len(other)} job{'' if len(other) == 1 else 's'} outside SQL executions, "
             f"{fmt_duration_ms(spent.other_jobs_ms)} of wall time"
