@@ -242,7 +242,7 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             ev("wait_ms", "waited for executors (union)", lost_ms, "ms"),
             ev(
                 "cold_stage_ids",
-                "deserializing on just-started executors",
+                "stages deserializing on just-started executors",
                 ", ".join(map(str, cold)) or "–",
                 "text",
             ),

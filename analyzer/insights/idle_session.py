@@ -21,6 +21,17 @@ MIN_PAUSE_MS = 30_000
 """… with a pause (between jobs, or before the first) at least this long."""
 
 
+def _longest(gap_ms: int, startup_ms: int) -> str:
+    """The longest stretch with no job, named: start-up counts, but is not a pause between jobs.
+
+    >>> _longest(20_300, 78_000), _longest(90_000, 1_000)
+    ('1m 18s before the first job', 'longest pause between jobs 1m 30s')
+    """
+    if startup_ms > gap_ms:
+        return f"{fmt_duration_ms(startup_ms)} before the first job"
+    return f"longest pause between jobs {fmt_duration_ms(gap_ms)}"
+
+
 def detect_idle_session(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report (at info level) an application idle most of its wall time, with long pauses."""
     spent = analysis.time_spent
@@ -42,7 +53,8 @@ def detect_idle_session(analysis: Analysis, thresholds: Thresholds) -> list[Find
             severity="info",
             title=(
                 f"No job ran {fmt_pct(share)} of the application's wall time "
-                f"(longest pause {fmt_duration_ms(pause)}): an idle or interactive session"
+                f"({_longest(spent.longest_gap_ms, spent.startup_ms or 0)}): an idle or "
+                "interactive session"
             ),
             suggestion=(
                 "Nothing to tune in Spark: the driver was waiting (for a user, a notebook "

@@ -56,6 +56,9 @@ def detect_hot_phase(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                     "the phase's share of the time the late batches ran past the trigger"
                     if late
                     else "not a time cost: the batches keep up with the trigger"
+                    if fig.trigger_interval_ms is not None
+                    else "not a time cost: the trigger interval is not known, so no batch is "
+                    "known to be late"
                 ),
                 execution_id=first_execution(fig),
                 evidence=(

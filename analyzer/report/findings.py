@@ -54,12 +54,16 @@ def build_advice_view(advice: Advice) -> AdviceView:
     >>> v = build_advice_view(Advice("k", "2", "400", "why", "count", 1500, 9000, "stage 4"))
     >>> v.line_str
     'k 400 → 2: why; predicted: stage 4 from 9.0 s to 1.5 s'
+    >>> build_advice_view(Advice("k", None, "200 (default)", "no value: why", "count")).line_str
+    'k no value (now 200 (default)): why'
     """
+    why = advice.arithmetic
     if advice.value is None:
         value = f"no value (now {advice.current})"
+        why = why.removeprefix("no value: ")  # said once, before the reason
     else:
         value = f"{advice.current} → {advice.value}"
-    line = f"{advice.setting} {value}: {advice.arithmetic}"
+    line = f"{advice.setting} {value}: {why}"
     if advice.predicted_ms is not None:
         line += (
             f"; predicted: {advice.predicted_of} from {fmt_duration_ms(advice.measured_ms)} "
