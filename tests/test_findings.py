@@ -274,6 +274,13 @@ def test_failed_query_quotes_the_first_real_failure_not_the_cancellations() -> N
     assert evidence(hit)["failed first"] == "job 32"
     assert hit.number("n_cancelled_jobs") == 4
     assert detect_lost_executors(analysis, Thresholds()) == []  # no executor was lost there
+    # Its tasks' SQL metrics were declared only by adaptive metric updates, on no operator of
+    # either plan version: the report says why its operators have no figures.
+    failed = next(e for e in analysis.application.executions if e.execution_id == 24)
+    assert analysis.metrics_on_no_operator(failed) == 105
+    assert all(
+        analysis.metrics_on_no_operator(e) == 0 for e in sample(CLEAN).application.executions
+    )
 
 
 def test_lost_executor_fetch_failures_and_stage_retry_on_a_real_loss() -> None:

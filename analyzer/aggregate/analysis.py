@@ -10,6 +10,7 @@ from typing import Any, TypeVar, cast
 
 import polars as pl
 
+from analyzer.aggregate import ENGINE
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
 from analyzer.aggregate.capacity import Capacity, build_capacity
@@ -500,6 +501,27 @@ class Analysis:
             return self._once(key, lambda: summarize_executor(executor, self.application))
         found = self._figures.get(key)
         return found if found is not None else summarize_executor(executor, self.application)
+
+    def metrics_on_no_operator(self, execution: Execution) -> int:
+        """How many metrics of `execution` hold task values though no operator of any of its
+        plan versions declares them: metrics a plug-in declared only through adaptive metric
+        updates (`SQLAdaptiveSQLMetricUpdates`, e.g. spark-rapids' subqueries). Spark's UI
+        shows them on no operator either. Worked out on each call (a report asks it for the
+        executions it details), from that execution's slot rows."""
+        declared: set[int] = set()
+        for plan in execution.plans:
+            declared.update(plan.graph.all_accumulator_ids)
+        if not self.slots.height:
+            return 0
+        valued = (
+            self.slots.lazy()
+            .filter(pl.col("execution_id") == execution.execution_id)
+            .select(pl.col("accumulator_id").unique())
+            .collect(engine=ENGINE)
+            .get_column("accumulator_id")
+            .to_list()
+        )
+        return sum(1 for acc in valued if acc not in declared)
 
     @property
     def streaming_batches(self) -> dict[int, tuple[str, int]]:

@@ -12,7 +12,7 @@ from analyzer.model.application import Application, Execution, StageAttempt
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.report.findings import FindingView
 from analyzer.report.stages import StageView
-from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms, readable_error
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms, plural, readable_error
 
 JOIN_SUFFIX = "Join"
 INCOMPLETE_STR = "incomplete: the log has no end event for this execution; shown with what arrived"
@@ -73,6 +73,14 @@ class ExecutionView:
     stages: tuple[StageView, ...] = field(metadata=_help("Stage attempts, by id."))
     findings: tuple[FindingView, ...] = field(
         metadata=_help("Findings pointing at this execution, by rank.")
+    )
+    unplaced_str: str = field(
+        default="",
+        metadata=_help(
+            "Said when some of its metrics hold task values but belong to no operator of its "
+            "plans (declared only by adaptive metric updates), so its operators lack them; "
+            "else empty."
+        ),
     )
 
 
@@ -207,4 +215,21 @@ def build_execution_view(
         aqe=build_aqe_view(execution, analysis.node_stats.get(execution.execution_id, {})),
         stages=stages,
         findings=tuple(f for f in findings if f.execution_id == execution.execution_id),
+        unplaced_str=unplaced_str(analysis.metrics_on_no_operator(execution)),
+    )
+
+
+def unplaced_str(n_metrics: int) -> str:
+    """What a reader must know when task values belong to no operator of the plan.
+
+    >>> unplaced_str(0), unplaced_str(105)[:60]
+    ('', "105 of its metrics hold its tasks' values but belong to no o")
+    """
+    if not n_metrics:
+        return ""
+    return (
+        f"{plural(n_metrics, 'of its metrics', 'of its metrics')} hold its tasks' values but "
+        "belong to no operator of its plans (they were declared only by adaptive metric "
+        "updates, as a plug-in's subqueries declare theirs): Spark's UI shows them on no "
+        "operator either, so the operators below lack those figures and self times"
     )

@@ -17,6 +17,7 @@ from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanGraph
 from analyzer.report.cost import CostView, cost_view
+from analyzer.report.execution import unplaced_str
 from analyzer.report.findings import FindingView, build_findings_view, worst_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
@@ -64,6 +65,10 @@ class HotPlanView:
         )
     )
     n_elided: int = field(metadata=_help("Tree lines left out above the ones shown."))
+    unplaced_str: str = field(
+        default="",
+        metadata=_help("Its metrics on no operator of its plans (`ExecutionView.unplaced_str`)."),
+    )
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,7 @@ def _hot_plan(
         top_operators=top,
         tree_lines=lines,
         n_elided=elided,
+        unplaced_str=unplaced_str(analysis.metrics_on_no_operator(execution)) if not top else "",
     )
 
 
