@@ -511,8 +511,8 @@ class Analysis:
         declared: set[int] = set()
         for plan in execution.plans:
             declared.update(plan.graph.all_accumulator_ids)
-        if not self.slots.height:
-            return 0
+        if not self.slots.height or declared.issuperset(execution.metric_catalog.accumulator_ids):
+            return 0  # every metric it tracks is an operator's: the slot rows need no look
         valued = (
             self.slots.lazy()
             .filter(pl.col("execution_id") == execution.execution_id)
