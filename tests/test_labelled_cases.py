@@ -136,6 +136,17 @@ def test_verdict_lines_name_the_cause(entry: dict[str, Any]) -> None:
             assert expected["node"] in head.split("root cause:")[1].splitlines()[0]
             return
     lines = [line for line in head.splitlines() if line.startswith("top finding: ")]
+    _analysis, findings = _analyzed(entry["file"])
+    named = [
+        f
+        for f in findings
+        if any(f.rule == e["rule"] and f.execution_id == e["execution_id"] for e in entry["expect"])
+    ]
+    if named and all(f.severity == "info" for f in named):
+        # The cause is told but costs little at this run's parallelism (the hot tasks of
+        # sea-cause-skewed-files ran side by side on its two slots): nothing else leads instead.
+        assert not lines, head
+        return
     assert lines, head
     assert any(
         lines[0].startswith(f"top finding: {e['rule']} at SQL execution {e['execution_id']}")

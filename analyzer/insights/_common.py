@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -246,20 +247,23 @@ def stage_stats(analysis: Analysis) -> dict[tuple[int, int], StageTaskStats]:
     return context(analysis).stage_stats
 
 
-def wall_share_ms(stage_wall_ms: int | None, part_task_ms: float, stage_task_ms: float) -> int:
+def wall_share_ms(
+    stage_wall_ms: int | None, part_task_ms: float, stage_task_ms: float, slots: int = 1
+) -> int:
     """Turn task time spent on one thing into the stage wall time it probably cost.
 
     The stage's wall time is split in proportion to task time: a part that took 20 % of the
     stage's summed task time is charged 20 % of the stage's wall time. Without a stage wall
-    time (an unfinished stage) the task time itself is returned, capped by nothing.
+    time (an unfinished stage) the task time is charged as if spread over the `slots` task
+    slots the stage could use: its tasks ran side by side, so their summed time is no wall.
 
-    >>> wall_share_ms(10_000, 2_000, 8_000)
-    2500
+    >>> wall_share_ms(10_000, 2_000, 8_000), wall_share_ms(None, 31_900, 300_000, 12)
+    (2500, 2658)
     """
     if stage_task_ms <= 0 or part_task_ms <= 0:
         return 0
     if stage_wall_ms is None:
-        return int(part_task_ms)
+        return int(part_task_ms / max(slots, 1))
     return int(min(stage_wall_ms, stage_wall_ms * part_task_ms / stage_task_ms))
 
 
@@ -278,7 +282,9 @@ def stage_part_wall_ms(
         return wall_part(wall)
     s = ctx.stage_stats[key]
     stage = ctx.attempts.get(key)
-    return wall_share_ms(stage.duration_ms if stage else None, summed_ms(s), s.duration_sum_ms)
+    return wall_share_ms(
+        stage.duration_ms if stage else None, summed_ms(s), s.duration_sum_ms, ctx.cores
+    )
 
 
 FILE_LISTING_DESCRIPTION = "Listing leaf files and directories"
@@ -358,6 +364,46 @@ def rows_out(analysis: Analysis, execution: Execution, node_id: int) -> int | No
                 return m.total
         children = graph.children_of(current)
         current = children[0].node_id if children else None
+    return None
+
+
+_READ_SIDE_METRICS = frozenset(
+    {
+        "records read",
+        "local bytes read",
+        "remote bytes read",
+        "fetch wait time",
+        "local blocks read",
+        "remote blocks read",
+    }
+)
+"""An exchange's metrics the stage reading its shuffle updates (they name that stage)."""
+_REPARTITION_BY_NUM = re.compile(r"(\d+)\),\s*REPARTITION_BY_NUM\b")
+"""An exchange's partitioning asked for by `repartition(n)`: `RoundRobinPartitioning(200),
+REPARTITION_BY_NUM` or `hashpartitioning(k#1, 200), REPARTITION_BY_NUM`."""
+
+
+def user_repartition(analysis: Analysis, execution_id: int, stage_id: int) -> int | None:
+    """The partition count a `repartition(n)` of the query set for the shuffle stage
+    `stage_id` reads, or None when `spark.sql.shuffle.partitions` (or AQE) sized it.
+
+    Such a count is the query's own: neither `spark.sql.shuffle.partitions` nor AQE's
+    coalescing changes it, so advice on the setting would change nothing.
+    """
+    execution = context(analysis).executions.get(execution_id)
+    stats = analysis.node_stats.get(execution_id)
+    if execution is None or stats is None:
+        return None
+    for node in execution.final_plan.graph.nodes:
+        if "Exchange" not in node.name or "REPARTITION_BY_NUM" not in node.desc:
+            continue
+        ns = stats.get(node.node_id)
+        reads = ns is not None and any(
+            m.name in _READ_SIDE_METRICS and stage_id in m.stage_ids for m in ns.metrics
+        )
+        match = _REPARTITION_BY_NUM.search(node.desc)
+        if reads and match is not None:
+            return int(match.group(1))
     return None
 
 

@@ -31,7 +31,8 @@ from analyzer.units import fmt_bytes, fmt_count, fmt_factor, fmt_partition, fmt_
 RULE = "data-skew"
 METHOD = (
     "duration of the task holding the most rows minus the median task duration of its stage: the "
-    "stage would have ended that much sooner with evenly spread rows"
+    "stage would have ended that much sooner with evenly spread rows; at most its wall time less "
+    "its task time spread evenly over its task slots"
 )
 ROW_METRICS = ("number of output rows", "records read")
 """Per-task row counts that show how data is spread over partitions."""
@@ -285,6 +286,19 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
         lost_ms = max(0, task_ms - s.median_duration_ms)
         if not ctx.significant(lost_ms, execution.execution_id, thresholds):
             continue
+        # Spreading rows moves work, it does not remove it: the stage cannot end before its
+        # task time spread evenly over its slots (two hot tasks side by side on two slots
+        # already did). Skew that costs little at this parallelism is still told, as `info`.
+        wall = ctx.walls.get((stage_id, s.stage_attempt_id))
+        attempt = ctx.attempts.get((stage_id, s.stage_attempt_id))
+        if wall is not None and wall.slots > 0 and attempt is not None and attempt.duration_ms:
+            floor_ms = -(-s.duration_sum_ms // wall.slots)
+            lost_ms = min(lost_ms, max(0, attempt.duration_ms - floor_ms))
+        severity = (
+            ctx.severity(lost_ms, execution.execution_id, thresholds)
+            if ctx.significant(lost_ms, execution.execution_id, thresholds)
+            else "info"
+        )
         origin, share = _origin(analysis, execution, stage_id, node_id, task_id, thresholds)
         stats = analysis.node_stats.get(execution.execution_id, {})
         in_stage = {nid for nid, ns in stats.items() if stage_id in ns.stage_ids}
@@ -330,7 +344,7 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                 task_ms,
                 s.median_duration_ms,
                 lost_ms,
-                ctx.severity(lost_ms, execution.execution_id, thresholds),
+                severity,
                 f"{graph.node(node_id).name} (#{node_id})" if where != node_id else "",
                 split_can_shrink(_input_bytes(analysis, task_id), ctx.properties),
                 ctx.properties,

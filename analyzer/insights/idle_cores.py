@@ -6,11 +6,16 @@ from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, split_can_shrink
-from analyzer.insights.advice import max_partition_bytes_to_spread, shuffle_partitions_for_size
+from analyzer.insights.advice import (
+    SHUFFLE_PARTITIONS_KEY,
+    max_partition_bytes_to_spread,
+    no_value,
+    shuffle_partitions_for_size,
+)
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.plan import PlanGraph, PlanNode
-from analyzer.units import fmt_count, fmt_duration_ms
+from analyzer.units import decimal_int, fmt_count, fmt_duration_ms
 
 RULE = "idle-cores"
 METHOD = (
@@ -141,6 +146,18 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             )
         else:
             advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, cores)
+            setting = decimal_int(ctx.properties.get(SHUFFLE_PARTITIONS_KEY, "200"))
+            if advice.value is not None and setting is not None and int(advice.value) <= setting:
+                # The setting already allows more tasks than ran: raising it again does nothing.
+                advice = no_value(
+                    ctx.properties,
+                    SHUFFLE_PARTITIONS_KEY,
+                    "200",
+                    f"no value: it already allows {fmt_count(setting)} partitions and the stage "
+                    f"ran {fmt_count(s.n_successful)}: AQE coalesced them, or the shuffle's keys "
+                    "have that few values",
+                    "count",
+                )
         findings.append(
             Finding(
                 rule=RULE,
@@ -222,6 +239,13 @@ def _suggestion(
             "write the input as more, smaller files."
         )
     value = advice.value if advice is not None else None
+    if value is None:
+        return (
+            "Spread the work: the shuffle partition setting already allows more tasks than ran, "
+            "so AQE coalesced the partitions (by its advisory partition size) or the shuffle's "
+            "keys have few values: repartition() on a key with more values before the "
+            "expensive step."
+        )
     return (
         f"Use more partitions: set spark.sql.shuffle.partitions={value} (AQE may coalesce "
         "them again, down to its advisory size), or repartition() before the expensive step."

@@ -13,8 +13,8 @@ from analyzer.units import fmt_bytes
 RULE = "spill"
 METHOD = (
     "bytes spilled (the larger of memory and disk) spilled once and read back once at "
-    "spill_bytes_per_s, as task time, charged to the running part of the stage's wall time "
-    "(run and tail) by its share of the stage's task run time"
+    "spill_bytes_per_s, as task time (at most the tasks' run time), charged to the running part "
+    "of the stage's wall time (run and tail) by its share of the stage's task run time"
 )
 
 
@@ -68,7 +68,9 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 m = metric(ns, "spill size")
                 if m is not None and s.stage_id in ns.stage_ids and m.total > node_spill:
                     node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
-        task_ms = spill_task_ms(spilled, thresholds)
+        # Never more than the tasks ran: a forced spill of many small buffers is counted in
+        # memory bytes far above what its tasks' run time could have written and read back.
+        task_ms = min(spill_task_ms(spilled, thresholds), float(max(s.run_sum_ms, 0)))
         lost_ms = spill_wall_ms(analysis, key, task_ms)
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [

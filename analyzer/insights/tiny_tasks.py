@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, wall_share_ms
+from analyzer.insights._common import context, user_repartition, wall_share_ms
 from analyzer.insights.advice import no_value, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -33,14 +33,24 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         if execution_id is None:
             continue  # file listing and RDD jobs: no SQL setting sizes their tasks
         stage = ctx.attempts.get(key)
+        wall = ctx.walls.get(key)
+        slots = wall.slots if wall is not None and wall.slots > 0 else ctx.cores
         lost_ms = wall_share_ms(
-            stage.duration_ms if stage else None, s.overhead_sum_ms, s.duration_sum_ms
+            stage.duration_ms if stage else None, s.overhead_sum_ms, s.duration_sum_ms, slots
         )
         reads_shuffle = s.shuffle_read_max_bytes > 0 or s.read_sum_bytes == 0
         per_task = s.read_sum_bytes // max(1, s.n_successful)
-        wall = ctx.walls.get(key)
-        slots = wall.slots if wall is not None and wall.slots > 0 else ctx.cores
-        if reads_shuffle:
+        asked = user_repartition(analysis, execution_id, s.stage_id) if reads_shuffle else None
+        if asked is not None:
+            advice = no_value(
+                ctx.properties,
+                "spark.sql.shuffle.partitions",
+                "200",
+                f"no value: the stage reads a repartition({fmt_count(asked)}) of the query, "
+                "which this setting does not size",
+                "count",
+            )
+        elif reads_shuffle:
             advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, slots)
             if int(advice.value or 0) >= s.n_successful:
                 advice = no_value(
@@ -72,7 +82,11 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 f"{fmt_duration_ms(s.median_duration_ms)}"
             ),
             suggestion=(
-                f"Use fewer, larger partitions: set spark.sql.shuffle.partitions="
+                f"Use fewer, larger partitions: ask repartition() for fewer than "
+                f"{fmt_count(asked)} (it sets this stage's task count, which neither "
+                "spark.sql.shuffle.partitions nor AQE changes), or coalesce() for small data."
+                if asked is not None
+                else f"Use fewer, larger partitions: set spark.sql.shuffle.partitions="
                 f"{advice.value}, keep "
                 "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
                 "instead of repartition() for small data."

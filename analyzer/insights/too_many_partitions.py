@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, parse_bytes
-from analyzer.insights.advice import shuffle_partitions_for_size
+from analyzer.insights._common import context, parse_bytes, user_repartition
+from analyzer.insights.advice import no_value, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms
@@ -74,6 +74,33 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
                 working * (1 - new_waves / waves) * fixed_share,
             )
         )
+        asked = user_repartition(analysis, execution_id, s.stage_id)
+        if asked is None:
+            suggestion = (
+                f"Set spark.sql.shuffle.partitions={target} for this query (one partition "
+                f"per {fmt_bytes(advisory)} read, at least one per task slot), or let AQE "
+                "coalesce them (spark.sql.adaptive.enabled=true with "
+                "spark.sql.adaptive.coalescePartitions.enabled=true). Each task pays a "
+                "fixed cost (a Python UDF's worker batch more than most) whatever its data."
+            )
+            advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, wall.slots)
+        else:
+            # The query's repartition(n) made these partitions: the setting and AQE do not.
+            suggestion = (
+                f"Ask repartition() for {target} partitions instead of {fmt_count(asked)} (one "
+                f"per {fmt_bytes(advisory)} read, at least one per task slot), or use "
+                "coalesce() for small data: the query's repartition(n) sets this stage's task "
+                "count, which neither spark.sql.shuffle.partitions nor AQE changes. Each task "
+                "pays a fixed cost whatever its data."
+            )
+            advice = no_value(
+                ctx.properties,
+                "spark.sql.shuffle.partitions",
+                "200",
+                f"no value: the stage reads a repartition({fmt_count(asked)}) of the query, "
+                "which this setting does not size",
+                "count",
+            )
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -85,13 +112,7 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
                 f"per task, {fmt_duration_ms(s.median_duration_ms)} each); "
                 f"{fmt_count(target)} would do"
             ),
-            suggestion=(
-                f"Set spark.sql.shuffle.partitions={target} for this query (one partition "
-                f"per {fmt_bytes(advisory)} read, at least one per task slot), or let AQE "
-                "coalesce them (spark.sql.adaptive.enabled=true with "
-                "spark.sql.adaptive.coalescePartitions.enabled=true). Each task pays a "
-                "fixed cost (a Python UDF's worker batch more than most) whatever its data."
-            ),
+            suggestion=suggestion,
             execution_id=execution_id,
             stage_id=s.stage_id,
             stage_attempt_id=s.stage_attempt_id,
@@ -106,9 +127,19 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
                     "bytes",
                 ),
                 ev("median_duration_ms", "median task", s.median_duration_ms, "ms"),
-                ev("partitions_to_set", "spark.sql.shuffle.partitions to set", target, "count"),
+                ev(
+                    "partitions_to_set",
+                    "spark.sql.shuffle.partitions to set" if asked is None else "partitions to ask",
+                    target,
+                    "count",
+                ),
+                *(
+                    ()
+                    if asked is None
+                    else (ev("repartition_n", "repartition() asked for", asked, "count"),)
+                ),
             ),
-            advice=(shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, wall.slots),),
+            advice=(advice,),
         )
         if finding is not None:
             findings.append(finding)
