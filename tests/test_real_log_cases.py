@@ -337,6 +337,17 @@ def test_first_tasks_of_new_executors_at_first_use_cost_are_info() -> None:
     assert "first tasks of 9 new executors" in cold.title
 
 
+def test_tiny_tasks_deserializing_alike_are_not_cold_executors() -> None:
+    # pairs/partitions stage 15: 400 tasks on the driver's two slots, each deserializing 12 ms
+    # (43 ms at most), 2.9 s of the 5.2 s wall in all: a cost of every task, told by
+    # tiny-tasks; the executor's later tasks deserialized as long as its first.
+    log = SAMPLES / "pairs" / "partitions" / "local-1795451689305.zstd"
+    if not log.exists():
+        pytest.skip(f"{log} not present")
+    found = _findings(log)[2]
+    assert [f.rule for f in found if f.stage_id == 15] == ["tiny-tasks"]
+
+
 def test_executors_removed_at_teardown_are_not_lost() -> None:
     # Photon q88: worker lost 16.4 s after the last job ended, with nothing left to run.
     findings = _public_findings("eventlog_v2_app-20240919162642-0000")

@@ -62,12 +62,27 @@ def detect_cold_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         if not ctx.significant(lost_ms, execution_id, thresholds):
             continue
         tasks = stage_deserialization(analysis.tasks, *key)
-        if not tasks:
+        if not tasks or _uniform(tasks):
             continue
         finding = _finding(ctx, thresholds, wall, tasks, execution_id)
         if finding is not None:
             findings.append(finding)
     return findings
+
+
+def _uniform(tasks: tuple[TaskDeserialization, ...]) -> bool:
+    """True when the tasks an executor launched after it had finished one of the stage's
+    tasks (warm by then) deserialized about as long as the stage's median task: a fixed cost
+    of each task (many tiny tasks, `tiny-tasks`), not executors starting cold, whose later
+    tasks deserialize far less than their first ones."""
+    first_end: dict[str, int] = {}
+    for t in tasks:
+        first_end[t.executor_id] = min(first_end.get(t.executor_id, t.finish_ms), t.finish_ms)
+    warm = sorted(t.deserialize_ms for t in tasks if t.launch_ms >= first_end[t.executor_id])
+    if len(warm) < max(3, len(tasks) // 2):
+        return False
+    median_ms = sorted(t.deserialize_ms for t in tasks)[len(tasks) // 2]
+    return STRAGGLER_FACTOR * warm[len(warm) // 2] >= median_ms and median_ms > 0
 
 
 def _finding(

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, user_repartition, wall_share_ms
+from analyzer.insights._common import (
+    adaptive_enabled,
+    context,
+    user_repartition,
+    wall_share_ms,
+)
 from analyzer.insights.advice import no_value, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -81,7 +86,7 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 f"Stage {s.stage_id}: {fmt_count(s.n_successful)} tasks with a median of "
                 f"{fmt_duration_ms(s.median_duration_ms)}"
             ),
-            suggestion=(
+            suggestion=_coalesce_words(
                 f"Use fewer, larger partitions: ask repartition() for fewer than "
                 f"{fmt_count(asked)} (it sets this stage's task count, which neither "
                 "spark.sql.shuffle.partitions nor AQE changes), or coalesce() for small data."
@@ -96,7 +101,8 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 "instead of repartition() for small data."
                 if reads_shuffle
                 else "Read fewer, larger splits: compact the input's small files, or write "
-                "fewer of them."
+                "fewer of them.",
+                adaptive_enabled(analysis, ctx.executions[execution_id]),
             ),
             advice=(advice,),
             execution_id=execution_id,
@@ -112,3 +118,21 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         if finding is not None:
             findings.append(finding)
     return findings
+
+
+_KEEP_COALESCING = "keep spark.sql.adaptive.coalescePartitions.enabled=true (AQE)"
+
+
+def _coalesce_words(suggestion: str, adaptive: bool) -> str:
+    """The suggestion as it fits the run: AQE's coalescing is kept where it ran, turned on
+    where it was off.
+
+    >>> _coalesce_words(f"Use fewer: {_KEEP_COALESCING}.", False)
+    'Use fewer: turn AQE on (spark.sql.adaptive.enabled=true) to coalesce small partitions.'
+    """
+    if adaptive:
+        return suggestion
+    return suggestion.replace(
+        _KEEP_COALESCING,
+        "turn AQE on (spark.sql.adaptive.enabled=true) to coalesce small partitions",
+    )
