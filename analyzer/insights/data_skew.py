@@ -464,8 +464,10 @@ def _finding(
             "or default keys."
         )
     partition = fmt_partition(m.max_at.partition_id)
+    # The figures below are the skewed metric's, of the node where the skew was seen: when
+    # that is not the node named (a scan below it), the metric line says whose they are.
     evidence = [
-        ev("metric", "metric", m.name, "text"),
+        ev("metric", "metric", f"{m.name} of {skewed_at}" if skewed_at else m.name, "text"),
         ev(
             "max_value",
             "largest task",

@@ -253,7 +253,19 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         peak = max(w.peak_running for w in walls)
         floor = min_executors_for_waits(ctx.properties, peak, ctx.slots_per_executor)
         advice: list[Advice] = []
-        if others:
+        first_of_profile = added_ms is None or all(w.start_ms < added_ms for w in walls)
+        if others and first_of_profile:
+            # No executor of the profile existed before: dynamic allocation starts a
+            # profile's executors when its first stage is submitted, so no setting that
+            # keeps executors could have had one waiting.
+            suggestion = (
+                f"The stage is the first to need resource profile {profile}; executors of "
+                "other profiles were alive but Spark runs a stage only on executors of its own "
+                "profile, and starts a profile's executors when its first stage is submitted. "
+                "Reuse the default profile where the resources allow, or expect this start-up "
+                "once per profile."
+            )
+        elif others:
             advice.append(floor)
             suggestion = (
                 f"The stage needs resource profile {profile}; executors of other profiles were "
