@@ -348,6 +348,20 @@ def test_tiny_tasks_deserializing_alike_are_not_cold_executors() -> None:
     assert [f.rule for f in found if f.stage_id == 15] == ["tiny-tasks"]
 
 
+def test_tiny_tasks_turns_aqe_on_where_it_was_off() -> None:
+    # pairs/aqe-off: AQE off, so its coalescing is to be turned on, not kept.
+    log = SAMPLES / "pairs" / "aqe-off" / "local-1795451572222.zstd"
+    if not log.exists():
+        pytest.skip(f"{log} not present")
+    tiny = [f for f in _findings(log)[2] if f.rule == "tiny-tasks"]
+    assert tiny
+    for f in tiny:
+        assert "turn AQE on (spark.sql.adaptive.enabled=true) to coalesce small partitions" in (
+            f.suggestion
+        )
+        assert "keep spark.sql.adaptive.coalescePartitions.enabled=true" not in f.suggestion
+
+
 def test_executors_removed_at_teardown_are_not_lost() -> None:
     # Photon q88: worker lost 16.4 s after the last job ended, with nothing left to run.
     findings = _public_findings("eventlog_v2_app-20240919162642-0000")

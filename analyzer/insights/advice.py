@@ -367,6 +367,19 @@ def no_value(props: Mapping[str, str], key: str, default: str, why: str, kind: s
     return Advice(key, None, current(props, key, default), why, kind)  # type: ignore[arg-type]
 
 
+def not_sized_by_setting(props: Mapping[str, str], asked: int) -> Advice:
+    """`spark.sql.shuffle.partitions` for a stage that reads the query's `repartition(asked)`:
+    no value, since neither the setting nor AQE sizes such a shuffle (`user_repartition`)."""
+    return no_value(
+        props,
+        SHUFFLE_PARTITIONS_KEY,
+        "200",
+        f"no value: the stage reads a repartition({fmt_count(asked)}) of the query, which this "
+        "setting does not size",
+        "count",
+    )
+
+
 def memory_advice(analysis: Analysis, key: tuple[int, int]) -> tuple[Advice, ...]:
     """The memory advice of a stage attempt whose tasks ran short of execution memory: more
     shuffle partitions (when it read a shuffle) and more executor memory, each from its largest

@@ -54,8 +54,8 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     """
     ctx = context(analysis)
     findings = []
-    jobs = {j.job_id: j for j in analysis.application.jobs}
     app = analysis.application
+    jobs = {j.job_id: j for j in app.jobs}
     interrupted = app.interrupted_execution_ids
     failed = {e.execution_id: e for e in app.executions if e.status == "FAILED"}
     # A root that failed only because a sub-execution inside it did (its own jobs did not
@@ -64,16 +64,14 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     told_by: dict[int, Execution] = {}
     for root_id, nested in app.sub_executions.items():
         root = failed.get(root_id)
-        failed_inside = [failed[i] for i in nested if i in failed and i not in interrupted]
-        own_failed = (
-            any(jobs[j].status == "FAILED" for j in root.job_ids if j in jobs) if root else True
-        )
-        if root is not None and failed_inside and not own_failed:
-            told_by[failed_inside[0].execution_id] = root
-    for ex in app.executions:
-        if ex.status != "FAILED" or ex.execution_id in interrupted:
+        if root is None or any(jobs[j].status == "FAILED" for j in root.job_ids if j in jobs):
             continue
-        if any(root.execution_id == ex.execution_id for root in told_by.values()):
+        inside = next((i for i in nested if i in failed and i not in interrupted), None)
+        if inside is not None:
+            told_by[inside] = root
+    told_roots = {root.execution_id for root in told_by.values()}
+    for ex in app.executions:
+        if ex.status != "FAILED" or ex.execution_id in interrupted or ex.execution_id in told_roots:
             continue
         root = told_by.get(ex.execution_id)
         ex_jobs = [jobs[j] for j in ex.job_ids if j in jobs]

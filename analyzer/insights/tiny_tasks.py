@@ -9,7 +9,7 @@ from analyzer.insights._common import (
     user_repartition,
     wall_share_ms,
 )
-from analyzer.insights.advice import no_value, shuffle_partitions_for_size
+from analyzer.insights.advice import no_value, not_sized_by_setting, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_count, fmt_duration_ms
@@ -47,14 +47,7 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         per_task = s.read_sum_bytes // max(1, s.n_successful)
         asked = user_repartition(analysis, execution_id, s.stage_id) if reads_shuffle else None
         if asked is not None:
-            advice = no_value(
-                ctx.properties,
-                "spark.sql.shuffle.partitions",
-                "200",
-                f"no value: the stage reads a repartition({fmt_count(asked)}) of the query, "
-                "which this setting does not size",
-                "count",
-            )
+            advice = not_sized_by_setting(ctx.properties, asked)
         elif reads_shuffle:
             advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, slots)
             if int(advice.value or 0) >= s.n_successful:
@@ -77,6 +70,12 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 "files the file count, not this setting, makes the tasks; compact the files",
                 "bytes",
             )
+        # AQE's coalescing is kept where it ran, turned on where it was off.
+        coalescing = (
+            "keep spark.sql.adaptive.coalescePartitions.enabled=true (AQE)"
+            if adaptive_enabled(analysis, ctx.executions[execution_id])
+            else "turn AQE on (spark.sql.adaptive.enabled=true) to coalesce small partitions"
+        )
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -86,23 +85,20 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 f"Stage {s.stage_id}: {fmt_count(s.n_successful)} tasks with a median of "
                 f"{fmt_duration_ms(s.median_duration_ms)}"
             ),
-            suggestion=_coalesce_words(
+            suggestion=(
                 f"Use fewer, larger partitions: ask repartition() for fewer than "
                 f"{fmt_count(asked)} (it sets this stage's task count, which neither "
                 "spark.sql.shuffle.partitions nor AQE changes), or coalesce() for small data."
                 if asked is not None
                 else f"Use fewer, larger partitions: set spark.sql.shuffle.partitions="
-                f"{advice.value}, keep "
-                "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
-                "instead of repartition() for small data."
+                f"{advice.value}, {coalescing}, or coalesce() instead of repartition() for "
+                "small data."
                 if reads_shuffle and advice.value is not None
-                else "Use fewer, larger partitions: keep "
-                "spark.sql.adaptive.coalescePartitions.enabled=true (AQE), or coalesce() "
-                "instead of repartition() for small data."
+                else f"Use fewer, larger partitions: {coalescing}, or coalesce() instead of "
+                "repartition() for small data."
                 if reads_shuffle
                 else "Read fewer, larger splits: compact the input's small files, or write "
-                "fewer of them.",
-                adaptive_enabled(analysis, ctx.executions[execution_id]),
+                "fewer of them."
             ),
             advice=(advice,),
             execution_id=execution_id,
@@ -118,21 +114,3 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         if finding is not None:
             findings.append(finding)
     return findings
-
-
-_KEEP_COALESCING = "keep spark.sql.adaptive.coalescePartitions.enabled=true (AQE)"
-
-
-def _coalesce_words(suggestion: str, adaptive: bool) -> str:
-    """The suggestion as it fits the run: AQE's coalescing is kept where it ran, turned on
-    where it was off.
-
-    >>> _coalesce_words(f"Use fewer: {_KEEP_COALESCING}.", False)
-    'Use fewer: turn AQE on (spark.sql.adaptive.enabled=true) to coalesce small partitions.'
-    """
-    if adaptive:
-        return suggestion
-    return suggestion.replace(
-        _KEEP_COALESCING,
-        "turn AQE on (spark.sql.adaptive.enabled=true) to coalesce small partitions",
-    )

@@ -8,7 +8,7 @@ import math
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, parse_bytes, user_repartition
-from analyzer.insights.advice import no_value, shuffle_partitions_for_size
+from analyzer.insights.advice import not_sized_by_setting, shuffle_partitions_for_size
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms
@@ -93,14 +93,7 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
                 "count, which neither spark.sql.shuffle.partitions nor AQE changes. Each task "
                 "pays a fixed cost whatever its data."
             )
-            advice = no_value(
-                ctx.properties,
-                "spark.sql.shuffle.partitions",
-                "200",
-                f"no value: the stage reads a repartition({fmt_count(asked)}) of the query, "
-                "which this setting does not size",
-                "count",
-            )
+            advice = not_sized_by_setting(ctx.properties, asked)
         finding = ctx.finding(
             RULE,
             METHOD,

@@ -139,7 +139,7 @@ def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHead
     n_failed_stages = sum(1 for s in app.stages if s.status == "FAILED")
     source = analysis.source
     return ApplicationHeaderView(
-        name=app.name or "–",
+        name=app.name or MISSING,
         app_id=app_id,
         spark_version=app.spark_version or MISSING,
         user=app.user or MISSING,
