@@ -181,6 +181,37 @@ def test_micro_batch_id_that_is_no_number(tmp_path: Path) -> None:
     _all_reports(_write(tmp_path, events))
 
 
+FAILED_34_LOG = "spark-3.4/local-1795619588256.snappy"
+"""Spark 3.4: a failed query whose error the log holds as JSON (`errorClass` LEGACY)."""
+HOSTILE_ERRORS = {
+    "nested": '{"errorClass": "X", "messageParameters": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "not-json": '{"errorClass": "X", "messageParameters": {',
+    "class-no-text": '{"errorClass": 7, "messageParameters": {"message": "m"}}',
+    "params-no-dict": '{"errorClass": "LEGACY", "messageParameters": ["a", "b"]}',
+    "message-no-text": '{"errorClass": "LEGACY", "messageParameters": {"message": [1]}}',
+    "template-unknown-params": (
+        '{"errorClass": "X", "messageTemplate": "<a> <b> <' + "c" * 10_000 + '>", '
+        '"messageParameters": {"a": "\u001b[2J\u202e", "b": {"deep": [1, 2]}}}'
+    ),
+    "huge-message": (
+        '{"errorClass": "LEGACY", "messageParameters": {"message": "'
+        + "boom\\n\\tat x" * 200_000
+        + '"}}'
+    ),
+}
+"""Execution errors in the JSON form Spark 3.4 logs, each broken or hostile in one way."""
+
+
+@pytest.mark.parametrize("message", list(HOSTILE_ERRORS.values()), ids=list(HOSTILE_ERRORS))
+def test_hostile_json_error_messages_are_text_not_a_crash(tmp_path: Path, message: str) -> None:
+    events = _events(FAILED_34_LOG)
+    ends = [e for e in _of(events, "SparkListenerSQLExecutionEnd") if e.get("errorMessage")]
+    assert ends
+    for e in ends:
+        e["errorMessage"] = message
+    _all_reports(_write(tmp_path, events))
+
+
 def _long_max_sql_updates(events: list[Event]) -> None:
     for e in _of(events, "SparkListenerTaskEnd"):
         for acc in e["Task Info"]["Accumulables"]:
