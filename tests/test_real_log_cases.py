@@ -126,6 +126,24 @@ def test_pandas_udf_log_says_the_partition_count_to_set() -> None:
     assert "spark.sql.shuffle.partitions=8" in top.suggestion
 
 
+def test_the_first_python_tasks_are_not_blamed_on_the_udf_alone() -> None:
+    # Query 0's stage 0 is the application's first Python stage: 8 tasks on 8 slots, each
+    # starting its Python worker, 1.3 s for 127 rows. No warm task shows what the UDF costs.
+    log = next(p for p in public_logs() if p.name == "pandas_execs_eventlog.zstd")
+    _local, _dynamic, findings = _findings(log)
+    [udf] = [f for f in findings if f.rule == "python-udf"]
+    assert (udf.execution_id, udf.stage_id, udf.severity) == (0, 0, "info")
+    assert udf.title.endswith("its workers' start-up included")
+    assert "first Python tasks on their executors" in udf.suggestion
+
+
+def test_a_slow_udf_after_its_first_wave_stays_a_warning() -> None:
+    # 4 tasks on 2 slots: the second wave ran on warm Python workers, as slow as the first.
+    analysis = api.analyze(str(SAMPLES / "local-1795449380338.zstd"))
+    [udf] = [f for f in api.find_issues(analysis) if f.rule == "python-udf"]
+    assert udf.severity == "warning" and "start-up" not in udf.title
+
+
 def test_no_report_shows_the_missing_partition_placeholder() -> None:
     # Spark before 3.3 logs no `Partition ID`: every task of this log has the placeholder -1.
     log = next(p for p in public_logs() if p.name == "pandas_execs_eventlog.zstd")
@@ -209,6 +227,8 @@ def test_executor_wait_tells_start_up_from_release_and_cold_executors() -> None:
     waits = [f for f in findings if f.rule == "executor-wait"]
     assert [(f.stage_id, f.advice) for f in waits] == [(0, ())]
     assert waits[0].title == "Stage 0 waited 2.3 s for executors (the application's first)"
+    # An ordinary start-up (YARN containers and JVMs) that no setting shortens: not a warning.
+    assert waits[0].severity == "info"
     assert "start-up" in waits[0].suggestion and "registered at 6.3 s" in waits[0].suggestion
     cold = next(f for f in findings if f.rule == "cold-executors")
     assert (cold.stage_id, cold.advice) == (1, ())

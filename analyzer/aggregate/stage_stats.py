@@ -283,6 +283,26 @@ def tasks_running_at(tasks: TaskTable, moment_ms: int) -> dict[str, int]:
     return {str(r[0]): int(r[1]) for r in frame.iter_rows()}
 
 
+def first_use_stages(tasks: TaskTable, stage_ids: Iterable[int]) -> set[int]:
+    """Of `stage_ids` (stages that share a per-executor start-up cost, such as Python workers),
+    those whose every task attempt launched before any task of those stages had finished on its
+    executor: each of their tasks paid that start-up, and none ran without it to compare."""
+    wanted = sorted(set(stage_ids))
+    if not wanted:
+        return set()
+    frame = (
+        tasks.lazy()
+        .filter(pl.col("stage_id").is_in(wanted))
+        .select("stage_id", "executor_id", "launch_ms", "finish_ms")
+        .with_columns(pl.col("finish_ms").min().over("executor_id").alias("first_end_ms"))
+        .group_by("stage_id")
+        .agg((pl.col("launch_ms") < pl.col("first_end_ms")).all().alias("cold"))
+        .filter(pl.col("cold"))
+        .collect(engine=ENGINE)
+    )
+    return {int(v) for v in frame["stage_id"]}
+
+
 def task_durations(tasks: TaskTable, task_ids: Iterable[int]) -> dict[int, int]:
     """Return the duration (ms) of the given task attempts, by task id."""
     wanted = list(task_ids)

@@ -277,7 +277,8 @@ def broadcast_threshold_below(props: Mapping[str, str], build_bytes: int) -> Adv
         (
             f"just under the {fmt_bytes(build_bytes)} broadcast → {value_mib} MiB: this side "
             "is shuffled, smaller ones are still broadcast (the optimizer compares its own size "
-            "estimate, which can be below the size measured here)"
+            "estimate, which can be below the size measured here); no time predicted: the "
+            "shuffle join that replaces the broadcast costs what this run did not measure"
         ),
         "bytes",
     )
@@ -442,13 +443,18 @@ def target_wall_ms(analysis: Analysis, target: tuple[str, int]) -> int | None:
     return ex.duration_ms if ex is not None else None
 
 
+UNPREDICTED_RULES = frozenset({"large-broadcast"})
+"""Rules whose advice swaps the cost they measured for one the run did not measure (a lower
+broadcast threshold shuffles both sides of the join instead): no wall time is predicted."""
+
+
 def predict(analysis: Analysis, finding: Finding) -> Finding:
     """Set each advised value's predicted wall time: what the finding points at (its stage,
     else its query) minus the time the finding is estimated to have lost."""
     kept = tuple(a for a in finding.advice if not _already(a))
     if len(kept) != len(finding.advice):
         finding = dataclasses.replace(finding, advice=kept)
-    if not finding.advice or finding.estimated_lost_ms <= 0:
+    if not finding.advice or finding.estimated_lost_ms <= 0 or finding.rule in UNPREDICTED_RULES:
         return finding
     target = prediction_target(finding)
     wall = target_wall_ms(analysis, target) if target is not None else None

@@ -45,6 +45,10 @@ FRESH_MS = 30_000
 """Executors added this long before a stage's first task are still starting (cold)."""
 COLD_SHARE = 0.5
 """A stage whose wall time is at least this share of deserialization ran on cold executors."""
+SLOW_STARTUP_MS = 30_000
+"""The application's first executors arriving within this long of its first stage is an
+ordinary start-up (YARN containers and JVMs: 2 to 10 s on the public logs), `info`; longer
+says the cluster was short of capacity or the executors slow to start."""
 
 
 def started_fresh(analysis: Analysis, wall: StageWall) -> bool:
@@ -346,8 +350,13 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         findings.append(
             Finding(
                 rule=RULE,
-                # A one-off start-up after registration: no query gets faster from it.
-                severity="info" if starting else ctx.severity(lost_ms, execution_id, thresholds),
+                # A one-off start-up, after registration or an ordinary first one: no query
+                # gets faster from it.
+                severity=(
+                    "info"
+                    if starting or (startup and lost_ms < SLOW_STARTUP_MS)
+                    else ctx.severity(lost_ms, execution_id, thresholds)
+                ),
                 title=(
                     f"Stage{'s' if len(stage_ids) > 1 else ''} "
                     f"{', '.join(map(str, stage_ids[:8]))}{'…' if len(stage_ids) > 8 else ''} "
