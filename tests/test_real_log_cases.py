@@ -47,6 +47,7 @@ EXPECTED_TOP: dict[str, str | None] = {
     "tasks_executors_fail_compressed_eventlog.zstd": "failed-query",
     "gpu_oom_eventlog.zstd": "failed-query",
     "nds_q72_dataproc_2_2.zstd": "row-explosion",
+    "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b": "idle-cores",
 }
 """The logs with a finding that leads; every other public log raises no warning."""
 
@@ -124,6 +125,40 @@ def test_pandas_udf_log_says_the_partition_count_to_set() -> None:
     assert top.rule == "too-many-partitions"
     assert top.number("partitions_to_set") == 8
     assert "spark.sql.shuffle.partitions=8" in top.suggestion
+
+
+K8S_TAXI = "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b"
+
+
+def test_a_write_that_reads_the_querys_repartition_is_told_to_raise_it() -> None:
+    # Stage 7 writes 125.7 million rows in the two tasks `RoundRobinPartitioning(2),
+    # REPARTITION_BY_NUM` asked for, on 4 task slots: the setting does not size that shuffle.
+    findings = _public_findings(K8S_TAXI)
+    idle = next(f for f in findings if f.rule == "idle-cores" and f.stage_id == 7)
+    assert idle.number("repartition") == 2
+    assert "repartition(2)" in idle.suggestion and "AQE coalesced" not in idle.suggestion
+    assert [(a.setting, a.value) for a in idle.advice] == [("spark.sql.shuffle.partitions", None)]
+    [huge] = [f for f in findings if f.rule == "partition-size"]
+    assert "raise the query's repartition(2) to 81" in huge.suggestion
+    assert [(a.setting, a.value) for a in huge.advice] == [("spark.sql.shuffle.partitions", None)]
+
+
+def test_a_show_reading_one_partition_is_not_idle_cores() -> None:
+    # Query 0 is `show()`: CollectLimit runs its result stage on one of the scan's 17
+    # partitions first, as the limit asks; one task on four slots is by design.
+    findings = _public_findings(K8S_TAXI)
+    assert not [f for f in findings if f.rule == "idle-cores" and f.execution_id == 0]
+
+
+def test_a_static_start_up_wait_names_no_registration_setting() -> None:
+    # Spark waited its 30 s for registrations, ran job 0 at +34.0 s, and the four executors
+    # registered at +69.3 s: waiting longer before the first job would only move the wait.
+    findings = _public_findings(K8S_TAXI)
+    [wait] = [f for f in findings if f.rule == "executor-wait"]
+    assert wait.title == "Stage 0 waited 35.3 s for executors (the application's first)"
+    assert wait.advice == () and wait.severity == "warning"  # over 30 s: a slow start-up
+    assert "would only move this wait" in wait.suggestion
+    assert "registered at 1m 09s" in wait.suggestion
 
 
 def test_the_first_python_tasks_are_not_blamed_on_the_udf_alone() -> None:

@@ -10,7 +10,6 @@ application's start-up where no executor had registered yet.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 from analyzer.aggregate.analysis import Analysis
@@ -21,8 +20,6 @@ from analyzer.insights._common import context
 from analyzer.insights.advice import (
     MAX_IDLE_TIMEOUT_MS,
     advice_text,
-    current,
-    flag,
     idle_timeout_above_idle,
     min_executors_for_waits,
 )
@@ -30,7 +27,7 @@ from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.lost_executors import is_loss
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import DRIVER_ID, Executor
-from analyzer.units import fmt_duration_ms, parse_seconds
+from analyzer.units import fmt_duration_ms
 
 RULE = "executor-wait"
 METHOD = (
@@ -235,12 +232,7 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         added_ms = first_added_ms(analysis, profile)
         registered = [registered_before_wait(analysis, w) for w in walls]
         starting = all(r is not None for r in registered)
-        startup = (
-            cap.dynamic_allocation
-            and not others
-            and added_ms is not None
-            and all(w.start_ms < added_ms for w in walls)
-        )
+        startup = not others and added_ms is not None and all(w.start_ms < added_ms for w in walls)
         evidence = [
             ev("stage_ids", "stages", ", ".join(map(str, stage_ids)), "text"),
             ev("wait_ms", "waited for executors (union)", lost_ms, "ms"),
@@ -280,9 +272,8 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             )
         elif starting:
             suggestion = _starting_wait(analysis, first, [r for r in registered if r is not None])
-        elif startup or (
-            cap.dynamic_allocation
-            and not any(released_before(analysis, profile, w.start_ms) for w in walls)
+        elif cap.dynamic_allocation and (
+            startup or not any(released_before(analysis, profile, w.start_ms) for w in walls)
         ):
             # No executor had been released before the waits: the application's start-up, or
             # executors lost. Keeping executors (minExecutors, a longer idle timeout) changes
@@ -317,36 +308,10 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
                 + "."
             )
         else:
-            wait_key = "spark.scheduler.maxRegisteredResourcesWaitingTime"
-            wait_s = math.ceil(lost_ms / 10_000) * 10
-            advice.append(
-                flag(
-                    ctx.properties,
-                    "spark.scheduler.minRegisteredResourcesRatio",
-                    "1.0",
-                    _default_ratio(ctx.properties),
-                    "wait for every executor asked for before the first job",
-                )
-            )
-            if wait_s > parse_seconds(ctx.properties.get(wait_key), 30):
-                advice.append(
-                    Advice(
-                        wait_key,
-                        f"{wait_s}s",
-                        current(ctx.properties, wait_key, "30s"),
-                        f"the stages waited {fmt_duration_ms(lost_ms)} for executors → the "
-                        "next 10 s above it",
-                        "duration",
-                    )
-                )
-            suggestion = (
-                "No executor was registered yet, or they had just registered and were still "
-                "starting (or all were lost): the cluster was slow to grant them or they were "
-                "slow to start. Make the application wait for them before its first job ("
-                + advice_text(tuple(advice))
-                + ") or check the cluster's free capacity and executor start-up (image pulls, "
-                "large --jars)."
-            )
+            # Static allocation: the executors asked for had not come up, or were lost.
+            # Waiting for them before the first job (the registration settings) would only
+            # move this wait, not shorten it.
+            suggestion = _unreleased_wait(analysis, first, added_ms if startup else None)
         findings.append(
             Finding(
                 rule=RULE,
@@ -387,10 +352,11 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
 
 
 def _unreleased_wait(analysis: Analysis, first: StageWall, startup_ms: int | None) -> str:
-    """The suggestion for a wait under dynamic allocation that no release explains:
+    """The suggestion for a wait for executors that no release by dynamic allocation explains:
     `startup_ms`, when the stages waited for the application's first executors, is when the
     first one registered (epoch ms)."""
     app_start_ms = analysis.application.start_ms
+    dynamic = analysis.capacity.dynamic_allocation
     if startup_ms is not None:
         when = (
             f" ({fmt_duration_ms(first.start_ms - app_start_ms)} after the application "
@@ -399,31 +365,27 @@ def _unreleased_wait(analysis: Analysis, first: StageWall, startup_ms: int | Non
             if app_start_ms is not None
             else ""
         )
+        keeping = (
+            "Keeping executors (minExecutors, executorIdleTimeout) does not shorten this wait"
+            if dynamic
+            else "Waiting for them before the first job "
+            "(spark.scheduler.minRegisteredResourcesRatio, "
+            "spark.scheduler.maxRegisteredResourcesWaitingTime) would only move this wait"
+        )
         return (
             f"The application's start-up: no executor had been added yet when stage "
-            f"{first.stage_id} was submitted{when}, and none had been released. Keeping "
-            "executors (minExecutors, executorIdleTimeout) does not shorten this wait; if it "
-            "is long, check the cluster's free capacity and executor start-up (image pulls, "
-            "large --jars)."
+            f"{first.stage_id} was submitted{when}"
+            + (", and none had been released" if dynamic else "")
+            + f". {keeping}; if it is long, check the cluster's free capacity and executor "
+            "start-up (pod scheduling, image pulls, large --jars)."
         )
     return (
         "No executor of the stage's resource profile was alive, and the log shows none "
-        "released by dynamic allocation before: they had been lost (see lost-executors) or "
+        + ("released by dynamic allocation " if dynamic else "removed ")
+        + "before: they had been lost (see lost-executors) or "
         "were still starting. Check the cluster's free capacity and executor start-up (image "
         "pulls, large --jars)."
     )
-
-
-def _default_ratio(props: dict[str, str]) -> str:
-    """`spark.scheduler.minRegisteredResourcesRatio`'s default for the run's cluster manager:
-    0.8 on YARN and Kubernetes (`YarnSchedulerBackend`, `KubernetesClusterSchedulerBackend`),
-    0 elsewhere (standalone: `CoarseGrainedSchedulerBackend`).
-
-    >>> _default_ratio({"spark.master": "yarn"}), _default_ratio({"spark.master": "spark://h:7077"})
-    ('0.8', '0')
-    """
-    master = props.get("spark.master", "").strip().lower()
-    return "0.8" if master.startswith(("yarn", "k8s://")) else "0"
 
 
 def _starting_wait(analysis: Analysis, first: StageWall, registered: list[tuple[int, int]]) -> str:

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context, split_can_shrink
+from analyzer.insights._common import context, split_can_shrink, user_repartition
 from analyzer.insights.advice import (
     SHUFFLE_PARTITIONS_KEY,
     max_partition_bytes_to_spread,
     no_value,
+    not_sized_by_setting,
     shuffle_partitions_for_size,
 )
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.application import Execution
 from analyzer.model.plan import PlanGraph, PlanNode
 from analyzer.units import decimal_int, fmt_count, fmt_duration_ms
 
@@ -112,6 +114,10 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             continue  # a global aggregate's final merge: one task whatever the partitioning
         if reads.delta_state:
             continue  # Delta's own snapshot of a table's log: no user code to repartition
+        if s.n_result_tasks and _collects_a_limit(ctx.executions.get(execution_id)):
+            # show(), take(), limit().collect(): Spark runs the result stage on as few
+            # partitions as the limit needs, scaling up only when they fall short.
+            continue
         node_id = reads.node_id
         where = f" in node {node_id} {reads.node_name}" if node_id is not None else ""
         evidence = [
@@ -130,6 +136,7 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         reads_rdd = not reads_files and s.shuffle_read_max_bytes > 0 and not reads.reads_exchange
         generated = s.read_sum_bytes == 0  # rows made in the task (range, parallelize)
         advice: Advice | None = None
+        asked: int | None = None
         if single is not None:
             evidence.append(
                 ev("single_partition", "reads", "a single-partition shuffle (one task)", "text")
@@ -145,9 +152,16 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                 ctx.properties, s.read_sum_bytes, s.read_max_bytes, cores
             )
         else:
-            advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, cores)
+            asked = user_repartition(analysis, execution_id, s.stage_id)
+            advice = (
+                shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, cores)
+                if asked is None
+                else not_sized_by_setting(ctx.properties, asked)
+            )
             setting = decimal_int(ctx.properties.get(SHUFFLE_PARTITIONS_KEY, "200"))
-            if advice.value is not None and setting is not None and int(advice.value) <= setting:
+            if asked is not None:
+                evidence.append(ev("repartition", "the query's repartition()", asked, "count"))
+            elif advice.value is not None and setting is not None and int(advice.value) <= setting:
                 # The setting already allows more tasks than ran: raising it again does nothing.
                 advice = no_value(
                     ctx.properties,
@@ -167,13 +181,17 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                     f"task{'' if s.n_successful == 1 else 's'} for {fmt_count(cores)} task "
                     f"slots ran {fmt_duration_ms(running_ms)}{where}"
                 ),
-                suggestion=_suggestion(
-                    single,
-                    reads_rdd,
-                    generated,
-                    reads_files,
-                    splittable and advice is not None and advice.value is not None,
-                    advice,
+                suggestion=(
+                    _repartition_suggestion(asked, cores)
+                    if asked is not None
+                    else _suggestion(
+                        single,
+                        reads_rdd,
+                        generated,
+                        reads_files,
+                        splittable and advice is not None and advice.value is not None,
+                        advice,
+                    )
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
@@ -200,6 +218,29 @@ SINGLE_FIXES = {
     ),
 }
 """The fix for each kind of single-partition read, as the suggestion words it."""
+
+
+def _repartition_suggestion(asked: int, slots: int) -> str:
+    """What spreads a stage that reads the query's own `repartition(asked)`: that number, which
+    no setting changes."""
+    return (
+        f"Spread the work: the stage reads the query's repartition({fmt_count(asked)}), which "
+        "sets its task count whatever spark.sql.shuffle.partitions says: raise it to at least "
+        f"the {fmt_count(slots)} task slots, or drop it. If it is there to write that few "
+        "output files, this wait is what so few files cost."
+    )
+
+
+def _collects_a_limit(execution: Execution | None) -> bool:
+    """True when a query returns its first rows to the driver (`CollectLimit`: show(), take(),
+    limit().collect()): its result stage runs on as few partitions as the limit needs."""
+    if execution is None:
+        return False
+    graph = execution.final_plan.graph
+    tops = graph.roots
+    while len(tops) == 1 and tops[0].name == "AdaptiveSparkPlan":
+        tops = graph.children_of(tops[0].node_id)
+    return len(tops) == 1 and tops[0].name == "CollectLimit"
 
 
 def _suggestion(

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context
-from analyzer.insights.advice import no_value, shuffle_partitions_for_size
+from analyzer.insights._common import context, user_repartition
+from analyzer.insights.advice import (
+    no_value,
+    not_sized_by_setting,
+    shuffle_partitions_for_size,
+    target_partition_bytes,
+)
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_bytes, fmt_count
@@ -28,7 +33,23 @@ def detect_partition_sizes(analysis: Analysis, thresholds: Thresholds) -> list[F
         if s.read_max_bytes > thresholds.huge_partition_bytes and s.read_max_task_id is not None:
             wall = ctx.walls.get(_key)
             slots = wall.slots if wall is not None and wall.slots > 0 else ctx.cores
-            if s.shuffle_read_max_bytes > 0:
+            asked = (
+                user_repartition(analysis, execution_id, s.stage_id)
+                if s.shuffle_read_max_bytes > 0 and execution_id is not None
+                else None
+            )
+            if asked is not None:
+                # The query's repartition(n) sized the shuffle: no setting changes it.
+                advice = not_sized_by_setting(ctx.properties, asked)
+                wanted = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, slots)
+                target_bytes, _ = target_partition_bytes(ctx.properties)
+                how = f"raise the query's repartition({fmt_count(asked)})" + (
+                    f" to {wanted.value} (one partition per {fmt_bytes(target_bytes)} of the "
+                    f"{fmt_bytes(s.read_sum_bytes)} shuffled, at least one per task slot)"
+                    if wanted.value is not None and int(wanted.value) > asked
+                    else ""
+                )
+            elif s.shuffle_read_max_bytes > 0:
                 advice = shuffle_partitions_for_size(ctx.properties, s.read_sum_bytes, slots)
                 if int(advice.value or 0) <= s.n_successful:
                     advice = no_value(
