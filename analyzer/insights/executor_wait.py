@@ -377,7 +377,7 @@ def _unreleased_wait(analysis: Analysis, first: StageWall, startup_ms: int | Non
             f"{first.stage_id} was submitted{when}"
             + (", and none had been released" if dynamic else "")
             + f". {keeping}; if it is long, check the cluster's free capacity and executor "
-            "start-up (pod scheduling, image pulls, large --jars)."
+            "start-up (image pulls, large --jars)."
         )
     return (
         "No executor of the stage's resource profile was alive, and the log shows none "
