@@ -699,6 +699,48 @@ def run_cause_idle_cores(spark: Any, scratch: Path) -> None:
     )
 
 
+COALESCE_ROWS = 4_000_000
+
+
+def coalesce_dir(scratch: Path) -> str:
+    """Where the orders table of `cause-coalesce-write` is written before the app."""
+    return str(scratch / "coalesce_orders")
+
+
+def setup_coalesce_write(spark: Any, scratch: Path) -> None:
+    """Write 4M orders as 16 parquet files (before the logged app)."""
+    from pyspark.sql import functions as F
+
+    (
+        spark.range(0, COALESCE_ROWS, 1, 16)
+        .select(
+            F.col("id").alias("order_id"),
+            hashed("id", 61, 1_000).alias("customer_id"),
+            F.sha2(F.col("id").cast("string"), 256).alias("token"),
+        )
+        .write.mode("overwrite")
+        .parquet(coalesce_dir(scratch))
+    )
+
+
+def run_cause_coalesce_write(spark: Any, scratch: Path) -> None:
+    """Hash every order and write the result as one file with coalesce(1): the scan and the
+    hashing run in the write's one task."""
+    from pyspark.sql import functions as F
+
+    orders = spark.read.parquet(coalesce_dir(scratch))
+    describe(spark, "orders with a signature, written as one file (coalesce(1))")
+    (
+        orders.withColumn(
+            "signature",
+            F.sha2(F.concat(F.col("token"), F.col("customer_id").cast("string")), 512),
+        )
+        .coalesce(1)
+        .write.mode("overwrite")
+        .parquet(str(scratch / "coalesce_out"))
+    )
+
+
 SMALL_FILES_ROWS = 24_000
 SMALL_FILES_ROWS_PER_FILE = 10
 
@@ -1522,6 +1564,26 @@ WORKLOADS: tuple[Workload, ...] = (
                 node="Window",
                 execution="running revenue total",
                 note="Window with no partitionBy: its stage runs 1 task on a 4-slot master",
+            ),
+        ),
+    ),
+    Workload(
+        name="cause-coalesce-write",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="labelled idle cores: coalesce(1) before a write runs the scan of 16 parquet "
+        "files and the hashing of 4M rows in one task while 3 of 4 slots idle",
+        run=run_cause_coalesce_write,
+        setup=setup_coalesce_write,
+        master="local[4,3]",
+        labels=(
+            Label(
+                rule="idle-cores",
+                node="Execute InsertIntoHadoopFsRelationCommand",
+                execution="written as one file",
+                note="coalesce(1) before the write: the whole stage, its scan included, runs in "
+                "1 task on a 4-slot master",
             ),
         ),
     ),

@@ -143,6 +143,17 @@ def test_a_write_that_reads_the_querys_repartition_is_told_to_raise_it() -> None
     assert [(a.setting, a.value) for a in huge.advice] == [("spark.sql.shuffle.partitions", None)]
 
 
+def test_a_coalesce_before_a_write_is_named_with_no_setting() -> None:
+    # coalesce(1) runs the scan of 16 files and the hashing of 4M rows in the write's one task.
+    # Spark 4 counts 84.8 KiB of Input for 272.3 MiB of files: the scan's file size counts.
+    analysis = api.analyze(str(SAMPLES / "local-1795785701478.zstd"))
+    [idle] = [f for f in api.find_issues(analysis) if f.rule == "idle-cores"]
+    assert idle.number("coalesce") == 1 and idle.advice == ()
+    assert "coalesce(1)" in idle.suggestion and "maxPartitionBytes" not in idle.suggestion
+    stats = analysis.stage_stats[(idle.stage_id, 0)]
+    assert stats.read_sum_bytes < 1 << 20
+
+
 def test_a_show_reading_one_partition_is_not_idle_cores() -> None:
     # Query 0 is `show()`: CollectLimit runs its result stage on one of the scan's 17
     # partitions first, as the limit asks; one task on four slots is by design.

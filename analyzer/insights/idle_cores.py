@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
@@ -27,6 +28,8 @@ METHOD = (
     "that much faster had its work been spread over every usable slot"
 )
 SINGLE_PARTITION = "SinglePartition"
+_COALESCE = re.compile(r"Coalesce (\d+)")
+"""A `Coalesce` operator's description: `Coalesce 1` for `coalesce(1)`."""
 
 # What reads a single-partition shuffle (`_single_read`), each with its own fix.
 WINDOW = "window"
@@ -97,9 +100,22 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             thresholds.idle_cores_min_slot_records,
             thresholds.idle_cores_min_slot_bytes,
         )
+        execution_id = ctx.stage_execution(s.stage_id)
+        if idle < thresholds.idle_cores_share and execution_id is not None:
+            # Spark can count far less input than its scans read (a task's Input is what
+            # the file system's thread statistics saw): the scans' file sizes bound it too.
+            files_bytes = _scanned_file_bytes(analysis, execution_id, s.stage_id)
+            if files_bytes > s.read_sum_bytes:
+                idle = idle_core_share(
+                    s.n_successful,
+                    cores,
+                    s.read_sum_records,
+                    files_bytes,
+                    thresholds.idle_cores_min_slot_records,
+                    thresholds.idle_cores_min_slot_bytes,
+                )
         if idle < thresholds.idle_cores_share:
             continue
-        execution_id = ctx.stage_execution(s.stage_id)
         if execution_id is None:
             continue  # RDD work and file listing: no SQL setting sizes their tasks
         running_ms = wall.run_ms + wall.result_ms + wall.tail_ms
@@ -137,7 +153,12 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         generated = s.read_sum_bytes == 0  # rows made in the task (range, parallelize)
         advice: Advice | None = None
         asked: int | None = None
-        if single is not None:
+        coalesced = (
+            reads.coalesce if reads.coalesce is not None and reads.coalesce < cores else None
+        )
+        if coalesced is not None:
+            evidence.append(ev("coalesce", "the query's coalesce()", coalesced, "count"))
+        elif single is not None:
             evidence.append(
                 ev("single_partition", "reads", "a single-partition shuffle (one task)", "text")
             )
@@ -182,7 +203,9 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                     f"slots ran {fmt_duration_ms(running_ms)}{where}"
                 ),
                 suggestion=(
-                    _repartition_suggestion(asked, cores)
+                    _coalesce_suggestion(coalesced)
+                    if coalesced is not None
+                    else _repartition_suggestion(asked, cores)
                     if asked is not None
                     else _suggestion(
                         single,
@@ -229,6 +252,39 @@ def _repartition_suggestion(asked: int, slots: int) -> str:
         f"the {fmt_count(slots)} task slots, or drop it. If it is there to write that few "
         "output files, this wait is what so few files cost."
     )
+
+
+def _coalesce_suggestion(asked: int) -> str:
+    """What spreads a stage the query's own `coalesce(asked)` ran in that many tasks: a
+    coalesce merges the partitions of everything before it in the stage, its scan included."""
+    return (
+        f"Spread the work: the query's coalesce({fmt_count(asked)}) ran the whole stage, the "
+        f"work before it included, in {fmt_count(asked)} task{'' if asked == 1 else 's'}, and no "
+        "partition setting changes that: drop it, or, where the work before it is the heavy "
+        f"part, use repartition({fmt_count(asked)}), which shuffles once but runs that work on "
+        "every slot."
+    )
+
+
+def _scanned_file_bytes(analysis: Analysis, execution_id: int, stage_id: int) -> int:
+    """The bytes of the files the query's scans in a stage read (their `size of files read`),
+    0 when none says."""
+    times = analysis.times.get(execution_id)
+    execution = context(analysis).executions.get(execution_id)
+    stats = analysis.node_stats.get(execution_id)
+    if times is None or execution is None or stats is None:
+        return 0
+    total = 0
+    for node_id, nt in times.nodes.items():
+        if stage_id not in nt.stage_ids:
+            continue
+        if not execution.final_plan.graph.node(node_id).name.startswith("Scan"):
+            continue
+        ns = stats.get(node_id)
+        for m in ns.metrics if ns is not None else ():
+            if m.name == "size of files read":
+                total += m.total
+    return total
 
 
 def _collects_a_limit(execution: Execution | None) -> bool:
@@ -305,6 +361,9 @@ class StageReads:
     reading one reads an RDD's shuffle, which `spark.sql.shuffle.partitions` does not size."""
     single: str | None
     """What reads a single-partition exchange in the stage (`WINDOW` …), None when none."""
+    coalesce: int | None = None
+    """The partition count of the query's `coalesce(n)` in the stage (the smallest, if
+    several), None when it has none."""
     delta_state: bool = False
     """Whether the stage scans Delta's state of a table (`Scan ExistingRDD Delta Table State`
     of its `_delta_log`): Delta computes it for its own snapshot, in partitions it chooses."""
@@ -322,12 +381,17 @@ def _stage_reads(analysis: Analysis, execution_id: int, stage_id: int) -> StageR
     reads_exchange = False
     single: str | None = None
     delta_state = False
+    coalesce: int | None = None
     for node_id, by_stage in stages.items():
         ms = by_stage.get(stage_id)
         if ms is None:
             continue
         node = graph.node(node_id)
         delta_state = delta_state or is_delta_state_scan(node)
+        if node.name == "Coalesce":
+            n = _COALESCE.fullmatch(node.desc.strip())
+            if n is not None:
+                coalesce = min(int(n.group(1)), coalesce or int(n.group(1)))
         if "Exchange" in node.name:
             readers = _readers(graph, stages, node_id, stage_id)
             reads_exchange = reads_exchange or bool(readers)
@@ -337,8 +401,10 @@ def _stage_reads(analysis: Analysis, execution_id: int, stage_id: int) -> StageR
         if best is None or ms > best[0]:
             best = (ms, node_id)
     if best is None:
-        return StageReads(None, "", reads_exchange, single, delta_state)
-    return StageReads(best[1], graph.node(best[1]).name, reads_exchange, single, delta_state)
+        return StageReads(None, "", reads_exchange, single, coalesce, delta_state)
+    return StageReads(
+        best[1], graph.node(best[1]).name, reads_exchange, single, coalesce, delta_state
+    )
 
 
 def is_delta_state_scan(node: PlanNode) -> bool:
