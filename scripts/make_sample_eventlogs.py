@@ -741,6 +741,36 @@ def run_cause_coalesce_write(spark: Any, scratch: Path) -> None:
     )
 
 
+def setup_repartition_write(spark: Any, scratch: Path) -> None:
+    """Write 6M events as 12 parquet files (before the logged app)."""
+    from pyspark.sql import functions as F
+
+    (
+        spark.range(0, 6_000_000, 1, 12)
+        .select(
+            F.col("id").alias("event_id"),
+            (F.col("id") % 100).alias("day"),
+            F.sha2(F.col("id").cast("string"), 256).alias("payload"),
+        )
+        .write.mode("overwrite")
+        .parquet(str(scratch / "repartition_events"))
+    )
+
+
+def run_repartition_write(spark: Any, scratch: Path) -> None:
+    """Write the events with repartition(8) and partitionBy(day): the round-robin repartition
+    sorts each map task's rows first, and the write sorts each task's rows by day; both spill
+    on a 640 MiB driver."""
+    describe(spark, "events written by day with repartition(8)")
+    (
+        spark.read.parquet(str(scratch / "repartition_events"))
+        .repartition(8)
+        .write.mode("overwrite")
+        .partitionBy("day")
+        .parquet(str(scratch / "repartition_out"))
+    )
+
+
 SMALL_FILES_ROWS = 24_000
 SMALL_FILES_ROWS_PER_FILE = 10
 
@@ -1586,6 +1616,18 @@ WORKLOADS: tuple[Workload, ...] = (
                 "1 task on a 4-slot master",
             ),
         ),
+    ),
+    Workload(
+        name="repartition-write-spill",
+        codec="zstd",
+        rolling=False,
+        exercises="repartition(8) then partitionBy(day) on a parquet write of 6M events: the "
+        "round-robin repartition's sort spills in the map stage's shuffle write, the write's "
+        "sort by day spills in the stage that reads the repartition",
+        run=run_repartition_write,
+        setup=setup_repartition_write,
+        conf={"spark.driver.memory": "640m"},
+        master="local[4,3]",
     ),
     Workload(
         name="cause-small-files",

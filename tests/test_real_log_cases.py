@@ -154,6 +154,22 @@ def test_a_coalesce_before_a_write_is_named_with_no_setting() -> None:
     assert stats.read_sum_bytes < 1 << 20
 
 
+def test_a_round_robin_repartition_spill_is_named_at_its_exchange() -> None:
+    # repartition(8) then partitionBy(day) on a 640 MiB driver: stage 1's map tasks sort their
+    # rows before dealing them out round-robin and spill; stage 3 reads the repartition(8) and
+    # its write's Sort by day spills.
+    analysis = api.analyze(str(SAMPLES / "local-1795786211853.zstd"))
+    spills = {f.stage_id: f for f in api.find_issues(analysis) if f.rule == "spill"}
+    write = spills[1]
+    assert write.title.endswith("in the shuffle write of node 5 Exchange")
+    assert "sortBeforeRepartition" in write.suggestion
+    assert not [e for e in write.evidence if e.label.startswith("spill size")]
+    read = spills[3]
+    advice = {a.setting: a for a in read.advice}
+    assert advice["spark.sql.shuffle.partitions"].value is None
+    assert "repartition(8)" in advice["spark.sql.shuffle.partitions"].arithmetic
+
+
 def test_a_show_reading_one_partition_is_not_idle_cores() -> None:
     # Query 0 is `show()`: CollectLimit runs its result stage on one of the scan's 17
     # partitions first, as the limit asks; one task on four slots is by design.

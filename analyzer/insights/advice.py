@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import parse_memory_mib
-from analyzer.insights._common import ROW_GROUP_BYTES, context, parse_bytes
+from analyzer.insights._common import ROW_GROUP_BYTES, context, parse_bytes, user_repartition
 from analyzer.insights.finding import Advice, Finding
 from analyzer.insights.spill_cause import spill_cause
 from analyzer.units import decimal_int, fmt_bytes, fmt_count, fmt_duration_ms, parse_seconds
@@ -394,8 +394,14 @@ def memory_advice(analysis: Analysis, key: tuple[int, int]) -> tuple[Advice, ...
         return ()
     out: list[Advice] = []
     if s.shuffle_read_max_bytes > 0:
+        execution_id = ctx.stage_execution(key[0])
+        asked = (
+            user_repartition(analysis, execution_id, key[0]) if execution_id is not None else None
+        )
         out.append(
-            shuffle_partitions_for_memory(
+            not_sized_by_setting(ctx.properties, asked)
+            if asked is not None
+            else shuffle_partitions_for_memory(
                 ctx.properties, s.n_successful, need.max_peak_bytes, need.max_need_bytes
             )
         )

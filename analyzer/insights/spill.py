@@ -8,6 +8,7 @@ from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.spill_cause import cause_evidence, cause_text, spill_cause
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.plan import PlanNode
 from analyzer.units import fmt_bytes
 
 RULE = "spill"
@@ -68,6 +69,11 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 m = metric(ns, "spill size")
                 if m is not None and s.stage_id in ns.stage_ids and m.total > node_spill:
                     node_id, node_name, node_spill = nid, graph.node(nid).name, m.total
+        writer = (
+            _shuffle_writer(analysis, execution_id, s.stage_id)
+            if node_id is None and execution_id is not None
+            else None
+        )
         # Never more than the tasks ran: a forced spill of many small buffers is counted in
         # memory bytes far above what its tasks' run time could have written and read back.
         task_ms = min(spill_task_ms(spilled, thresholds), float(max(s.run_sum_ms, 0)))
@@ -90,6 +96,9 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 "bytes",
             ),
         ]
+        if writer is not None:
+            node_id = writer.node_id
+            where = f" in the shuffle write of node {node_id} {writer.name}"
         cause = spill_cause(analysis, key)
         if cause is not None:
             evidence += cause_evidence(cause)
@@ -97,7 +106,8 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         suggestion = (
             cause_text(cause)
             if cause is not None
-            else "Give each task more memory: smaller partitions or more memory per task"
+            else (ROUND_ROBIN_SORT if writer is not None and ROUND_ROBIN in writer.desc else "")
+            + "Give each task more memory: smaller partitions or more memory per task"
             + (f": {advice_text(advice)}." if advice_text(advice) else ".")
         )
         finding = ctx.finding(
@@ -117,3 +127,30 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         if finding is not None:
             findings.append(finding)
     return findings
+
+
+ROUND_ROBIN = "RoundRobinPartitioning"
+ROUND_ROBIN_SORT = (
+    "repartition(n) sorts each task's rows before dealing them out round-robin, so that a "
+    "retried task deals the same rows to the same partitions "
+    "(spark.sql.execution.sortBeforeRepartition), and that sort spilled. "
+)
+"""Why a round-robin repartition's map side spills: the sort Spark adds before it."""
+
+
+def _shuffle_writer(analysis: Analysis, execution_id: int, stage_id: int) -> PlanNode | None:
+    """The exchange whose shuffle a stage wrote (the one with most records written): a stage
+    whose plan names no spilling operator spilled in its shuffle write, a round-robin
+    repartition's sort or a sort-based shuffle writer's buffer."""
+    stats = analysis.node_stats.get(execution_id)
+    execution = context(analysis).executions.get(execution_id)
+    if stats is None or execution is None:
+        return None
+    best: tuple[int, int] | None = None
+    for node_id, ns in stats.items():
+        m = metric(ns, "shuffle records written")
+        if m is None or stage_id not in m.stage_ids:
+            continue
+        if best is None or m.total > best[0]:
+            best = (m.total, node_id)
+    return execution.final_plan.graph.node(best[1]) if best is not None else None
