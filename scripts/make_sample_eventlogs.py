@@ -771,6 +771,31 @@ def run_repartition_write(spark: Any, scratch: Path) -> None:
     )
 
 
+DYNAMIC_PAUSE_S = 20
+"""How long `dynamic-allocation-release` pauses between queries: four idle timeouts."""
+
+
+def run_dynamic_allocation_release(spark: Any, scratch: Path) -> None:
+    """Three aggregations under dynamic allocation; the pause before the second outlasts the
+    idle timeout, so its stage waits for new executors."""
+    from pyspark.sql import functions as F
+
+    def aggregate(text: str) -> None:
+        describe(spark, text)
+        (
+            spark.range(0, 3_000_000, 1, 8)
+            .withColumn("h", F.sha2(F.col("id").cast("string"), 256))
+            .groupBy((F.col("id") % 50).alias("k"))
+            .agg(F.count("h"))
+            .collect()
+        )
+
+    aggregate("first aggregation: the application's first executors")
+    time.sleep(DYNAMIC_PAUSE_S)
+    aggregate("after a pause longer than the idle timeout: executors released")
+    aggregate("right after: executors warm")
+
+
 SMALL_FILES_ROWS = 24_000
 SMALL_FILES_ROWS_PER_FILE = 10
 
@@ -1491,6 +1516,27 @@ WORKLOADS: tuple[Workload, ...] = (
         },
         expects=("executor_lost", "stage_resubmitted"),
         master="local-cluster[2,1,1024]",
+    ),
+    Workload(
+        name="dynamic-allocation-release",
+        codec="zstd",
+        rolling=False,
+        exercises="local-cluster under dynamic allocation (shuffle tracking, idle timeout 5 s, "
+        "at most 2 executors): the first query waits for the first executors, a 20 s pause "
+        "releases them, and the next query waits for new ones",
+        run=run_dynamic_allocation_release,
+        conf={
+            "spark.dynamicAllocation.enabled": "true",
+            "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+            "spark.dynamicAllocation.minExecutors": "0",
+            "spark.dynamicAllocation.maxExecutors": "2",
+            "spark.dynamicAllocation.executorIdleTimeout": "5s",
+            "spark.dynamicAllocation.shuffleTracking.timeout": "5s",
+            "spark.dynamicAllocation.schedulerBacklogTimeout": "1s",
+            "spark.executor.cores": "2",
+            "spark.executor.memory": "1g",
+        },
+        master="local-cluster[2,2,1024]",
     ),
     Workload(
         name="rdd-only",

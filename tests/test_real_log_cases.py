@@ -170,6 +170,24 @@ def test_a_round_robin_repartition_spill_is_named_at_its_exchange() -> None:
     assert "repartition(8)" in advice["spark.sql.shuffle.partitions"].arithmetic
 
 
+def test_dynamic_allocation_release_and_start_up_are_told_apart() -> None:
+    # local-cluster, idle timeout 5 s: executors 0 and 1 came at +11.4 s and +13.8 s (stage 0
+    # was submitted at +6.6 s), were released at +25.4 s and +27.4 s, and stage 3 came at
+    # +37.5 s, 20 s after the first query's end, and waited for executors 2 and 3.
+    analysis = api.analyze(str(SAMPLES / "app-20261127133706-0000.zstd"))
+    waits = {f.stage_id: f for f in api.find_issues(analysis) if f.rule == "executor-wait"}
+    first, released = waits[0], waits[3]
+    assert first.severity == "info" and first.advice == ()
+    assert first.title.endswith("(the application's first)")
+    assert released.severity == "warning"
+    assert "had released every executor" in released.suggestion
+    advice = {a.setting: a.value for a in released.advice}
+    assert advice == {
+        "spark.dynamicAllocation.minExecutors": "2",
+        "spark.dynamicAllocation.executorIdleTimeout": "30s",
+    }
+
+
 def test_a_show_reading_one_partition_is_not_idle_cores() -> None:
     # Query 0 is `show()`: CollectLimit runs its result stage on one of the scan's 17
     # partitions first, as the limit asks; one task on four slots is by design.
