@@ -48,6 +48,7 @@ EXPECTED_TOP: dict[str, str | None] = {
     "gpu_oom_eventlog.zstd": "failed-query",
     "nds_q72_dataproc_2_2.zstd": "row-explosion",
     "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b": "idle-cores",
+    "application_1472176676028_407508_1.zstd": "memory-pressure",
 }
 """The logs with a finding that leads; every other public log raises no warning."""
 
@@ -186,6 +187,33 @@ def test_dynamic_allocation_release_and_start_up_are_told_apart() -> None:
         "spark.dynamicAllocation.minExecutors": "2",
         "spark.dynamicAllocation.executorIdleTimeout": "30s",
     }
+
+
+SPARK_16 = "application_1472176676028_407508_1.zstd"
+
+
+def test_a_spark_1_execution_named_only_by_its_jobs_is_timed_by_them() -> None:
+    # Jobs 0 to 2 carry spark.sql.execution.id=0 and run from +76.6 s to +41m 46s of a 42m 30s
+    # application; Spark 1.6 wrote no SQL execution event. Their time is the query's, not the
+    # driver's "start-up" (the report said 42m 28s of it, and an idle session).
+    log = next(p for p in public_logs() if p.name == SPARK_16)
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    [execution] = analysis.application.executions
+    assert execution.job_ids == (0, 1, 2)
+    assert execution.duration_ms is not None and execution.duration_ms > 41 * 60_000
+    findings = _public_findings(SPARK_16)
+    assert "idle-session" not in {f.rule for f in findings}
+    text = api.render_report(analysis, ReportOptions())
+    assert "SQL executions 41m 10s" in text
+    assert "the log has no SQL events for this execution" in text
+
+
+def test_spark_1_memory_advice_uses_its_own_memory_fraction() -> None:
+    # Spark 1.6's unified memory manager took 0.75 of the heap by default; 2.0 made it 0.6.
+    [pressure] = [f for f in _public_findings(SPARK_16) if f.rule == "memory-pressure"]
+    memory = next(a for a in pressure.advice if a.setting == "spark.executor.memory")
+    assert "spark.memory.fraction 0.75" in memory.arithmetic
+    assert memory.value == "31744m"
 
 
 def test_a_show_reading_one_partition_is_not_idle_cores() -> None:

@@ -6,6 +6,7 @@ the task table happens here.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -281,6 +282,59 @@ def tasks_running_at(tasks: TaskTable, moment_ms: int) -> dict[str, int]:
         .collect(engine=ENGINE)
     )
     return {str(r[0]): int(r[1]) for r in frame.iter_rows()}
+
+
+def end_saved_ms(
+    tasks: TaskTable,
+    stage_id: int,
+    stage_attempt_id: int,
+    task_id: int,
+    duration_ms: int,
+    slots: int,
+) -> int:
+    """How much sooner a stage attempt would have ended had task `task_id` run `duration_ms`
+    (ms, at least 0): its task attempts laid out in launch order on `slots` task slots, each on
+    the first slot free, once as they ran and once with that task shortened. The stage ends
+    with its last task, so a slow task that finished before another one saves little, and a
+    slot it frees early takes the tasks queued behind it."""
+    frame = (
+        tasks.lazy()
+        .filter((pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id))
+        .select("task_id", "launch_ms", pl.col("duration_ms").clip(lower_bound=0))
+        .sort(["launch_ms", "task_id"])
+        .collect(engine=ENGINE)
+    )
+    ids = frame["task_id"].to_list()
+    if task_id not in ids:
+        return 0
+    ran = frame["duration_ms"].to_list()
+    shortened = [
+        min(d, max(duration_ms, 0)) if t == task_id else d for t, d in zip(ids, ran, strict=True)
+    ]
+    return max(0, _laid_out_ms(ran, slots) - _laid_out_ms(shortened, slots))
+
+
+def _laid_out_ms(durations_ms: list[int], slots: int) -> int:
+    """When the last of `durations_ms` ends, each started in order on the first of `slots`
+    slots free (all free at 0).
+
+    A slow first task on two slots, then the same with it at the median: 1.4 s sooner.
+
+    >>> _laid_out_ms([4000, 1300, 1300, 1300], 2), _laid_out_ms([1300] * 4, 2)
+    (4000, 2600)
+
+    A slow task that a later, long one outlasts saves nothing:
+
+    >>> _laid_out_ms([3000, 1000, 5000], 3) - _laid_out_ms([1000, 1000, 5000], 3)
+    0
+    """
+    free = [0] * max(1, min(slots, len(durations_ms)))
+    end = 0
+    for d in durations_ms:
+        t = heapq.heappop(free) + d
+        heapq.heappush(free, t)
+        end = max(end, t)
+    return end
 
 
 def first_use_stages(tasks: TaskTable, stage_ids: Iterable[int]) -> set[int]:

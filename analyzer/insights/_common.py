@@ -378,9 +378,25 @@ _READ_SIDE_METRICS = frozenset(
     }
 )
 """An exchange's metrics the stage reading its shuffle updates (they name that stage)."""
-_REPARTITION_BY_NUM = re.compile(r"(\d+)\),\s*REPARTITION_BY_NUM\b")
+_REPARTITION_BY_NUM = re.compile(r"(\d+)\),\s*REPARTITION_(?:BY|WITH)_NUM\b")
 """An exchange's partitioning asked for by `repartition(n)`: `RoundRobinPartitioning(200),
-REPARTITION_BY_NUM` or `hashpartitioning(k#1, 200), REPARTITION_BY_NUM`."""
+REPARTITION_BY_NUM` or `hashpartitioning(k#1, 200), REPARTITION_BY_NUM`; Spark 3.0 and 3.1
+call the origin `REPARTITION_WITH_NUM`."""
+
+
+def repartition_count(exchange_desc: str) -> int | None:
+    """The partition count an exchange's description says `repartition(n)` asked for, or None
+    when the exchange was not the query's own repartition by number.
+
+    >>> repartition_count("Exchange RoundRobinPartitioning(2), REPARTITION_BY_NUM, [plan_id=80]")
+    2
+    >>> repartition_count("Exchange RoundRobinPartitioning(1), REPARTITION_WITH_NUM, [id=#41]")
+    1
+    >>> repartition_count("Exchange hashpartitioning(k#1, 200), ENSURE_REQUIREMENTS") is None
+    True
+    """
+    match = _REPARTITION_BY_NUM.search(exchange_desc)
+    return int(match.group(1)) if match is not None else None
 
 
 def user_repartition(analysis: Analysis, execution_id: int, stage_id: int) -> int | None:
@@ -395,15 +411,15 @@ def user_repartition(analysis: Analysis, execution_id: int, stage_id: int) -> in
     if execution is None or stats is None:
         return None
     for node in execution.final_plan.graph.nodes:
-        if "Exchange" not in node.name or "REPARTITION_BY_NUM" not in node.desc:
+        if "Exchange" not in node.name or "_NUM" not in node.desc:
             continue
         ns = stats.get(node.node_id)
         reads = ns is not None and any(
             m.name in _READ_SIDE_METRICS and stage_id in m.stage_ids for m in ns.metrics
         )
-        match = _REPARTITION_BY_NUM.search(node.desc)
-        if reads and match is not None:
-            return int(match.group(1))
+        asked = repartition_count(node.desc)
+        if reads and asked is not None:
+            return asked
     return None
 
 

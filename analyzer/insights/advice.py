@@ -28,6 +28,9 @@ MAX_PARTITION_BYTES_KEY = "spark.sql.files.maxPartitionBytes"
 RESERVED_MIB = 300
 """Memory Spark reserves in each executor before `spark.memory.fraction` applies."""
 DEFAULT_MEMORY_FRACTION = 0.6
+SPARK_1_MEMORY_FRACTION = 0.75
+"""`spark.memory.fraction`'s default in Spark 1.6, whose unified memory manager introduced it;
+Spark 2.0 lowered it to 0.6."""
 MEMORY_STEP_MIB = 512
 """Executor memory advice is rounded up to this step."""
 BROADCAST_HEADROOM = 1.25
@@ -128,7 +131,11 @@ def shuffle_partitions_for_memory(
 
 
 def executor_memory_for_need(
-    props: Mapping[str, str], max_need_bytes: int, cores_per_executor: int, local: bool
+    props: Mapping[str, str],
+    max_need_bytes: int,
+    cores_per_executor: int,
+    local: bool,
+    spark_major: int | None = None,
 ) -> Advice | None:
     """`spark.executor.memory` (`spark.driver.memory` in local mode) that gives every one of
     an executor's concurrent tasks the memory the largest task needed:
@@ -137,15 +144,18 @@ def executor_memory_for_need(
 
     >>> executor_memory_for_need({}, 200 << 20, 4, False).value
     '2048m'
+    >>> executor_memory_for_need({}, 200 << 20, 4, False, spark_major=1).value
+    '1536m'
     """
     key = "spark.driver.memory" if local else "spark.executor.memory"
     now_mib = parse_memory_mib(props.get(key)) or 1024
+    default = SPARK_1_MEMORY_FRACTION if spark_major == 1 else DEFAULT_MEMORY_FRACTION
     try:
-        fraction = float(props.get("spark.memory.fraction", DEFAULT_MEMORY_FRACTION))
+        fraction = float(props.get("spark.memory.fraction", default))
     except ValueError:
-        fraction = DEFAULT_MEMORY_FRACTION
+        fraction = default
     if not 0 < fraction <= 1:
-        fraction = DEFAULT_MEMORY_FRACTION
+        fraction = default
     cores = max(cores_per_executor, 1)
     need_mib = max_need_bytes / MIB * cores / fraction + RESERVED_MIB
     value_mib = math.ceil(need_mib / MEMORY_STEP_MIB) * MEMORY_STEP_MIB
@@ -407,7 +417,13 @@ def memory_advice(analysis: Analysis, key: tuple[int, int]) -> tuple[Advice, ...
         )
     local = ctx.capacity.local_mode
     per_executor = ctx.cores if local else ctx.slots_per_executor
-    memory = executor_memory_for_need(ctx.properties, need.max_need_bytes, per_executor, local)
+    memory = executor_memory_for_need(
+        ctx.properties,
+        need.max_need_bytes,
+        per_executor,
+        local,
+        analysis.application.spark_major,
+    )
     if memory is not None:
         out.append(memory)
     return tuple(out)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_stats import is_first_wave_with_even_data, task_with_as_much_data
+from analyzer.aggregate.stage_stats import (
+    end_saved_ms,
+    is_first_wave_with_even_data,
+    task_with_as_much_data,
+)
 from analyzer.insights._common import context
 from analyzer.insights.advice import flag
 from analyzer.insights.finding import Advice, Evidence, Finding, ev
@@ -13,7 +17,8 @@ from analyzer.units import fmt_bytes, fmt_count, fmt_duration_ms, fmt_partition
 RULE = "task-skew"
 METHOD = (
     "slowest task duration minus the stage's median task duration: the stage would have ended "
-    "that much sooner had its slowest task taken the median time"
+    "that much sooner had its slowest task taken the median time, at most what laying the "
+    "stage's tasks out on its task slots with that task shortened saves"
 )
 
 
@@ -60,6 +65,22 @@ def detect_task_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             analysis.tasks, s.stage_id, s.stage_attempt_id, s.slowest_task_id
         ):
             continue  # a cold executor's first tasks, not skew
+        # The stage ends with its last task: a slow task that finished before another one
+        # held the stage no longer than that one did.
+        wall = ctx.walls.get((s.stage_id, s.stage_attempt_id))
+        lost_ms = min(
+            lost_ms,
+            end_saved_ms(
+                analysis.tasks,
+                s.stage_id,
+                s.stage_attempt_id,
+                s.slowest_task_id,
+                s.median_duration_ms,
+                wall.peak_running if wall is not None else s.n_attempts,
+            ),
+        )
+        if not ctx.significant(lost_ms, execution_id, thresholds):
+            continue
         peer = task_with_as_much_data(
             analysis.tasks,
             s.stage_id,

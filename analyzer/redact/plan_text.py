@@ -80,7 +80,8 @@ _PLAN_WORDS = frozenset(
     {"true", "false", "null", "None", "ASC", "DESC", "NULLS", "FIRST", "LAST", "RowFrame",
      "RangeFrame", "Inner", "LeftOuter", "RightOuter", "FullOuter", "LeftSemi", "LeftAnti",
      "Cross", "BuildLeft", "BuildRight", "ENSURE_REQUIREMENTS", "REPARTITION_BY_COL",
-     "REPARTITION_BY_NUM", "REBALANCE_PARTITIONS_BY_COL", "REBALANCE_PARTITIONS_BY_NONE",
+     "REPARTITION_BY_NUM", "REPARTITION_WITH_NUM", "REPARTITION", "REBALANCE_PARTITIONS_BY_COL",
+     "REBALANCE_PARTITIONS_BY_NONE",
      "SinglePartition", "UnknownPartitioning", "unboundedpreceding$()", "currentrow$()",
      "unboundedfollowing$()"}
 )  # fmt: skip

@@ -161,6 +161,19 @@ class ApplicationBuilder:
             )
         return graph
 
+    def _span_from_jobs(self, ex: LiveExecution) -> None:
+        """Time an execution the log names only in its jobs' properties (Spark 1.x writes no
+        SQL execution events; a log may also lose them) by its jobs: from the first one's
+        submission to the last one's completion, once every one of them has one."""
+        jobs = [self.jobs[j] for j in ex.job_ids if j in self.jobs]
+        starts = [j.submission_ms for j in jobs if j.submission_ms is not None]
+        if not starts:
+            return
+        ex.start_ms = min(starts)
+        ends = [j.completion_ms for j in jobs]
+        if all(t is not None for t in ends):
+            ex.end_ms = max(t for t in ends if t is not None)
+
     def _execution(self, execution_id: int) -> LiveExecution:
         ex = self.executions.get(execution_id)
         if ex is None:
@@ -450,6 +463,9 @@ class ApplicationBuilder:
             ex.end_ms = end_of("SQL execution", ex.start_ms, ex.end_ms)
         for e in self.executors.values():
             e.removed_ms = end_of("executor", e.added_ms, e.removed_ms)
+        for ex in self.executions.values():
+            if ex.start_ms is None and not ex.plans:
+                self._span_from_jobs(ex)
         jobs = tuple(j.to_model() for _, j in sorted(self.jobs.items()))
         stages = tuple(s.to_model(unfinished.get(key, 0)) for key, s in sorted(self.stages.items()))
         job_status = {j.job_id: j.status for j in jobs}

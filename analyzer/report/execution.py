@@ -16,6 +16,20 @@ from analyzer.units import fmt_count, fmt_duration_ms, fmt_timestamp_ms, plural,
 
 JOIN_SUFFIX = "Join"
 INCOMPLETE_STR = "incomplete: the log has no end event for this execution; shown with what arrived"
+UNDESCRIBED_STR = (
+    "the log has no SQL events for this execution, only jobs that name it (Spark 1.x writes "
+    "none): no plan, and its times are its jobs'"
+)
+
+
+def incomplete_note(execution: Execution) -> str:
+    """What the report says of an execution the log did not see end: nothing when it did,
+    and that the log never described it when its jobs alone name it (no plan, no start)."""
+    if execution.ended:
+        return ""
+    if not execution.final_plan.graph.nodes and not execution.description:
+        return UNDESCRIBED_STR
+    return INCOMPLETE_STR
 
 
 def _help(text: str) -> dict[str, str]:
@@ -202,7 +216,7 @@ def build_execution_view(
         description=execution.description,
         status=execution.status,
         is_failed=execution.status == "FAILED",
-        incomplete_str="" if execution.ended else INCOMPLETE_STR,
+        incomplete_str=incomplete_note(execution),
         error_message=execution_error(app, execution),
         nesting_str=nesting_str(app, execution),
         start_str=fmt_timestamp_ms(execution.start_ms),

@@ -21,7 +21,13 @@ from analyzer.report.anchors import node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.bounds import long_text
 from analyzer.report.context import ContextView, build_context_view
 from analyzer.report.cost import CostView, cost_view
-from analyzer.report.execution import ExecutionView, build_execution_view, execution_stages
+from analyzer.report.execution import (
+    UNDESCRIBED_STR,
+    ExecutionView,
+    build_execution_view,
+    execution_stages,
+    incomplete_note,
+)
 from analyzer.report.findings import (
     FindingGroupView,
     FindingsView,
@@ -298,7 +304,9 @@ def _execution_view(
                 f"{MAX_SHOWN_NODES:,}, and {MAX_SHOWN_INPUTS} inputs of each), the others are "
                 "in `… N more` nodes with their totals; the JSON report has every operator."
             )
-    if not execution.ended:
+    if incomplete_note(execution) == UNDESCRIBED_STR:
+        notes.append(UNDESCRIBED_STR[0].upper() + UNDESCRIBED_STR[1:] + ".")
+    elif not execution.ended:
         notes.append(
             "Incomplete: the log has no end event for this execution; it is shown with what "
             "arrived before the log ends."
