@@ -24,6 +24,7 @@ from analyzer.errors import Strictness
 from analyzer.insights import detect_all
 from analyzer.insights.executor_wait import registered_before_wait
 from analyzer.insights.finding import Finding
+from analyzer.insights.idle_session import context_startup_ms
 from analyzer.insights.large_results import detect_large_results, result_wall_ms
 from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.thresholds import Thresholds
@@ -49,6 +50,7 @@ EXPECTED_TOP: dict[str, str | None] = {
     "nds_q72_dataproc_2_2.zstd": "row-explosion",
     "eventlog_v2_spark-110be3a8424d4a2789cb88134418217b": "idle-cores",
     "application_1472176676028_407508_1.zstd": "memory-pressure",
+    "event_log_1.zstd": "scheduler-delay",
 }
 """The logs with a finding that leads; every other public log raises no warning."""
 
@@ -206,6 +208,16 @@ def test_a_spark_1_execution_named_only_by_its_jobs_is_timed_by_them() -> None:
     text = api.render_report(analysis, ReportOptions())
     assert "SQL executions 41m 10s" in text
     assert "the log has no SQL events for this execution" in text
+
+
+def test_the_spark_contexts_own_start_up_is_not_an_idle_session() -> None:
+    # pi.py on YARN in client mode: the driver's block manager registered at +34.4 s (the
+    # SparkContext waiting for YARN), the first job came at +35.9 s, the application ran 55 s.
+    log = next(p for p in public_logs() if p.name == "event_log_1.zstd")
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    assert context_startup_ms(analysis) == 34_421
+    assert analysis.time_spent.startup_ms is not None and analysis.time_spent.startup_ms > 35_000
+    assert "idle-session" not in {f.rule for f in _findings(log)[2]}
 
 
 def test_spark_1_memory_advice_uses_its_own_memory_fraction() -> None:

@@ -11,6 +11,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.application import DRIVER_ID
 from analyzer.units import fmt_duration_ms, fmt_pct
 
 RULE = "idle-session"
@@ -32,15 +33,29 @@ def _longest(gap_ms: int, startup_ms: int) -> str:
     return f"longest pause between jobs {fmt_duration_ms(gap_ms)}"
 
 
+def context_startup_ms(analysis: Analysis) -> int:
+    """How long the SparkContext took to start: from the application's start to its driver's
+    block manager registering (ms; 0 when the log does not say)."""
+    app = analysis.application
+    driver = next((e for e in app.executors if e.executor_id == DRIVER_ID), None)
+    if driver is None or driver.added_ms is None or app.start_ms is None:
+        return 0
+    return max(0, driver.added_ms - app.start_ms)
+
+
 def detect_idle_session(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """Report (at info level) an application idle most of its wall time, with long pauses."""
     spent = analysis.time_spent
     if not spent.wall_ms or spent.driver_ms is None:
         return []
-    share = spent.driver_ms / spent.wall_ms
-    pause = max(spent.longest_gap_ms, spent.startup_ms or 0)
-    if share < IDLE_SHARE or pause < MIN_PAUSE_MS:
+    # The SparkContext's own start-up (until the driver's block manager registered: on YARN in
+    # client mode, waiting for the application master) is Spark starting, not a user waiting.
+    context_ms = min(context_startup_ms(analysis), spent.startup_ms or 0)
+    waiting = (spent.driver_ms - context_ms) / spent.wall_ms
+    pause = max(spent.longest_gap_ms, (spent.startup_ms or 0) - context_ms)
+    if waiting < IDLE_SHARE or pause < MIN_PAUSE_MS:
         return []
+    share = spent.driver_ms / spent.wall_ms
     cap = context(analysis).capacity
     held = (
         ""
