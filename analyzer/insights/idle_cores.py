@@ -101,9 +101,18 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             thresholds.idle_cores_min_slot_bytes,
         )
         execution_id = ctx.stage_execution(s.stage_id)
-        if idle < thresholds.idle_cores_share and execution_id is not None:
+        if (
+            idle < thresholds.idle_cores_share
+            and execution_id is not None
+            and s.read_sum_bytes > 0
+            and idle_core_share(
+                s.n_successful, cores, s.read_sum_records, 0, thresholds.idle_cores_min_slot_records
+            )
+            >= thresholds.idle_cores_share
+        ):
             # Spark can count far less input than its scans read (a task's Input is what
-            # the file system's thread statistics saw): the scans' file sizes bound it too.
+            # the file system's thread statistics saw): the scans' file sizes bound it too,
+            # where the bytes and not the records held the stage under the idle share.
             files_bytes = _scanned_file_bytes(analysis, execution_id, s.stage_id)
             if files_bytes > s.read_sum_bytes:
                 idle = idle_core_share(
