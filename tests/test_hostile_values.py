@@ -9,13 +9,15 @@ aggregation and the renderers.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from eventlog_samples import SAMPLES
+import zstandard
+from eventlog_samples import PUBLIC_CORPUS, SAMPLES
 from hostile_inputs import run_cli
 
 from analyzer import api
@@ -24,6 +26,8 @@ from analyzer.aggregate.cost import parse_memory_mib
 from analyzer.eventlog.lines import ReadStats, iter_lines
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights._common import parse_bytes
+from analyzer.insights.scheduler_delay import detect_scheduler_delay
+from analyzer.insights.thresholds import Thresholds
 from analyzer.report.options import ReportOptions
 from analyzer.units import LONG_MAX, decimal_int, fmt_bytes, fmt_count, parse_seconds
 
@@ -303,3 +307,27 @@ def test_setting_parsers_refuse_what_is_no_long() -> None:
 
 def test_formatting_numbers_past_a_double() -> None:
     assert fmt_bytes(10**400) == fmt_count(10**400) == "–"
+
+
+def test_a_stage_whose_task_ends_are_lost_is_not_a_driver_stall(tmp_path: Path) -> None:
+    # The public pandas log with 195 of stage 2's 200 task ends removed: the stage completed,
+    # but its wall can no longer be taken apart. Before, scheduler-delay called it a 5.2 s
+    # driver stall; now the header says what is missing and no stall is claimed.
+    source = PUBLIC_CORPUS / "pandas_execs_eventlog.zstd"
+    lines = []
+    kept = 0
+    with zstandard.ZstdDecompressor().stream_reader(source.open("rb")) as raw:
+        events = io.TextIOWrapper(raw, encoding="utf-8").read().splitlines()
+    for text in events:
+        if '"SparkListenerTaskEnd"' in text and '"Stage ID":2,' in text:
+            kept += 1
+            if kept > 5:
+                continue
+        lines.append(text)
+    log = tmp_path / "lost_task_ends.json"
+    log.write_text("\n".join(lines) + "\n")
+    analysis = api.analyze(str(log))
+    loose = Thresholds().with_overrides(["min_query_share=0", "min_lost_ms=0"])
+    assert detect_scheduler_delay(analysis, loose) == []
+    text = api.render_report(analysis, ReportOptions())
+    assert "1 completed stage attempt with most task ends missing from the log (2.0)" in text

@@ -93,6 +93,9 @@ def detect_scheduler_delay(analysis: Analysis, thresholds: Thresholds) -> list[F
         stats = ctx.stage_stats.get(key)
         if stats is not None and stats.n_failed + stats.n_killed:
             continue  # attempts that failed or were killed (a lost executor): not the driver
+        attempt = ctx.attempts.get(key)
+        if attempt is not None and attempt.lost_task_ends:
+            continue  # most of its task ends are missing from the log: no wall to take apart
         by_execution[ctx.stage_execution(wall.stage_id)].append(wall)
     findings = []
     for execution_id, walls in sorted(by_execution.items(), key=lambda kv: (kv[0] is None, kv[0])):

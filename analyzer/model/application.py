@@ -127,6 +127,13 @@ class StageAttempt:
     """The resource profile its tasks need (`Resource Profile Id`, Spark 3.1+; 0 before)."""
 
     @property
+    def lost_task_ends(self) -> bool:
+        """True for a completed attempt whose log holds task ends for fewer than half of the
+        tasks it was planned with: the log lost them (or was edited), so its figures are
+        partial."""
+        return self.status == "COMPLETE" and 2 * self.n_task_attempts < self.n_tasks
+
+    @property
     def duration_ms(self) -> int | None:
         """Wall time from submission to completion."""
         if self.submission_ms is None or self.completion_ms is None:

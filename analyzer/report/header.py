@@ -69,6 +69,14 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
             "the log has no Spark settings (no environment event): a setting shown as "
             "(default) is Spark's default, assumed"
         )
+    short = [(st.stage_id, st.attempt_id) for st in app.stages if st.lost_task_ends]
+    if short:
+        names = ", ".join(f"{sid}.{att}" for sid, att in short[:3])
+        more = " …" if len(short) > 3 else ""
+        notes.append(
+            f"{plural(len(short), 'completed stage attempt')} with most task ends missing from "
+            f"the log ({names}{more}): their figures cover only the tasks that arrived"
+        )
     inverted = app.inverted_intervals
     if inverted:
         counted = ", ".join(plural(n, kind) for kind, n in inverted)
