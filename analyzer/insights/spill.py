@@ -76,6 +76,7 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         )
         # Never more than the tasks ran: a forced spill of many small buffers is counted in
         # memory bytes far above what its tasks' run time could have written and read back.
+        capped = spill_task_ms(spilled, thresholds) > max(s.run_sum_ms, 0)
         task_ms = min(spill_task_ms(spilled, thresholds), float(max(s.run_sum_ms, 0)))
         lost_ms = spill_wall_ms(analysis, key, task_ms)
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
@@ -88,7 +89,13 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
                 s.max_task_disk_bytes_spilled,
                 "bytes",
             ),
-            ev("spill_task_ms", "estimated spill I/O task time", task_ms, "ms"),
+            ev(
+                "spill_task_ms",
+                "estimated spill I/O task time"
+                + (" (capped at the tasks' run time)" if capped else ""),
+                task_ms,
+                "ms",
+            ),
             ev(
                 "node_spill_size_bytes",
                 f"spill size of {node_name} ({node_id})" if node_id is not None else "",
