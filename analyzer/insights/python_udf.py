@@ -41,9 +41,10 @@ def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Findin
         for node in python(ex.final_plan.graph):
             nt = times.nodes.get(node.node_id)
             if nt is not None and nt.self_time_ms:
-                candidates.append((ex, times, node, nt, nt.self_time_ms))
-    cold = first_use_stages(analysis.tasks, (s for c in candidates for s in c[3].stage_ids))
-    for ex, times, node, nt, self_ms in candidates:
+                candidates.append((ex, times, node, nt))
+    cold = first_use_stages(analysis.tasks, (s for *_, nt in candidates for s in nt.stage_ids))
+    for ex, times, node, nt in candidates:
+        self_ms = nt.self_time_ms or 0.0
         stats = analysis.node_stats.get(ex.execution_id, {})
         run_ms = max(1, times.task_run_ms - times.failed_run_ms)
         lost_ms = node_self_wall_ms(analysis, ex, {node.node_id})

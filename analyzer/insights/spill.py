@@ -76,8 +76,10 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         )
         # Never more than the tasks ran: a forced spill of many small buffers is counted in
         # memory bytes far above what its tasks' run time could have written and read back.
-        capped = spill_task_ms(spilled, thresholds) > max(s.run_sum_ms, 0)
-        task_ms = min(spill_task_ms(spilled, thresholds), float(max(s.run_sum_ms, 0)))
+        io_ms = spill_task_ms(spilled, thresholds)
+        run_ms = float(max(s.run_sum_ms, 0))
+        capped = io_ms > run_ms
+        task_ms = min(io_ms, run_ms)
         lost_ms = spill_wall_ms(analysis, key, task_ms)
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
         evidence = [
