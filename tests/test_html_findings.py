@@ -91,8 +91,9 @@ def test_nodes_and_panels_refer_back_to_their_findings() -> None:
     marked = _attrs_with_class(html, "g", "has-finding")
     assert len(marked) == 2
     assert html.count('<text class="finding-mark"') == 2
-    # From its execution, its node's panel and the verdict's top finding.
-    assert html.count('<a href="#finding-1">') == 3
+    # From its execution and its node's panel; the verdict names no top finding: both are
+    # `info` (the Python workers' start-up, not the UDFs, took their time).
+    assert html.count('<a href="#finding-1">') == 2
     assert html.count('<a href="#finding-2">') == 2
 
 

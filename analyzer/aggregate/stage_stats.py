@@ -357,6 +357,31 @@ def first_use_stages(tasks: TaskTable, stage_ids: Iterable[int]) -> set[int]:
     return {int(v) for v in frame["stage_id"]}
 
 
+def cold_start_excess_ms(tasks: TaskTable, stage_ids: Iterable[int]) -> dict[int, int]:
+    """Of `stage_ids` (stages that share a per-executor start-up cost, such as Python workers),
+    the run time by which each stage's cold successful tasks (launched before any task of those
+    stages had finished on their executor) outlasted the median warm task of the same stage:
+    the start-up's cost as the stage's own tasks show it. Stages with no warm task to compare
+    with are left out (`first_use_stages` names those)."""
+    wanted = sorted(set(stage_ids))
+    if not wanted:
+        return {}
+    cold = pl.col("launch_ms") < pl.col("first_end_ms")
+    frame = (
+        tasks.lazy()
+        .filter(pl.col("stage_id").is_in(wanted))
+        .select("stage_id", "executor_id", "launch_ms", "finish_ms", "run_ms", "successful")
+        .with_columns(pl.col("finish_ms").min().over("executor_id").alias("first_end_ms"))
+        .filter(pl.col("successful"))
+        .with_columns(pl.col("run_ms").filter(~cold).median().over("stage_id").alias("warm_ms"))
+        .filter(cold & pl.col("warm_ms").is_not_null())
+        .group_by("stage_id")
+        .agg((pl.col("run_ms") - pl.col("warm_ms")).clip(lower_bound=0).sum().alias("excess"))
+        .collect(engine=ENGINE)
+    )
+    return {int(sid): int(ms) for sid, ms in frame.iter_rows()}
+
+
 def task_durations(tasks: TaskTable, task_ids: Iterable[int]) -> dict[int, int]:
     """Return the duration (ms) of the given task attempts, by task id."""
     wanted = list(task_ids)
