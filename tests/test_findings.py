@@ -144,9 +144,10 @@ def test_task_skew_is_left_to_data_skew_and_to_cold_executors() -> None:
     assert {f.stage_id for f in found} == {4}  # the join's stage only, not the map stage 0
     hit = found[0]
     assert hit.number("ratio") >= 1.5
-    # At most the slow task's extra time, and what its four tasks on two slots lose by it.
+    # At most the slow task's extra time, and what its four tasks on two slots lose by it: a
+    # shorter slow task lets the other slot's second task start sooner, so about half of it.
     extra_ms = hit.number("max_duration_ms") - hit.number("median_duration_ms")
-    assert 0.8 * extra_ms < hit.estimated_lost_ms <= extra_ms
+    assert 0.5 * extra_ms < hit.estimated_lost_ms <= extra_ms
     assert len(hit.task_ids) == 1
 
 

@@ -127,3 +127,17 @@ def test_a_stage_that_launched_no_task_is_not_scheduler_delay() -> None:
         "mostly no task launched (cancelled: Stage cancelled because SparkContext was shut down)"
     )
     assert "scheduler delay" not in line
+
+
+@pytest.mark.parametrize("log", every_log())
+def test_no_executor_runs_more_tasks_than_its_slots(log: Path) -> None:
+    # A task's logged finish comes after its slot was offered again, so its interval overlaps
+    # the next task's; counted raw, local[2] ran 8 tiny tasks at once and a GPU cluster's
+    # 16-slot executors 29. Each executor's count is capped at its slots.
+    analysis = analyzed(log)
+    slots = analysis.task_slots
+    if not slots:
+        pytest.skip("no executor's task slots are logged")
+    assert analysis.peak_running_tasks <= max(1, sum(slots.values()))
+    for wall in analysis.stage_walls.values():
+        assert wall.peak_running <= max(1, sum(slots.values())), wall

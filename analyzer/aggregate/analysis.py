@@ -13,7 +13,7 @@ import polars as pl
 from analyzer.aggregate import ENGINE
 from analyzer.aggregate.allocator import release_free_memory
 from analyzer.aggregate.attribution import ExecutionTime, attribute_time, task_cpus
-from analyzer.aggregate.capacity import Capacity, build_capacity
+from analyzer.aggregate.capacity import Capacity, build_capacity, task_slots_by_executor
 from analyzer.aggregate.cost import CostFigures, compute_cost
 from analyzer.aggregate.executor_summary import (
     FALLBACK_EXECUTOR_ID,
@@ -263,14 +263,21 @@ class Analysis:
                 self.capacity,
                 task_cpus(self.application),
                 self.running_tasks,
+                self.task_slots,
             ),
         )
+
+    @property
+    def task_slots(self) -> dict[str, int]:
+        """Each executor's task slots, by executor id (`capacity.task_slots_by_executor`): the
+        running counts are capped at them."""
+        return self._once("task_slots", lambda: task_slots_by_executor(self.application))
 
     @property
     def running_tasks(self) -> RunningTasks:
         """Task attempts running at once in the whole application, as a step function of time
         (`aggregate.stage_wall.running_tasks`): the stage walls and the what-if both read it."""
-        return self._once("running_tasks", lambda: running_tasks(self.tasks))
+        return self._once("running_tasks", lambda: running_tasks(self.tasks, self.task_slots))
 
     def what_if(self, task_slots: tuple[int, ...] | None = None) -> WhatIfFigures:
         """The predicted walls with other task slot counts (`task_slots`; None: half, double and

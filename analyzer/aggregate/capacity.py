@@ -194,6 +194,25 @@ def local_threads(master: str) -> int | None:
     return None
 
 
+def task_slots_by_executor(app: Application) -> dict[str, int]:
+    """Each executor's task slots, as `build_capacity` counts them, by executor id: the most of
+    its tasks that can run at once. The driver's only in local mode with `local[N]`; executors
+    whose cores were not logged are left out.
+
+    The log's task intervals overlap more than that: a task's finish time is set once the
+    driver has handled its result, after its slot was offered to the next task."""
+    master = dict(app.spark_properties).get("spark.master", "")
+    local = master.startswith("local") and not master.startswith("local-cluster")
+    out: dict[str, int] = {}
+    for e in app.executors:
+        n = e.max_tasks or e.n_cores
+        if e.executor_id == DRIVER_ID and local and n <= 0:
+            n = local_threads(master) or 0
+        if n > 0:
+            out[str(e.executor_id)] = n
+    return out
+
+
 IDLE_TIMEOUT_DEFAULT_S = 60
 """Spark's default `spark.dynamicAllocation.executorIdleTimeout`, in seconds."""
 

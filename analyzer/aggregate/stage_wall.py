@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -108,7 +108,9 @@ class _Figures:
         return self.sums[name]
 
 
-def _task_figures(tasks: TaskTable, cpus: int) -> dict[tuple[int, int], _Figures]:
+def _task_figures(
+    tasks: TaskTable, cpus: int, slots: Mapping[str, int] | None = None
+) -> dict[tuple[int, int], _Figures]:
     """Per stage attempt: task time sums and the running-count figures of its timeline, worked
     out a piece of whole stages at a time (`tables.stage_pieces`): the timeline's steps are
     seven columns of two rows per task, 110 MB at a million tasks if made at once."""
@@ -116,12 +118,15 @@ def _task_figures(tasks: TaskTable, cpus: int) -> dict[tuple[int, int], _Figures
         return {}
     out: dict[tuple[int, int], _Figures] = {}
     for piece in stage_pieces(tasks, small=True):
-        out.update(_piece_figures(piece, cpus))
+        out.update(_piece_figures(piece, cpus, slots))
     return out
 
 
-def _piece_figures(lazy: pl.LazyFrame, cpus: int) -> dict[tuple[int, int], _Figures]:
-    """`_task_figures` of a piece of the task table holding every attempt of its stages."""
+def _piece_figures(
+    lazy: pl.LazyFrame, cpus: int, slots: Mapping[str, int] | None = None
+) -> dict[tuple[int, int], _Figures]:
+    """`_task_figures` of a piece of the task table holding every attempt of its stages, each
+    executor's running count capped at its task slots (`capped_steps`)."""
     sums = lazy.group_by(_KEY).agg(
         pl.len().alias("n"),
         pl.col("launch_ms").min().alias("first_launch"),
@@ -145,19 +150,20 @@ def _piece_figures(lazy: pl.LazyFrame, cpus: int) -> dict[tuple[int, int], _Figu
     same_attempt_next = (pl.col("stage_id") == pl.col("stage_id").shift(-1)) & (
         pl.col("stage_attempt_id") == pl.col("stage_attempt_id").shift(-1)
     )
-    events = (
-        pl.concat(
+    steps = (
+        capped_steps(lazy, _KEY, slots)
+        if slots
+        else pl.concat(
             [
                 ends.select(*_KEY, pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
                 ends.select(*_KEY, pl.col("finish_ms").alias("t"), pl.lit(-1).alias("d")),
             ]
         )
-        .sort([*_KEY, "t", "d"])
-        .with_columns(
-            pl.col("d").cum_sum().alias("running"),
-            pl.when(same_attempt_next).then(pl.col("t").shift(-1)).alias("next_t"),
-            pl.int_range(pl.len()).alias("i"),
-        )
+    )
+    events = steps.sort([*_KEY, "t", "d"]).with_columns(
+        pl.col("d").cum_sum().alias("running"),
+        pl.when(same_attempt_next).then(pl.col("t").shift(-1)).alias("next_t"),
+        pl.int_range(pl.len()).alias("i"),
     )
     high = pl.col("running") * 2 > pl.col("running").max()
     last_high = pl.col("i").filter(high).max()
@@ -245,22 +251,29 @@ class RunningTasks:
             i += 1
 
 
-def running_tasks(tasks: TaskTable) -> RunningTasks:
-    """Build the application's running-task step function from the task table."""
+def running_tasks(tasks: TaskTable, slots: Mapping[str, int] | None = None) -> RunningTasks:
+    """Build the application's running-task step function from the task table, each
+    executor's count capped at its task slots (`slots`, by executor id; see `capped_steps`)."""
     if tasks.is_empty():
         return RunningTasks(array("q"), array("q"))
-    # Launches and ends counted per moment first (a moment holds many of either), so no
-    # column of two rows per task is made.
-    frame = tasks.lazy()
-    launches = frame.group_by(pl.col("launch_ms").alias("t")).agg(
-        pl.len().cast(pl.Int64).alias("d")
-    )
-    ends = frame.group_by(pl.max_horizontal("launch_ms", "finish_ms").alias("t")).agg(
-        -pl.len().cast(pl.Int64).alias("d")
-    )
+    if slots:
+        steps = capped_steps(tasks.lazy(), [], slots)
+    else:
+        # Launches and ends counted per moment first (a moment holds many of either), so no
+        # column of two rows per task is made.
+        frame = tasks.lazy()
+        steps = pl.concat(
+            [
+                frame.group_by(pl.col("launch_ms").alias("t")).agg(
+                    pl.len().cast(pl.Int64).alias("d")
+                ),
+                frame.group_by(pl.max_horizontal("launch_ms", "finish_ms").alias("t")).agg(
+                    -pl.len().cast(pl.Int64).alias("d")
+                ),
+            ]
+        )
     events = (
-        pl.concat([launches, ends])
-        .group_by("t")
+        steps.group_by("t")
         .agg(pl.col("d").sum())
         .sort("t")
         .with_columns(pl.col("d").cum_sum().alias("running"))
@@ -268,6 +281,55 @@ def running_tasks(tasks: TaskTable) -> RunningTasks:
     )
     # The task columns are 8-byte integers without nulls, so are the steps.
     return RunningTasks(int_array(events["t"]), int_array(events["running"]))
+
+
+def capped_steps(frame: pl.LazyFrame, keys: list[str], slots: Mapping[str, int]) -> pl.LazyFrame:
+    """The launch (+1) and end (-1) steps `d` at time `t` of `frame`'s tasks, grouped by `keys`,
+    with each executor's running count capped at its task slots (`slots`, by executor id; an
+    executor not there is not capped).
+
+    A task's finish time is set when the driver has handled its result, after the executor's
+    slot was offered to the next task: the logged intervals of one executor overlap, by more
+    when the driver is busy (2 slots seemed to run 8 tiny tasks at once). A step the cap
+    absorbs becomes 0; without overlaps every step is kept as it was."""
+    group = [*keys, "executor_id"]
+    ends_at = pl.max_horizontal("launch_ms", "finish_ms")
+    # The executor ids are categorical: their caps are looked up by category code.
+    ids = (
+        frame.select(pl.col("executor_id").unique())
+        .with_columns(pl.col("executor_id").to_physical().alias("code"))
+        .collect(engine=ENGINE)
+    )
+    caps = {int(code): slots.get(str(name), UNCAPPED) for name, code in ids.iter_rows() if name}
+    cap = (
+        pl.col("executor_id")
+        .to_physical()
+        .replace_strict(caps, default=UNCAPPED, return_dtype=pl.Int64)
+    )
+    same_group = pl.all_horizontal([pl.col(k) == pl.col(k).shift(1) for k in group])
+    return (
+        pl.concat(
+            [
+                frame.select(*group, pl.col("launch_ms").alias("t"), pl.lit(1).alias("d")),
+                frame.select(*group, ends_at.alias("t"), pl.lit(-1).alias("d")),
+            ]
+        )
+        # Each group's steps sum to 0: sorted by group, the plain cumulative sum is the
+        # group's running count.
+        .sort([*group, "t", "d"])
+        .with_columns(pl.min_horizontal(pl.col("d").cum_sum(), cap).alias("capped"))
+        .select(
+            *keys,
+            "t",
+            (
+                pl.col("capped") - pl.when(same_group).then(pl.col("capped").shift(1)).otherwise(0)
+            ).alias("d"),
+        )
+    )
+
+
+UNCAPPED = 1 << 40
+"""The cap of an executor whose task slots are not known."""
 
 
 def _split(total: float, weights: list[float]) -> list[int]:
@@ -287,16 +349,17 @@ def take_stage_walls(
     capacity: Capacity,
     run_divisor: int = 1,
     running: RunningTasks | None = None,
+    slots: Mapping[str, int] | None = None,
 ) -> dict[tuple[int, int], StageWall]:
     """Take apart the wall time of every stage attempt with a submission and a completion.
 
     `run_divisor` is what Spark multiplied executor run times by (`spark.task.cpus` from Spark
     4.0, see `attribution.task_cpus`); `running` is `running_tasks(tasks)`, made here if not
-    given.
+    given; `slots` caps each executor's running count (`capped_steps`).
     """
-    figures = _task_figures(tasks, max(1, run_divisor))
+    figures = _task_figures(tasks, max(1, run_divisor), slots)
     if running is None:
-        running = running_tasks(tasks)
+        running = running_tasks(tasks, slots)
     out: dict[tuple[int, int], StageWall] = {}
     for s in app.stages:
         if s.submission_ms is None or s.completion_ms is None:
