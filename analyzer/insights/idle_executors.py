@@ -15,7 +15,7 @@ from analyzer.units import fmt_count, fmt_pct
 RULE = "idle-executors"
 METHOD = (
     "not a time cost: idle core time is paid-for capacity; evidence gives it as core time "
-    "(cores × time held − task time)"
+    "(cores × time held − task time × spark.task.cpus)"
 )
 
 
@@ -71,7 +71,8 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     """Report an application whose executors were idle at least `idle_share` of their core time.
 
     An executor holds `n_cores` × (removal or application end − addition) of core time; task
-    durations summed per executor are the busy part. The idle core time must also reach
+    durations summed per executor, times the `spark.task.cpus` each task holds, are the busy
+    part. The idle core time must also reach
     `idle_min_core_ms`.
     """
     app = analysis.application
@@ -90,7 +91,8 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         if e.added_ms is None or stop is None or stop <= e.added_ms:
             continue
         held_ms += e.n_cores * (stop - e.added_ms)
-        busy_ms += busy.get(e.executor_id, 0)
+        # A task holds spark.task.cpus of its executor's cores while it runs.
+        busy_ms += busy.get(e.executor_id, 0) * max(cap.task_cpus, 1)
         n_executors += 1
     idle = idle_core_ms(held_ms, busy_ms)
     if held_ms == 0:
@@ -118,7 +120,7 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             evidence=(
                 ev("n_executors", "executors", n_executors, "count"),
                 ev("held_core_ms", "core time held", held_ms, "ms"),
-                ev("busy_ms", "task time", busy_ms, "ms"),
+                ev("busy_ms", "core time running tasks", busy_ms, "ms"),
                 ev("idle_core_ms", "idle core time", idle, "ms"),
                 ev("idle_share", "idle share", share, "share"),
             ),
