@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
@@ -26,8 +28,14 @@ ROUTINE_REMOVALS = (
     "executor shutdown",
 )
 """Removal reasons (lowercase substrings) of executors released on purpose, not lost."""
-MEMORY_SIGNS = ("memory", "exit code 137", "exited with code 137", "oom", "143")
-"""Reasons that say the executor was killed for memory (137: SIGKILL, often by an OOM killer)."""
+MEMORY_WORDS = re.compile(r"memory|\boom\b|oomkilled", re.IGNORECASE)
+"""Reasons that say the executor was killed for memory (YARN's 'running beyond physical memory
+limits', Kubernetes' 'OOMKilled', an OutOfMemoryError)."""
+SIGKILL_EXIT = re.compile(
+    r"\bexit(?:ed)?(?: with)? (?:code|status)(?: is)?[ :=]*137\b", re.IGNORECASE
+)
+"""A reason that gives exit code 137 (SIGKILL) and nothing more: most often an out-of-memory
+killer, but any SIGKILL gives it. Exit code 143 (SIGTERM) is a routine stop, not a memory sign."""
 
 
 def is_loss(reason: str | None) -> bool:
@@ -57,9 +65,22 @@ def at_teardown(analysis: Analysis, removed_ms: int) -> bool:
     return all(last_ms <= removed_ms and first_ms <= removed_ms for first_ms, last_ms in spans)
 
 
-def about_memory(reasons: list[str]) -> bool:
-    """Return True if any removal reason points at memory."""
-    return any(sign in r.lower() for r in reasons for sign in MEMORY_SIGNS)
+def about_memory(reasons: list[str]) -> str | None:
+    """Return "memory" if a removal reason says the executor ran out of memory, "sigkill" if one
+    only gives exit code 137, else None.
+
+    >>> about_memory(["Container killed by YARN for exceeding physical memory limits"])
+    'memory'
+    >>> about_memory(["Command exited with code 137"]), about_memory(["Exit code is 143"])
+    ('sigkill', None)
+    >>> about_memory(["worker lost: 10.1.143.7:7337 disassociated"]), about_memory(["zoom"])
+    (None, None)
+    """
+    if any(MEMORY_WORDS.search(r) for r in reasons):
+        return "memory"
+    if any(SIGKILL_EXIT.search(r) for r in reasons):
+        return "sigkill"
+    return None
 
 
 def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -106,9 +127,17 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         )
     )
     evidence.append(ev("lost_task_ms", "time in the attempts lost", lost_task_ms, "ms"))
-    if about_memory(reasons):
+    memory = about_memory(reasons)
+    if memory is not None:
+        cause = (
+            "The executors were killed for memory"
+            if memory == "memory"
+            else "The executors were killed with SIGKILL (exit code 137), most often by the "
+            "cluster's or the kernel's out-of-memory killer (check the node's or the "
+            "container's events to be sure)"
+        )
         suggestion = (
-            "The executors were killed for memory: give their containers more memory "
+            f"{cause}: give their containers more memory "
             "outside the heap (spark.executor.memoryOverhead: off-heap and Python memory live "
             "there), run fewer tasks per executor, or use smaller partitions."
         )
