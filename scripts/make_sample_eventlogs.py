@@ -971,6 +971,40 @@ def run_cause_skewed_files(spark: Any, scratch: Path) -> None:
     )
 
 
+EVEN_FILES_ROWS = 2_000_000
+"""Rows per file of the even-files table: one row group of about 29 MiB each."""
+
+
+def even_files_dir(scratch: Path) -> str:
+    """Return where the row-groups-default-split workload keeps its table."""
+    return str(scratch / "page_views_even.parquet")
+
+
+def setup_even_files(spark: Any, scratch: Path) -> None:
+    """Write a page-views table of 3 equal files, each one row group (below parquet.block.size)."""
+    from pyspark.sql import functions as F
+
+    spark.range(0, 3 * EVEN_FILES_ROWS, 1, 3).select(
+        F.col("id").alias("view_id"),
+        hashed("id", 81, 1_000).alias("page_id"),
+        hashed("id", 82, 1_000_000).alias("user_id"),
+        (hashed("id", 83, 60_000) / F.lit(1000.0)).alias("seconds"),
+    ).write.mode("overwrite").parquet(even_files_dir(scratch))
+
+
+def run_row_groups_default_split(spark: Any, scratch: Path) -> None:
+    """Read the even table with Spark's default split size on 8 slots and sum time per page."""
+    from pyspark.sql import functions as F
+
+    describe(spark, "time per page: 3 equal files of one row group, default splits")
+    (
+        spark.read.parquet(even_files_dir(scratch))
+        .groupBy("page_id")
+        .agg(F.sum("seconds").alias("seconds"), F.count("*").alias("views"))
+        .collect()
+    )
+
+
 # Clean controls: nothing pathological, so no finding is expected.
 
 
@@ -1769,6 +1803,19 @@ WORKLOADS: tuple[Workload, ...] = (
                 note="the sort's buffers exceed execution memory and spill to disk",
             ),
         ),
+    ),
+    Workload(
+        name="row-groups-default-split",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="a parquet table of 3 equal files, one row group of about 29 MiB each, read "
+        "with Spark's default split size on 8 slots: (bytes + 4 MiB open cost per file) / 8 "
+        "gives splits of about 12.5 MiB, so each row group lands in one of its file's 3 splits "
+        "and 6 of 9 scan tasks read no rows; open-source Spark logs no split size",
+        run=run_row_groups_default_split,
+        setup=setup_even_files,
+        master="local[8,3]",
     ),
     Workload(
         name="cause-skewed-files",

@@ -688,3 +688,16 @@ def test_first_stage_of_a_fresh_jvm_is_start_up_not_a_driver_stall(name: str) ->
     assert wall.first_launch_ms is not None
     assert wall.first_launch_ms - wall.start_ms >= 1_000
     assert detect_scheduler_delay(analysis, Thresholds()) == []
+
+
+def test_scan_split_size_is_worked_out_as_spark_does_when_not_logged() -> None:
+    # Three equal files of one 29.3 MiB row group, read on local[8] with the default
+    # maxPartitionBytes (128m). Open-source Spark logs no split size; it makes splits of
+    # (92.1 MB + 3 x 4 MiB open cost) / 8 = 12.5 MiB, so each file's row group lands in one of
+    # its 3 splits. Taking 128m for the split would call it uneven files.
+    analysis = sample("row-groups-default-split")
+    [hit] = detect_data_skew(analysis, small(*ANY))
+    assert hit.title.endswith("(row groups larger than the 12.5 MiB splits)"), hit.title
+    assert (hit.number("n_hot_tasks"), hit.number("n_empty_tasks")) == (3, 6)
+    assert hit.number("split_bytes") == 13_082_443
+    assert "as Spark sizes it" in next(e.note for e in hit.evidence if e.key == "split_bytes")

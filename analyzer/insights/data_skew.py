@@ -26,7 +26,14 @@ from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanNode
-from analyzer.units import fmt_bytes, fmt_count, fmt_factor, fmt_partition, fmt_pct
+from analyzer.units import (
+    decimal_int,
+    fmt_bytes,
+    fmt_count,
+    fmt_factor,
+    fmt_partition,
+    fmt_pct,
+)
 
 RULE = "data-skew"
 METHOD = (
@@ -122,9 +129,45 @@ class OversizedUnits:
     unit_bytes: int
     """The on-disk size of what the hot task read: the files' bytes × its share of the rows."""
     split_bytes: int
-    """The scan's split size: Spark's `max size of file split` where logged, else
-    `spark.sql.files.maxPartitionBytes` (which bounds it)."""
-    split_logged: bool
+    """The scan's split size: Spark's `max size of file split` where logged (EMR), else worked
+    out as Spark does (`scan_split_bytes`), else `spark.sql.files.maxPartitionBytes`."""
+    split_source: str
+    """`logged`, `computed` or `bound`: where `split_bytes` comes from."""
+
+
+OPEN_COST_DEFAULT_BYTES = 4 << 20
+"""`spark.sql.files.openCostInBytes` by default."""
+
+
+def scan_split_bytes(
+    files_bytes: int, n_files: int, parallelism: int, props: dict[str, str]
+) -> int:
+    """The split size Spark gives a file scan (`FilePartition.maxSplitBytes`): the files'
+    bytes plus an open cost per file, spread over the minimum partition number (by default
+    the default parallelism, the cores), at least the open cost and at most
+    `spark.sql.files.maxPartitionBytes`. Small tables on many cores get small splits.
+
+    >>> scan_split_bytes(3 * (48 << 20), 3, 200, {}) == 4 << 20  # the open cost
+    True
+    >>> scan_split_bytes(88 << 20, 3, 8, {}) / (1 << 20), scan_split_bytes(10 << 30, 40, 8, {})
+    (12.5, 134217728)
+    """
+    max_bytes = parse_bytes(props.get("spark.sql.files.maxPartitionBytes"), 128 << 20)
+    open_cost = parse_bytes(props.get("spark.sql.files.openCostInBytes"), OPEN_COST_DEFAULT_BYTES)
+    parts = next(
+        (
+            n
+            for key in (
+                "spark.sql.files.minPartitionNum",
+                "spark.sql.leafNodeDefaultParallelism",
+                "spark.default.parallelism",
+            )
+            if (n := decimal_int(props.get(key, "").strip()) or 0) > 0
+        ),
+        max(parallelism, 2),
+    )
+    per_core = (files_bytes + n_files * open_cost) // parts
+    return min(max_bytes, max(open_cost, per_core))
 
 
 def _driver_total(stats: NodeStats, name: str) -> int | None:
@@ -141,6 +184,7 @@ def oversized_units(
     total_rows: int,
     hot_input_bytes: int,
     props: dict[str, str],
+    parallelism: int = 0,
 ) -> OversizedUnits | None:
     """Row groups (ORC stripes) larger than the scan's splits, or None.
 
@@ -150,7 +194,8 @@ def oversized_units(
     larger than the splits, most splits read only a footer and no row, and a few read a whole
     row group each. Told when at least half the tasks read no rows, the scan pushes no filter
     that skips row groups (`skips_row_groups`), and what the hot task read (the files' bytes
-    times its share of the rows, else its input bytes) exceeds the split.
+    times its share of the rows, else its input bytes) exceeds the split. Where the log does not
+    give the split size, it is worked out as Spark does with `parallelism` task slots.
     """
     match = _COLUMNAR_SCAN.search(node.name)
     if match is None or spread.n_empty * 2 < spread.n_tasks or total_rows <= 0:
@@ -158,15 +203,19 @@ def oversized_units(
     if skips_row_groups(node):
         return None
     format_name, unit, placed_by, setting, default = COLUMNAR_UNITS[match.group(1).lower()]
-    split = _driver_total(node_stats, "max size of file split")
-    logged = split is not None
-    if split is None:
-        split = parse_bytes(props.get("spark.sql.files.maxPartitionBytes"), 128 << 20)
     files = _driver_total(node_stats, "size of files read")
+    n_files = _driver_total(node_stats, "number of files read")
+    split = _driver_total(node_stats, "max size of file split")
+    source = "logged"
+    if split is None and files and n_files and parallelism > 0:
+        split, source = scan_split_bytes(files, n_files, parallelism, props), "computed"
+    elif split is None:
+        split = parse_bytes(props.get("spark.sql.files.maxPartitionBytes"), 128 << 20)
+        source = "bound"
     unit_bytes = files * hot_rows // total_rows if files else hot_input_bytes
     if split <= 0 or unit_bytes <= split:
         return None
-    return OversizedUnits(format_name, unit, placed_by, setting, default, unit_bytes, split, logged)
+    return OversizedUnits(format_name, unit, placed_by, setting, default, unit_bytes, split, source)
 
 
 def _row_metric(node_stats: tuple[MetricStats, ...]) -> MetricStats | None:
@@ -322,6 +371,7 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
                     sum(v for _, v in values),
                     _input_bytes(analysis, task_id),
                     ctx.properties,
+                    wall.slots if wall is not None else 0,
                 )
         elif "Exchange" in origin_node.name:
             where = _keyed_consumer(execution, origin, in_stage) or node_id
@@ -514,9 +564,13 @@ def _finding(
                 "split size",
                 oversized.split_bytes,
                 "bytes",
-                " (Spark's max size of file split)"
-                if oversized.split_logged
-                else " (at most spark.sql.files.maxPartitionBytes)",
+                {
+                    "logged": " (Spark's max size of file split)",
+                    "computed": " (as Spark sizes it: the files' bytes and an open cost each "
+                    "over the default parallelism, within openCostInBytes and "
+                    "maxPartitionBytes)",
+                    "bound": " (at most spark.sql.files.maxPartitionBytes)",
+                }[oversized.split_source],
             ),
         ]
     if skewed_at:
