@@ -410,8 +410,12 @@ def test_one_straggler_on_a_new_executor_gets_no_dynamic_allocation_advice() -> 
     findings = _public_findings("eventlog_4nodes_8cores_dynamic_alloc.zstd")
     cold = next(f for f in findings if f.rule == "cold-executors")
     assert cold.stage_id == 9 and cold.task_ids == (29,)
-    assert cold.title.startswith("Stage 9: task 29, one of its 6, spent 15.1 s deserializing")
+    assert cold.title.startswith("Stage 9: task 29, one of its 6, stalled 15.1 s deserializing")
     assert "executor 6" in cold.title
+    # Not the executor's start-up: stage 10's tasks 33 and 37, launched there 7 to 8 ms after
+    # task 29, deserialized in 0.57 s; task 29 spent 65 ms of CPU in its 15.1 s.
+    assert cold.suggestion.startswith("Not executor 6's start-up: 2 tasks started there")
+    assert cold.number("beside_deserialize_ms") == 569
     assert cold.number("warm_free_slots") == 12
     assert not any("dynamicAllocation" in a.setting for a in cold.advice)
     assert "dynamicAllocation" not in cold.suggestion

@@ -259,6 +259,30 @@ def stage_deserialization(
     )
 
 
+def started_beside(
+    tasks: TaskTable, executor_id: str, task_id: int, launch_ms: int, deserialized_by_ms: int
+) -> tuple[TaskDeserialization, ...]:
+    """The other task attempts (of any stage) an executor launched while `task_id` was
+    deserializing (from its launch, `launch_ms`, to `deserialized_by_ms`), the shortest
+    deserialization first: what the executor's own start-up would have held too."""
+    columns = ("task_id", "executor_id", "launch_ms", "finish_ms", "duration_ms", "deserialize_ms")
+    frame = (
+        tasks.lazy()
+        .filter(
+            (pl.col("executor_id").cast(pl.String) == executor_id)
+            & (pl.col("task_id") != task_id)
+            & pl.col("launch_ms").is_between(launch_ms, deserialized_by_ms)
+        )
+        .select(columns)
+        .sort(["deserialize_ms", "task_id"])
+        .collect(engine=ENGINE)
+    )
+    return tuple(
+        TaskDeserialization(int(r[0]), str(r[1]), _int(r[2]), _int(r[3]), _int(r[4]), _int(r[5]))
+        for r in frame.iter_rows()
+    )
+
+
 def executor_task_spans(tasks: TaskTable) -> dict[str, tuple[int, int]]:
     """Return, per executor id, its first task's launch and its last task's finish (epoch ms):
     an executor whose first launch is after a moment had run no task by then (cold)."""

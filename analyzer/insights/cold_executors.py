@@ -9,7 +9,11 @@ dynamic allocation just started) or by a very large task closure.
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_stats import TaskDeserialization, stage_deserialization
+from analyzer.aggregate.stage_stats import (
+    TaskDeserialization,
+    stage_deserialization,
+    started_beside,
+)
 from analyzer.aggregate.stage_wall import StageWall
 from analyzer.insights._common import RuleContext, context
 from analyzer.insights.advice import (
@@ -142,9 +146,21 @@ def _finding(
             and executor.added_ms <= wall.start_ms
             else ""
         )
+        # Tasks the executor started beside it that deserialized quickly were not held by
+        # its start-up (jars, files and classes are fetched once per executor, under a lock):
+        # the straggler's own deserialization stalled.
+        beside = started_beside(
+            analysis.tasks,
+            top.executor_id,
+            top.task_id,
+            top.launch_ms,
+            top.launch_ms + top.deserialize_ms,
+        )
+        quick = [t for t in beside if STRAGGLER_FACTOR * t.deserialize_ms <= top.deserialize_ms]
         title = (
-            f"Stage {wall.stage_id}: task {top.task_id}, one of its {len(tasks)}, spent "
-            f"{fmt_duration_ms(top.deserialize_ms)} deserializing on executor "
+            f"Stage {wall.stage_id}: task {top.task_id}, one of its {len(tasks)}, "
+            + ("stalled " if quick else "spent ")
+            + f"{fmt_duration_ms(top.deserialize_ms)} deserializing on executor "
             f"{top.executor_id} (new{age}); the other {len(others)} ended "
             f"{fmt_duration_ms(others_end_ms)} into the stage"
         )
@@ -170,17 +186,36 @@ def _finding(
                     "ones on another executor: a warm one here",
                 ),
             )
-        suggestion = (
-            f"Executor {top.executor_id}'s start-up, not the stage's work: its first task "
+        cause = (
+            f"Not executor {top.executor_id}'s start-up: "
+            + (
+                f"task {quick[0].task_id}, started there meanwhile, deserialized in "
+                if len(quick) == 1
+                else f"{len(quick)} tasks started there meanwhile "
+                f"({', '.join(str(t.task_id) for t in quick[:5])}) deserialized in at most "
+            )
+            + f"{fmt_duration_ms(quick[-1].deserialize_ms)}. This task's own "
+            "deserialization stalled (fetching its stage's task binary, a broadcast, or "
+            "classes from the driver, as a shell's do) for "
+            f"{fmt_duration_ms(top.deserialize_ms)}"
+            if quick
+            else f"Executor {top.executor_id}'s start-up, not the stage's work: its first task "
             "fetches the application's jars and files and loads classes, and this took "
             f"{fmt_duration_ms(top.deserialize_ms)}"
+        )
+        suggestion = (
+            cause
             + (
                 f" while warm executors had {warm_free} free slots"
                 if warm_free >= len(tasks)
                 else ""
             )
-            + ". Look at that executor's log and host (a slow download of --jars/--files, a "
-            "slow disk or remote store)"
+            + ". Look at that executor's log and host"
+            + (
+                " (the driver's and its block manager's at that time)"
+                if quick
+                else " (a slow download of --jars/--files, a slow disk or remote store)"
+            )
             + (
                 "; spark.speculation=true would re-run such a straggler on a warm executor."
                 if can_speculate
@@ -190,6 +225,16 @@ def _finding(
         )
         task_ids = (top.task_id,)
         evidence.append(ev("task_deserialize_ms", "its deserialization", top.deserialize_ms, "ms"))
+        if quick:
+            evidence.append(
+                ev(
+                    "beside_deserialize_ms",
+                    "deserialization of a task started beside it on the executor",
+                    quick[0].deserialize_ms,
+                    "ms",
+                    f" (task {quick[0].task_id})",
+                )
+            )
     else:
         title = (
             f"Stage {wall.stage_id}: tasks spent {fmt_duration_ms(lost_ms)} of its "
