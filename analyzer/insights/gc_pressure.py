@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.stage_stats import part_saved_ms
 from analyzer.insights._common import context, stage_part_wall_ms
 from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
@@ -11,7 +12,11 @@ from analyzer.insights.thresholds import Thresholds
 from analyzer.units import fmt_pct
 
 RULE = "gc-pressure"
-METHOD = "the GC part of the stage's running wall time: its run part × GC time / task run time"
+METHOD = (
+    "the GC part of the stage's running wall time: its run part × GC time / task run time; at "
+    "most how much sooner its tasks, laid out in launch order on its slots, end without their "
+    "GC"
+)
 
 
 def gc_share(gc_ms: int, task_ms: int) -> float:
@@ -45,6 +50,11 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             continue
         execution_id = ctx.stage_execution(s.stage_id)
         lost_ms = gc_wall_ms(analysis, key)
+        wall = ctx.walls.get(key)
+        if wall is not None and wall.peak_running > 0:
+            # A task's GC matters only as far as it held the stage's end: stragglers that
+            # ran long without GC keep the stage as long.
+            lost_ms = min(lost_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
         spilled = s.memory_bytes_spilled > 0
         advice = memory_advice(analysis, key) if spilled else ()
         why_no_value = (
