@@ -183,6 +183,42 @@ def critical_path(
     return tuple(reversed(path))
 
 
+def stage_slack_ms(stage_ids: Sequence[int], stages: Sequence[StageAttempt]) -> dict[int, int]:
+    """Per stage of an execution off its critical path: how much sooner it could have ended
+    without the execution ending any sooner. A stage's consumers start when their last parent
+    ends; the time they waited for their other parents after this one ended, along the way to
+    the critical path, is its slack (the least over its consumers). Stages on the path have
+    none and are left out, as are stages with no consumer among the execution's stages (under
+    adaptive execution a consumer may read a skipped copy under another id): their slack cannot
+    be told."""
+    mine = attempts_of(set(stage_ids), stages)
+    spans = stage_spans(mine)
+    on_path = {sp.stage_id for sp in critical_path(stage_ids, stages)}
+    children: dict[int, set[int]] = {}
+    for attempt in mine:
+        if attempt.stage_id not in spans:
+            continue
+        for parent in attempt.parent_ids:
+            if parent in spans and parent != attempt.stage_id:
+                children.setdefault(parent, set()).add(attempt.stage_id)
+    # Consumers start after their parents end: latest start first, each stage's consumers
+    # are settled before it (one that is not, in a malformed log, leaves it untold).
+    slack: dict[int, int | None] = {}
+    for sid in sorted(spans, key=lambda k: (spans[k].start_ms, k), reverse=True):
+        if sid in on_path:
+            slack[sid] = 0
+            continue
+        waits: list[int] = []
+        for child in sorted(children.get(sid, ())):
+            rest = slack.get(child)
+            if rest is None:
+                waits = []
+                break
+            waits.append(max(0, spans[child].start_ms - spans[sid].end_ms) + rest)
+        slack[sid] = min(waits) if waits else None
+    return {sid: v for sid, v in sorted(slack.items()) if sid not in on_path and v is not None}
+
+
 def merged(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """Return the union of half-open intervals as disjoint intervals, in order.
 

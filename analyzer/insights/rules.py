@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.time_spent import stage_slack_ms
 from analyzer.insights._common import context
 from analyzer.insights.advice import predict
 from analyzer.insights.broadcast import detect_large_broadcast
@@ -177,6 +178,108 @@ def _group(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
 def _stage_wall_ms(analysis: Analysis, stage_id: int) -> int | None:
     walls = [w.wall_ms for (sid, _), w in analysis.stage_walls.items() if sid == stage_id]
     return sum(walls) if walls else None
+
+
+STAGE_TIME_RULES = frozenset(
+    {
+        "data-skew",
+        "task-skew",
+        "idle-cores",
+        "spill",
+        "gc-pressure",
+        "memory-pressure",
+        "tiny-tasks",
+        "too-many-partitions",
+        "cold-executors",
+        "small-files",
+        "task-failures",
+        "stage-retry",
+    }
+)
+"""Rules whose estimate is how much sooner one stage (the finding's) would have ended."""
+
+
+def _off_critical_path(
+    analysis: Analysis, findings: Sequence[Finding], thresholds: Thresholds
+) -> list[Finding]:
+    """Keep of a stage-time estimate only what reaches its query.
+
+    A stage off its query's critical path could have ended sooner by its slack
+    (`time_spent.stage_slack_ms`: its consumers waited that long for other stages) with the
+    query ending no sooner; a finding about it keeps what exceeds that, and is `info` when
+    that is not significant.
+    """
+    ctx = context(analysis)
+    slacks: dict[int, dict[int, int]] = {}
+    out = []
+    for f in findings:
+        execution = (
+            analysis.executions_by_id.get(f.execution_id) if f.execution_id is not None else None
+        )
+        if (
+            f.rule not in STAGE_TIME_RULES
+            or f.stage_id is None
+            or execution is None
+            or f.estimated_lost_ms <= 0
+        ):
+            out.append(f)
+            continue
+        if execution.execution_id not in slacks:
+            slacks[execution.execution_id] = stage_slack_ms(
+                execution.stage_ids, analysis.application.stages
+            )
+        slack = slacks[execution.execution_id].get(f.stage_id, 0)
+        if slack <= 0:
+            out.append(f)
+            continue
+        # What the stage saves still frees its slots for the stages beside it while every
+        # slot was busy: on one slot all of it reaches the query, on 200 a 200th.
+        lost = max(
+            f.estimated_lost_ms - slack,
+            int(f.estimated_lost_ms * _contended_share(analysis, f.stage_id)),
+        )
+        if lost >= f.estimated_lost_ms:
+            out.append(f)
+            continue
+        loud = f.severity != "info" and ctx.significant(lost, f.execution_id, thresholds)
+        out.append(
+            dataclasses.replace(
+                f,
+                estimated_lost_ms=lost,
+                severity=ctx.severity(lost, f.execution_id, thresholds) if loud else "info",
+                estimate_method=f.estimate_method
+                + f"; less the {fmt_duration_ms(slack)} by which the stage could have ended "
+                "sooner without its query ending sooner (its consumers waited that long for "
+                "other stages: it is off the query's critical path)",
+                evidence=(
+                    *f.evidence,
+                    ev(
+                        "slack_ms",
+                        "stage's slack (off the query's critical path)",
+                        slack,
+                        "ms",
+                        f" (before: {fmt_duration_ms(f.estimated_lost_ms)})",
+                    ),
+                ),
+            )
+        )
+    return out
+
+
+def _contended_share(analysis: Analysis, stage_id: int) -> float:
+    """The share of a stage's saved time that would reach stages running beside it: the share
+    of its wall time with every slot of its profile busy, over its slots."""
+    ctx = context(analysis)
+    walls = [w for (sid, _), w in ctx.walls.items() if sid == stage_id and w.wall_ms > 0]
+    if not walls:
+        return 1.0
+    share = 0.0
+    for wall in walls:
+        attempt = ctx.attempts.get((wall.stage_id, wall.stage_attempt_id))
+        profile = ctx.capacity.profile(attempt.resource_profile_id if attempt else 0)
+        busy = analysis.running_tasks.busy_ms(wall.start_ms, wall.end_ms, profile)
+        share = max(share, busy / wall.wall_ms / max(1, wall.slots))
+    return min(1.0, share)
 
 
 def _cap_estimates(
@@ -369,7 +472,7 @@ def detect_all(analysis: Analysis, thresholds: Thresholds | None = None) -> list
     """
     chosen = thresholds if thresholds is not None else Thresholds()
     found = [finding for rule in RULES for finding in rule(analysis, chosen)]
-    grouped = _group(analysis, _drop_superseded(found))
+    grouped = _group(analysis, _off_critical_path(analysis, _drop_superseded(found), chosen))
     merged = _merge_batches(analysis, grouped)
     # A streaming query's findings, and one rule's merged over its batches, are about the whole
     # run, not the execution they point at: their estimates are capped by the time its batches
