@@ -7,7 +7,7 @@ the task table happens here.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import polars as pl
@@ -312,15 +312,16 @@ def end_saved_ms(
     tasks: TaskTable,
     stage_id: int,
     stage_attempt_id: int,
-    task_id: int,
+    task_id: int | Collection[int],
     duration_ms: int,
     slots: int,
 ) -> int:
-    """How much sooner a stage attempt would have ended had task `task_id` run `duration_ms`
-    (ms, at least 0): its task attempts laid out in launch order on `slots` task slots, each on
-    the first slot free, once as they ran and once with that task shortened. The stage ends
-    with its last task, so a slow task that finished before another one saves little, and a
-    slot it frees early takes the tasks queued behind it."""
+    """How much sooner a stage attempt would have ended had task `task_id` (or each of several
+    task ids) run `duration_ms` (ms, at least 0): its task attempts laid out in launch order on
+    `slots` task slots, each on the first slot free, once as they ran and once with those tasks
+    shortened. The stage ends with its last task, so a slow task that finished before another
+    one saves little, and a slot it frees early takes the tasks queued behind it."""
+    wanted = {task_id} if isinstance(task_id, int) else set(task_id)
     frame = (
         tasks.lazy()
         .filter((pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id))
@@ -329,11 +330,11 @@ def end_saved_ms(
         .collect(engine=ENGINE)
     )
     ids = frame["task_id"].to_list()
-    if task_id not in ids:
+    if not wanted.intersection(ids):
         return 0
     ran = frame["duration_ms"].to_list()
     shortened = [
-        min(d, max(duration_ms, 0)) if t == task_id else d for t, d in zip(ids, ran, strict=True)
+        min(d, max(duration_ms, 0)) if t in wanted else d for t, d in zip(ids, ran, strict=True)
     ]
     return max(0, _laid_out_ms(ran, slots) - _laid_out_ms(shortened, slots))
 

@@ -10,7 +10,12 @@ from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats
-from analyzer.aggregate.stage_stats import StageTaskStats, task_durations, task_input_bytes
+from analyzer.aggregate.stage_stats import (
+    StageTaskStats,
+    end_saved_ms,
+    task_durations,
+    task_input_bytes,
+)
 from analyzer.aggregate.task_detail import task_metric_shares, task_metric_values
 from analyzer.insights._common import (
     ROW_GROUP_BYTES,
@@ -343,6 +348,23 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
         if wall is not None and wall.slots > 0 and attempt is not None and attempt.duration_ms:
             floor_ms = -(-s.duration_sum_ms // wall.slots)
             lost_ms = min(lost_ms, max(0, attempt.duration_ms - floor_ms))
+        if wall is not None and wall.peak_running > 0:
+            # Every task carrying the rows (at least half the largest's) at the median: a hot
+            # task that another one outlasts holds the stage no longer than that one does.
+            hot = row_spread(
+                task_metric_values(analysis, execution.execution_id, stage_id, m.accumulator_id)
+            ).hot_task_ids
+            lost_ms = min(
+                lost_ms,
+                end_saved_ms(
+                    analysis.tasks,
+                    stage_id,
+                    s.stage_attempt_id,
+                    hot or (task_id,),
+                    s.median_duration_ms,
+                    wall.peak_running,
+                ),
+            )
         severity = (
             ctx.severity(lost_ms, execution.execution_id, thresholds)
             if ctx.significant(lost_ms, execution.execution_id, thresholds)
