@@ -513,3 +513,22 @@ def test_executors_removed_at_teardown_are_not_lost() -> None:
     # An executor lost while a job ran (and replaced) is still reported.
     findings = _public_findings("eventlog_3nodes_12cores_exec_removed")
     assert "lost-executors" in {f.rule for f in findings}
+
+
+def test_gc_on_one_host_is_named_before_more_memory_everywhere() -> None:
+    # Spark 1.6 on YARN, stage 1: 40 tasks of the same work (1.7 GiB of shuffle read, about 5.7
+    # GiB spilled each). The 8 on gdoop-worker201 (2 executors) spent 24.6 % of their time in
+    # GC, the other 32 on 8 hosts 5.7 %: that host holds 58 % of the stage's GC.
+    findings = _public_findings(SPARK_16)
+    memory = next(f for f in findings if f.rule == "memory-pressure")
+    assert memory.stage_id == 1
+    assert "(GC 24.6 % on host gdoop-worker201.snc1, 5.7 % elsewhere)" in memory.title
+    assert memory.suggestion.startswith("Most of the GC was one host's: the 8 tasks on")
+    assert next(e.value for e in memory.evidence if e.key == "gc_host") == "gdoop-worker201.snc1"
+    # Every other public log's GC findings are spread over their hosts.
+    for log in public_logs():
+        if log.name == SPARK_16:
+            continue
+        for f in _findings(log)[2]:
+            if f.rule in ("gc-pressure", "memory-pressure"):
+                assert "on host" not in f.title, (log.name, f.title)

@@ -339,6 +339,69 @@ def end_saved_ms(
     return max(0, _laid_out_ms(ran, slots) - _laid_out_ms(shortened, slots))
 
 
+@dataclass(frozen=True)
+class HostGc:
+    """The host whose tasks spent the largest share of their time in GC in one stage attempt,
+    against its other hosts."""
+
+    host: str
+    n_tasks: int
+    n_executors: int
+    gc_share: float
+    """GC time over task time, of this host's successful tasks."""
+    gc_share_elsewhere: float
+    """The same of the other hosts' tasks."""
+    n_other_hosts: int
+
+
+HOST_GC_FACTOR = 3.0
+"""A host's GC share this many times the other hosts' makes it an outlier."""
+HOST_GC_PART = 0.4
+"""...when it also holds at least this share of the stage's GC time."""
+
+
+def gc_host_outlier(tasks: TaskTable, stage_id: int, stage_attempt_id: int) -> HostGc | None:
+    """The host whose tasks collected garbage far longer than the other hosts' in a stage
+    attempt (`HOST_GC_FACTOR` times their share, holding `HOST_GC_PART` of the GC), or None:
+    the same work collected more garbage there, a host's problem (memory, swap, a noisy
+    neighbour) before the job's."""
+    frame = (
+        tasks.lazy()
+        .filter(
+            (pl.col("stage_id") == stage_id)
+            & (pl.col("stage_attempt_id") == stage_attempt_id)
+            & pl.col("successful")
+        )
+        .group_by("host")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("executor_id").n_unique().alias("executors"),
+            pl.col("gc_ms").clip(lower_bound=0).sum().alias("gc"),
+            pl.col("duration_ms").clip(lower_bound=0).sum().alias("dur"),
+        )
+        .collect(engine=ENGINE)
+    )
+    if frame.height < 2:
+        return None
+    rows = [
+        (str(h), int(n), int(e), int(g or 0), int(d or 0))
+        for h, n, e, g, d in frame.iter_rows()
+        if h is not None
+    ]
+    total_gc = sum(r[3] for r in rows)
+    if total_gc <= 0:
+        return None
+    host, n, executors, gc, dur = max(rows, key=lambda r: (r[3] / r[4] if r[4] else 0.0, r[0]))
+    other_gc = total_gc - gc
+    other_dur = sum(r[4] for r in rows) - dur
+    if dur <= 0 or other_dur <= 0 or gc < HOST_GC_PART * total_gc:
+        return None
+    share, elsewhere = gc / dur, other_gc / other_dur
+    if share < HOST_GC_FACTOR * elsewhere:
+        return None
+    return HostGc(host, n, executors, share, elsewhere, len(rows) - 1)
+
+
 def part_saved_ms(
     tasks: TaskTable, stage_id: int, stage_attempt_id: int, column: str, slots: int
 ) -> int:

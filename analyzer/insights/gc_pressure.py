@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_stats import part_saved_ms
+from analyzer.aggregate.stage_stats import HostGc, gc_host_outlier, part_saved_ms
 from analyzer.insights._common import context, stage_part_wall_ms
 from analyzer.insights.advice import advice_text, memory_advice
-from analyzer.insights.finding import Finding, ev
+from analyzer.insights.finding import Evidence, Finding, ev
 from analyzer.insights.spill_cause import spill_cause
 from analyzer.insights.thresholds import Thresholds
-from analyzer.units import fmt_pct
+from analyzer.units import fmt_count, fmt_pct
 
 RULE = "gc-pressure"
 METHOD = (
@@ -56,7 +56,10 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             # ran long without GC keep the stage as long.
             lost_ms = min(lost_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
         spilled = s.memory_bytes_spilled > 0
-        advice = memory_advice(analysis, key) if spilled else ()
+        host = gc_host_outlier(analysis.tasks, *key)
+        if host is not None and host.gc_share_elsewhere >= thresholds.gc_share:
+            host = None  # every host collected too much: the job's memory, not one host
+        advice = memory_advice(analysis, key) if spilled and host is None else ()
         why_no_value = (
             "the tasks did not spill"
             if not spilled
@@ -69,8 +72,16 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             METHOD,
             thresholds,
             lost_ms,
-            title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC",
-            suggestion=(
+            title=f"Stage {s.stage_id}: {fmt_pct(share)} of task time was GC"
+            + (
+                f", {fmt_pct(host.gc_share)} on host {host.host} against "
+                f"{fmt_pct(host.gc_share_elsewhere)} elsewhere"
+                if host is not None
+                else ""
+            ),
+            suggestion=host_gc_text(host)
+            if host is not None
+            else (
                 "Reduce memory pressure per task: more executor memory, fewer concurrent "
                 "tasks per executor or more partitions"
                 + (
@@ -90,8 +101,33 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
                 ev("task_ms", "task time", s.duration_sum_ms, "ms"),
                 ev("run_ms", "executor run time", s.run_sum_ms, "ms"),
                 ev("gc_share", "GC share", share, "share"),
+                *host_gc_evidence(host),
             ),
         )
         if finding is not None:
             findings.append(finding)
     return findings
+
+
+def host_gc_text(host: HostGc) -> str:
+    """The suggestion for GC that one host's tasks carried."""
+    return (
+        f"Most of the GC was one host's: the {fmt_count(host.n_tasks)} tasks on {host.host} "
+        f"({fmt_count(host.n_executors)} executor{'s' if host.n_executors != 1 else ''}) spent "
+        f"{fmt_pct(host.gc_share)} of their time in GC against "
+        f"{fmt_pct(host.gc_share_elsewhere)} on the other {fmt_count(host.n_other_hosts)} "
+        f"host{'s' if host.n_other_hosts != 1 else ''}, doing the stage's same work. Look at "
+        "that host (its memory and swap, other processes on it, its executors' logs) before "
+        "giving every executor more memory."
+    )
+
+
+def host_gc_evidence(host: HostGc | None) -> tuple[Evidence, ...]:
+    """The evidence of GC that one host's tasks carried (none without such a host)."""
+    if host is None:
+        return ()
+    return (
+        ev("gc_host", "host with the most GC", host.host, "text"),
+        ev("gc_host_share", "its tasks' GC share", host.gc_share, "share"),
+        ev("gc_share_elsewhere", "GC share on the other hosts", host.gc_share_elsewhere, "share"),
+    )

@@ -4,10 +4,11 @@ memory per task showing twice; each alone may be under the floor while together 
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
+from analyzer.aggregate.stage_stats import gc_host_outlier, part_saved_ms
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
-from analyzer.insights.gc_pressure import gc_share, gc_wall_ms
+from analyzer.insights.gc_pressure import gc_share, gc_wall_ms, host_gc_evidence, host_gc_text
 from analyzer.insights.spill import spill_task_ms, spill_wall_ms
 from analyzer.insights.spill_cause import spill_cause
 from analyzer.insights.thresholds import Thresholds
@@ -15,8 +16,9 @@ from analyzer.units import fmt_bytes, fmt_pct
 
 RULE = "memory-pressure"
 METHOD = (
-    "the GC part of the stage's run wall time plus the spill I/O estimate of `spill`, at most "
-    "the stage's running part (run and tail)"
+    "the GC part of the stage's run wall time (at most what taking the GC out of its tasks, "
+    "laid out on its slots, saves) plus the spill I/O estimate of `spill`, at most the "
+    "stage's running part (run and tail)"
 )
 
 
@@ -42,9 +44,15 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
         gc_ms = gc_wall_ms(analysis, key)
         spill_ms = spill_wall_ms(analysis, key, spill_task_ms(spilled, thresholds))
         wall = ctx.walls.get(key)
+        if wall is not None and wall.peak_running > 0:
+            # As `gc-pressure`: GC only as far as it held the stage's end.
+            gc_ms = min(gc_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
         cap = wall.run_ms + wall.tail_ms if wall is not None else gc_ms + spill_ms
         lost_ms = min(gc_ms + spill_ms, cap)
         advice = memory_advice(analysis, key)
+        # GC far above the rest on one host: that host first; the spill, even over the hosts,
+        # keeps its memory advice.
+        host = gc_host_outlier(analysis.tasks, *key)
         finding = ctx.finding(
             RULE,
             METHOD,
@@ -53,9 +61,16 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
             title=(
                 f"Stage {s.stage_id}: memory pressure: {fmt_pct(share)} of task time in GC "
                 f"and {fmt_bytes(spilled)} spilled"
+                + (
+                    f" (GC {fmt_pct(host.gc_share)} on host {host.host}, "
+                    f"{fmt_pct(host.gc_share_elsewhere)} elsewhere)"
+                    if host is not None
+                    else ""
+                )
             ),
             suggestion=(
-                "Give each task more memory: smaller partitions, fewer concurrent tasks per "
+                (host_gc_text(host) + " For the spill: g" if host is not None else "G")
+                + "ive each task more memory: smaller partitions, fewer concurrent tasks per "
                 "executor or more executor memory"
                 + (f" ({advice_text(advice)})" if advice_text(advice) else "")
                 + "; avoid caching deserialized objects."
@@ -70,6 +85,7 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
                 ev("gc_wall_ms", "GC (wall)", gc_ms, "ms"),
                 ev("bytes_spilled", "spilled", spilled, "bytes"),
                 ev("spill_wall_ms", "spill I/O (wall, estimated)", spill_ms, "ms"),
+                *host_gc_evidence(host),
             ),
         )
         if finding is not None:
