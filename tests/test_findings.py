@@ -297,6 +297,14 @@ def test_lost_executor_fetch_failures_and_stage_retry_on_a_real_loss() -> None:
     assert lost[0].suggestion.startswith("The executors were killed with SIGKILL (exit code 137)")
     failures = detect_task_failures(analysis, Thresholds())
     assert [f.stage_id for f in failures] == [3]
+    # The failed attempt's whole wall is stage-retry's: the delay its failed tasks caused is
+    # inside it, so task-failures keeps nothing of it once the estimates add up.
+    ranked = {f.rule: f for f in detect_all(analysis)}
+    assert ranked["stage-retry"].estimated_lost_ms > 0
+    assert (ranked["task-failures"].estimated_lost_ms, ranked["task-failures"].severity) == (
+        0,
+        "info",
+    )
     assert failures[0].number("n_fetch_failed") == 2
     assert failures[0].number("n_executor_lost") == 1
     # Mixed failures: the title names the kinds before the first failure.

@@ -61,16 +61,17 @@ def test_findings_come_first_ranked_and_referenced() -> None:
     assert lines.index("Showing 2 of 2 SQL executions, by start time.") < spent < start
     assert start < first_execution
     headers = [line for line in lines[start:first_execution] if line[:3].strip().endswith(".")]
+    # task-failures' delay is inside the failed attempt's wall stage-retry claims: 0 ms, last.
     assert [h.split(" · ")[-1] for h in headers] == [
         "stage-retry",
-        "task-failures",
         "lost-executors",
+        "task-failures",
     ]
     assert "    docs:     docs/findings.md#stage-retry" in lines
     # Under the execution: one line per finding of it, pointing back at the section.
     execution_1 = lines.index(next(x for x in lines if x.startswith("SQL execution 1 ·")))
     assert lines[execution_1:].index("⚠ stage-retry at stage 3.0 — see Findings 1") < 10
-    assert "⚠ task-failures at stage 3.0 — see Findings 2" in lines
+    assert "ℹ task-failures at stage 3.0 — see Findings 3" in lines
 
 
 def test_a_failed_query_is_one_finding_with_its_root_cause() -> None:

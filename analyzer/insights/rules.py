@@ -175,6 +175,10 @@ def _group(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
     return [merged.get(id(f), f) for f in findings if id(f) not in dropped]
 
 
+ATTEMPT_KEY_SPAN = 1 << 20
+"""Stage attempts keyed as one integer: stage id × this + attempt id."""
+
+
 def _stage_wall_ms(analysis: Analysis, stage_id: int) -> int | None:
     walls = [w.wall_ms for (sid, _), w in analysis.stage_walls.items() if sid == stage_id]
     return sum(walls) if walls else None
@@ -288,7 +292,8 @@ def _cap_estimates(
     """Cap estimates so that claims on the same time never add up past it.
 
     Largest first, each finding's estimate is cut to the wall time its stage (for a finding
-    about one stage), its query and the application have left after the findings ranked above
+    about one stage; and its stage attempt, for one about an attempt), its query and the
+    application have left after the findings ranked above
     it took theirs; what it takes is then gone for the findings below. So per stage, per
     execution and per application the estimates sum to at most the wall time. A finding cut
     below significance is `info`.
@@ -307,6 +312,16 @@ def _cap_estimates(
             if stage_wall is not None:
                 left.setdefault(("stage", f.stage_id), stage_wall)
                 budgets.append(("stage", f.stage_id))
+            # A finding about one attempt also shares that attempt's wall: a failed attempt's
+            # whole wall (stage-retry) holds the delay its failed tasks caused (task-failures).
+            attempt = f.stage_attempt_id
+            attempt_wall = (
+                analysis.stage_walls.get((f.stage_id, attempt)) if attempt is not None else None
+            )
+            if attempt is not None and attempt_wall is not None:
+                key = ("attempt", f.stage_id * ATTEMPT_KEY_SPAN + attempt)
+                left.setdefault(key, attempt_wall.wall_ms)
+                budgets.append(key)
         if f.execution_id is not None:
             left.setdefault(("execution", f.execution_id), ctx.wall_ms(f.execution_id))
             budgets.append(("execution", f.execution_id))
