@@ -8,7 +8,7 @@ import json
 from functools import cache
 
 import pytest
-from oracle.locations import PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS
+from oracle.locations import PUBLIC_CORPUS, PUBLIC_EVENTLOGS, SAMPLE_EVENTLOGS
 from typer.testing import CliRunner
 
 from analyzer import api
@@ -500,8 +500,18 @@ def test_idle_executors() -> None:
     hit = found[0]
     assert hit.number("idle_core_ms") == hit.number("held_core_ms") - hit.number("busy_ms")
     assert hit.estimated_lost_ms == 0
-    assert "spark.dynamicAllocation.enabled" in hit.suggestion  # it is off there
+    # Dynamic allocation is off there, but no executor sat idle 60 s at a stretch (its default
+    # idle timeout): turning it on would release none, so it is not suggested.
+    assert hit.number("longest_idle_ms") < 60_000
+    assert "spark.dynamicAllocation.enabled" not in hit.suggestion
+    assert hit.suggestion.startswith("No executor sat idle as long as dynamic allocation's")
     assert detect_idle_executors(sample("speculation"), small("idle_share=1")) == []
+    # The public jdbc log's executors sat 7m 36s without a task: there it is suggested.
+    [jdbc] = detect_idle_executors(
+        api.analyze(str(PUBLIC_CORPUS / "jdbc_eventlog.zstd")), Thresholds()
+    )
+    assert jdbc.number("longest_idle_ms") == 456_038
+    assert "spark.dynamicAllocation.enabled=true" in jdbc.suggestion
     # Local mode: the driver's own cores, nothing to release.
     assert detect_idle_executors(sample(CLEAN), small("idle_min_core_ms=1000")) == []
 

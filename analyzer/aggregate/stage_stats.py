@@ -259,6 +259,41 @@ def stage_deserialization(
     )
 
 
+def longest_task_gaps_ms(tasks: TaskTable) -> dict[str, tuple[int, int, int]]:
+    """Per executor id: its first task's launch, its last task's end and the longest stretch
+    between them with none of its tasks running (epoch ms, ms): with the stretches before its
+    first task and after its last one, what dynamic allocation's idle timeout measures."""
+    frame = (
+        tasks.lazy()
+        .select(
+            pl.col("executor_id").cast(pl.String),
+            "launch_ms",
+            pl.max_horizontal("launch_ms", "finish_ms").alias("end_ms"),
+        )
+        .sort(["executor_id", "launch_ms"])
+        .with_columns(
+            pl.col("end_ms")
+            .cum_max()
+            .over("executor_id")
+            .shift(1)
+            .over("executor_id")
+            .alias("busy_to")
+        )
+        .group_by("executor_id")
+        .agg(
+            pl.col("launch_ms").min().alias("first"),
+            pl.col("end_ms").max().alias("last"),
+            (pl.col("launch_ms") - pl.col("busy_to")).clip(lower_bound=0).max().alias("gap"),
+        )
+        .collect(engine=ENGINE)
+    )
+    return {
+        str(e): (_int(first), _int(last), _int(gap or 0))
+        for e, first, last, gap in frame.iter_rows()
+        if e is not None
+    }
+
+
 def started_beside(
     tasks: TaskTable, executor_id: str, task_id: int, launch_ms: int, deserialized_by_ms: int
 ) -> tuple[TaskDeserialization, ...]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_stats import executor_busy_ms
+from analyzer.aggregate.capacity import IDLE_TIMEOUT_DEFAULT_S
+from analyzer.aggregate.stage_stats import executor_busy_ms, longest_task_gaps_ms
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, current
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.units import fmt_count, fmt_pct
+from analyzer.units import fmt_count, fmt_duration_ms, fmt_pct
 
 RULE = "idle-executors"
 METHOD = (
@@ -42,15 +43,42 @@ def _advice(
             str(need),
             current(props, key, "infinity" if dynamic else "2"),
             f"at most {fmt_count(peak_tasks)} tasks ran at once, {per_executor} per executor "
-            f"→ ⌈{peak_tasks} / {per_executor}⌉ = {need} of the {n_executors} executors",
+            f"→ ⌈{peak_tasks} / {per_executor}⌉ = {need} of the {n_executors} executors held "
+            "at once",
             "count",
         ),
     )
 
 
-def _suggestion(settings: dict[str, str], dynamic: bool, advice: tuple[Advice, ...]) -> str:
-    """Advice that applies to this deployment: dynamic allocation only where it is off."""
+def _most_at_once(spans: list[tuple[int, int]]) -> int:
+    """The most of these (start, stop) spans that overlap at once.
+
+    >>> _most_at_once([(0, 10), (5, 15), (10, 20), (30, 40)])
+    2
+    """
+    steps = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    most = running = 0
+    for _, d in steps:
+        running += d
+        most = max(most, running)
+    return most
+
+
+def _suggestion(
+    settings: dict[str, str], dynamic: bool, advice: tuple[Advice, ...], longest_idle_ms: int
+) -> str:
+    """Advice that applies to this deployment: dynamic allocation only where it is off, and
+    only where an executor sat idle at a stretch as long as its default idle timeout."""
     fewer = f" ({advice_text(advice)})" if advice else ""
+    if not dynamic and longest_idle_ms < IDLE_TIMEOUT_DEFAULT_S * 1000:
+        return (
+            "No executor sat idle as long as dynamic allocation's default idle timeout "
+            f"({IDLE_TIMEOUT_DEFAULT_S} s; the longest stretch was "
+            f"{fmt_duration_ms(longest_idle_ms)}), so turning it on would have released none: "
+            "the idle time is in short gaps (stragglers' tails, the driver between jobs). "
+            f"Request fewer executors{fewer}, or look for driver-side work (collects, "
+            "planning, Python) between jobs."
+        )
     if dynamic:
         timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
         floor = settings.get("spark.dynamicAllocation.minExecutors", "0")
@@ -81,15 +109,23 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         return []  # the driver's own cores: nothing to release (see idle-session)
     end_ms = app.end_ms
     busy = executor_busy_ms(analysis.tasks)
+    gaps = longest_task_gaps_ms(analysis.tasks)
     held_ms = 0
     busy_ms = 0
     n_executors = 0
+    longest_idle_ms = 0
+    spans: list[tuple[int, int]] = []
     for e in app.executors:
         if e.executor_id == "driver" and len(app.executors) > 1:
             continue  # the driver runs no tasks when there are executors
         stop = e.removed_ms if e.removed_ms is not None else end_ms
         if e.added_ms is None or stop is None or stop <= e.added_ms:
             continue
+        spans.append((e.added_ms, stop))
+        first, last, gap = gaps.get(str(e.executor_id), (stop, stop, 0))
+        longest_idle_ms = max(
+            longest_idle_ms, gap, first - e.added_ms, stop - max(last, e.added_ms)
+        )
         held_ms += e.n_cores * (stop - e.added_ms)
         # A task holds spark.task.cpus of its executor's cores while it runs.
         busy_ms += busy.get(e.executor_id, 0) * max(cap.task_cpus, 1)
@@ -104,7 +140,7 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         cap.dynamic_allocation,
         analysis.peak_running_tasks,
         ctx.slots_per_executor,
-        n_executors,
+        _most_at_once(spans),
     )
     if share < thresholds.idle_share or idle < thresholds.idle_min_core_ms:
         return []
@@ -113,7 +149,9 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             rule=RULE,
             severity="info",
             title=f"Executors were idle {fmt_pct(share)} of their core time",
-            suggestion=_suggestion(dict(cap.settings), cap.dynamic_allocation, advice),
+            suggestion=_suggestion(
+                dict(cap.settings), cap.dynamic_allocation, advice, longest_idle_ms
+            ),
             advice=advice,
             estimated_lost_ms=0,
             estimate_method=METHOD,
@@ -123,6 +161,12 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 ev("busy_ms", "core time running tasks", busy_ms, "ms"),
                 ev("idle_core_ms", "idle core time", idle, "ms"),
                 ev("idle_share", "idle share", share, "share"),
+                ev(
+                    "longest_idle_ms",
+                    "longest stretch an executor ran no task",
+                    longest_idle_ms,
+                    "ms",
+                ),
             ),
         )
     ]
