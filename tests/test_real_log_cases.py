@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from eventlog_samples import REPO, SAMPLES, public_logs
+from oracle.locations import PUBLIC_EVENTLOGS
 
 from analyzer import api
 from analyzer.errors import Strictness
@@ -532,3 +533,31 @@ def test_gc_on_one_host_is_named_before_more_memory_everywhere() -> None:
         for f in _findings(log)[2]:
             if f.rule in ("gc-pressure", "memory-pressure"):
                 assert "on host" not in f.title, (log.name, f.title)
+
+
+def test_a_query_cancelled_at_shutdown_is_not_blamed_on_its_earlier_task_failures() -> None:
+    # Executors 2 and 1 were lost, stage 238.0 failed to fetch their output (Spark retries
+    # that), then the application ended and job 79, query 27's only one, was "cancelled because
+    # SparkContext was shut down"; the query logged no error of its own.
+    findings = _public_findings("tasks_executors_fail_compressed_eventlog.zstd")
+    failed = next(f for f in findings if f.rule == "failed-query")
+    assert failed.execution_id == 27
+    assert failed.title == (
+        "Query 27 was cancelled when the application shut down; before it: "
+        "ExecutorLostFailure: Executor Process Lost"
+    )
+    assert failed.suggestion.startswith("Nothing in the query failed by itself")
+
+
+def test_cancelled_stage_attempts_are_counted_apart_from_failed_ones() -> None:
+    # The GPU out-of-memory log: stage 34 failed; stages 31, 32, 33 and 37 were "cancelled
+    # because SparkContext was shut down" after the application's end.
+    analysis = api.analyze(str(PUBLIC_EVENTLOGS / "gpu_oom_eventlog.zstd"))
+    findings = api.find_issues(analysis)
+    verdict = " ".join(api.render_report(analysis, ReportOptions(color=False), findings).split())
+    assert (
+        "112 failed task attempts · 1 failed stage attempt · 4 cancelled stage attempts" in verdict
+    )
+    # The root cause is the GPU running out of memory: GPU advice, not task heap.
+    [failed] = [f for f in findings if f.rule == "failed-query"]
+    assert "spark.rapids.sql.concurrentGpuTasks" in failed.suggestion

@@ -12,6 +12,10 @@ from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import Execution, Job
 
 RULE = "failed-query"
+SHUTDOWN = "cancelled because SparkContext was shut down"
+"""How Spark ends the jobs still running when the application stops."""
+GPU_OOM_SIGNS = ("GpuSplitAndRetryOOM", "GpuRetryOOM", "GPU OutOfMemory", "GpuOOM")
+"""Exceptions of the RAPIDS Accelerator running out of GPU memory."""
 METHOD = "the failed execution's whole wall time: its result was never produced"
 
 
@@ -84,6 +88,18 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             cause = root_cause(task_failure[1])
         cause = cause or "no error message in the log"
         failed_jobs = sorted(j.job_id for j in ex_jobs if j.status == "FAILED")
+        # Every failed job cancelled by the context's shutdown, and no error of its own: the
+        # application stopped while the query ran; its task failures came before.
+        shutdown = (
+            not ex.error_message
+            and bool(failed_jobs)
+            and all(SHUTDOWN in (j.error_message or "") for j in ex_jobs if j.status == "FAILED")
+        )
+        before = cause if shutdown and task_failure is not None else ""
+        if shutdown:
+            cause = "the application shut down while it ran" + (
+                f" (before it: {before})" if before else ""
+            )
         cancelled = sorted(
             j.job_id for j in ex_jobs if j.status == "FAILED" and is_cancellation(j.error_message)
         )
@@ -131,15 +147,27 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 rule=RULE,
                 severity="critical",
                 title=(
-                    f"Query {ex.execution_id} failed: {cause}"
+                    f"Query {ex.execution_id} was cancelled when the application shut down"
+                    + (f"; before it: {before}" if before else "")
+                    if shutdown
+                    else f"Query {ex.execution_id} failed: {cause}"
                     if root is None
                     else f"Query {ex.execution_id} (inside query {root.execution_id}, which "
                     f"failed with it) failed: {cause}"
                 ),
                 suggestion=(
-                    "Fix the error the root cause names (for a UDF, the line of its traceback); "
-                    "if it is an out-of-memory error or a lost executor, give tasks more memory "
-                    "or smaller partitions (see the other findings of this query)."
+                    "Nothing in the query failed by itself: the application stopped while it "
+                    "ran (its driver program ended, was killed, or stopped the context), and "
+                    "Spark cancelled its jobs. Look at the driver's log for why it stopped"
+                    + (
+                        f"; the query's tasks had failed before it ({before}), which Spark "
+                        "retries, so they did not end it."
+                        if before
+                        else "."
+                    )
+                    if shutdown
+                    else "Fix the error the root cause names (for a UDF, the line of its "
+                    "traceback); " + gpu_or_memory_advice(cause)
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
@@ -150,3 +178,18 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             )
         )
     return findings
+
+
+def gpu_or_memory_advice(cause: str) -> str:
+    """The advice after a failure's root cause: GPU memory for the RAPIDS Accelerator's
+    out-of-memory errors, else task memory."""
+    if any(sign in cause for sign in GPU_OOM_SIGNS):
+        return (
+            "the GPU ran out of memory: run fewer tasks on the GPU at once "
+            "(spark.rapids.sql.concurrentGpuTasks), make its batches smaller "
+            "(spark.rapids.sql.batchSizeBytes), or use more, smaller partitions."
+        )
+    return (
+        "if it is an out-of-memory error or a lost executor, give tasks more memory or smaller "
+        "partitions (see the other findings of this query)."
+    )

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
+from analyzer.model.application import is_cancellation
 from analyzer.units import readable_error
+
+__all__ = ["is_cancellation", "root_cause"]
 
 MAX_CHARS = 200
 """A root cause is cut to this many characters."""
@@ -26,13 +29,6 @@ _WRAPPERS = (
     "org.apache.spark.api.python.PythonException: ",
     "org.apache.spark.SparkException: ",
     "pyspark.errors.exceptions.captured.",
-)
-_CANCELLATIONS = (
-    "cancelled because SparkContext was shut down",
-    "cancelled as part of cancellation of all jobs",
-    "cancelled because killed via the Web UI",
-    "Stage cancelled",
-    "cancelled job group",
 )
 
 
@@ -92,12 +88,3 @@ def root_cause(message: str | None) -> str:
         if first.startswith(wrapper) and len(first) > len(wrapper):
             first = first[len(wrapper) :]
     return _cut(first)
-
-
-def is_cancellation(message: str | None) -> bool:
-    """Return True for a job or stage that was cancelled (a consequence, not a cause).
-
-    >>> is_cancellation("Job 33 cancelled because SparkContext was shut down")
-    True
-    """
-    return message is not None and any(c in message for c in _CANCELLATIONS)

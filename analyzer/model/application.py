@@ -75,6 +75,29 @@ class Executor:
     resource_profile_id: int = 0
 
 
+CANCELLATIONS = (
+    "cancelled because SparkContext was shut down",
+    "cancelled as part of cancellation of all jobs",
+    "cancelled because killed via the Web UI",
+    "Stage cancelled",
+    "cancelled job group",
+    # Spark 4's error class for a cancelled job, whatever cancelled it (a stopped stream, a
+    # job group, the context's shutdown).
+    "[SPARK_JOB_CANCELLED]",
+)
+"""What Spark says of a job or stage it cancelled (a consequence of something else: the
+application stopping, a stream stopped, a user), not of one that failed."""
+
+
+def is_cancellation(message: str | None) -> bool:
+    """Return True for a job or stage failure message that says it was cancelled.
+
+    >>> is_cancellation("Job 33 cancelled because SparkContext was shut down")
+    True
+    """
+    return message is not None and any(c in message for c in CANCELLATIONS)
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     """A Spark job and the SQL execution it belongs to, if any."""
@@ -97,6 +120,11 @@ class Job:
     """`spark.jobGroup.id` (`SparkContext.setJobGroup`)."""
     job_tags: tuple[str, ...] = ()
     """`spark.job.tags` split on commas, sorted (Spark 3.5+)."""
+
+    @property
+    def cancelled(self) -> bool:
+        """True for a failed job that Spark cancelled (`is_cancellation`)."""
+        return self.status == "FAILED" and is_cancellation(self.error_message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +153,11 @@ class StageAttempt:
     """Task attempts launched (TaskStart) without a TaskEnd in the log."""
     resource_profile_id: int = 0
     """The resource profile its tasks need (`Resource Profile Id`, Spark 3.1+; 0 before)."""
+
+    @property
+    def cancelled(self) -> bool:
+        """True for a failed attempt that Spark cancelled (`is_cancellation`)."""
+        return self.status == "FAILED" and is_cancellation(self.failure_reason)
 
     @property
     def lost_task_ends(self) -> bool:

@@ -113,7 +113,15 @@ class ApplicationHeaderView:
     n_tasks_str: str = field(metadata=_help("Task attempts that ended, formatted."))
     n_failed_tasks: int = field(metadata=_help("Task attempts that failed (not killed)."))
     n_killed_tasks: int = field(metadata=_help("Task attempts that were killed."))
-    n_failed_stages: int = field(metadata=_help("Stage attempts that failed."))
+    n_failed_stages: int = field(
+        metadata=_help("Stage attempts that failed (not cancelled: see `n_cancelled_stages`).")
+    )
+    n_cancelled_stages: int = field(
+        metadata=_help(
+            "Stage attempts cancelled (the application shutting down, a job cancelled or "
+            "killed): Spark marks them failed, but they are a consequence, not a failure."
+        ),
+    )
     has_failures: bool = field(metadata=_help("True when any task or stage attempt failed."))
     n_executions: int = field(metadata=_help("SQL executions in the log."))
     notes: tuple[str, ...] = field(
@@ -144,7 +152,9 @@ def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHead
         app_id += f" (attempt {app.attempt_id})"
     status = app_status(analysis)
     counts = analysis.task_counts
-    n_failed_stages = sum(1 for s in app.stages if s.status == "FAILED")
+    failed_stages = [s for s in app.stages if s.status == "FAILED"]
+    n_cancelled_stages = sum(1 for s in failed_stages if s.cancelled)
+    n_failed_stages = len(failed_stages) - n_cancelled_stages
     source = analysis.source
     return ApplicationHeaderView(
         name=app.name or MISSING,
@@ -164,6 +174,7 @@ def build_header_view(analysis: Analysis, now_ms: int | None) -> ApplicationHead
         n_failed_tasks=counts.n_failed,
         n_killed_tasks=counts.n_killed,
         n_failed_stages=n_failed_stages,
+        n_cancelled_stages=n_cancelled_stages,
         has_failures=bool(counts.n_failed or n_failed_stages),
         n_executions=len(app.executions),
         notes=log_notes(analysis),

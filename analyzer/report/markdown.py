@@ -199,6 +199,8 @@ def build_markdown_view(
     status.append(plural(header.n_failed_tasks, "failed task attempt"))
     if header.n_failed_stages:
         status.append(plural(header.n_failed_stages, "failed stage attempt"))
+    if header.n_cancelled_stages:
+        status.append(plural(header.n_cancelled_stages, "cancelled stage attempt"))
     interrupted = analysis.application.interrupted_execution_ids
     failed = [
         e

@@ -112,7 +112,10 @@ def build_verdict(
     failed = [
         e for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
     ]
-    failed_jobs = [j for j in app.jobs if j.status == "FAILED" and j.execution_id is None]
+    outside = [j for j in app.jobs if j.status == "FAILED" and j.execution_id is None]
+    # A job cancelled (the application shutting down, a user) is a consequence, not a failure.
+    failed_jobs = [j for j in outside if not j.cancelled]
+    cancelled_jobs = [j for j in outside if j.cancelled]
     failed_streams = [q for q in app.streaming if q.status == "failed"]
     parts = []
     if failed_streams:
@@ -143,6 +146,8 @@ def build_verdict(
         status = "completed"
     if failed_jobs:
         parts.append(f"{plural(len(failed_jobs), 'job')} outside SQL failed")
+    if cancelled_jobs:
+        parts.append(f"{plural(len(cancelled_jobs), 'job')} outside SQL cancelled")
     stopped = [q for q in app.streaming if q.status == "stopped"]
     if stopped:
         parts.append(
@@ -172,6 +177,8 @@ def build_verdict(
         parts.append(f"{fmt_count(header.n_failed_tasks)} failed task attempts")
     if header.n_failed_stages:
         parts.append(f"{plural(header.n_failed_stages, 'failed stage attempt')}")
+    if header.n_cancelled_stages:
+        parts.append(f"{plural(header.n_cancelled_stages, 'cancelled stage attempt')}")
     if status == "incomplete":
         parts.append("the log has no end event")
     elif status == "in-progress":
