@@ -251,12 +251,15 @@ def test_public_spark_31_kafka_query_ties_three_executions_to_each_batch() -> No
 
 
 @needs_public
-def test_public_kafka_query_spends_a_third_of_its_batches_finding_offsets() -> None:
+def test_public_kafka_query_finds_its_offsets_slowly_only_in_its_first_batch() -> None:
+    # latestOffset: 3,524 ms in batch 0 (the topic's metadata fetched once), then 3 to 7 ms in
+    # each of batches 1 to 7: 28 ms of their 3.1 s. Counted over every batch it was 35 %.
     analysis = api.analyze(public("local-1596020211915"))
+    batches = analysis.streaming[0].query.batches
+    assert dict(batches[0].durations_ms)["latestOffset"] == 3524
+    assert sum(dict(b.durations_ms)["latestOffset"] for b in batches[1:]) == 28
     findings = api.find_issues(analysis)
-    (hot,) = [f for f in findings if f.rule == "streaming-hot-phase"]
-    assert hot.severity == "info" and hot.estimated_lost_ms == 0
-    assert [e.value for e in hot.evidence if e.key == "phase"] == ["latestOffset"]
+    assert not [f for f in findings if f.rule == "streaming-hot-phase"]
     assert not [f for f in findings if f.rule == "streaming-falling-behind"]
 
 
