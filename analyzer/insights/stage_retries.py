@@ -9,7 +9,10 @@ from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 
 RULE = "stage-retry"
-METHOD = "wall time of the failed stage attempt: its work was thrown away and done again"
+METHOD = (
+    "wall time of the failed stage attempt: the stage ran again for the output it lost (all "
+    "of it, or the partitions a lost executor held)"
+)
 
 
 def _cancelled(reason: str | None, n_failed_tasks: int) -> bool:
