@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from eventlog_samples import public, public_log_params, sample_logs
+from oracle.locations import PUBLIC_CORPUS
 
 from analyzer import api
 from analyzer.aggregate.attribution import cost_factor, task_cpus
@@ -83,3 +84,18 @@ def test_critical_path_follows_the_stages_waited_for() -> None:
     path = [s.stage_id for s in critical_path(execution.stage_ids, analysis.application.stages)]
     assert path[-3:] == [50, 55, 61]
     assert covered_ms([(0, 10), (5, 20)]) == 20
+
+
+def test_time_no_gpu_or_photon_timer_claims_is_not_given_to_their_operators() -> None:
+    # nds_q66_gpu, query 24, stage 38: 35.0 s of task run time, 3.9 s of it measured by the
+    # operators' op time; the two GpuHashAggregates measured 542 ms and 500 ms.
+    gpu = api.analyze(str(PUBLIC_CORPUS / "nds_q66_gpu.zstd")).times[24]
+    stage = gpu.stages[38]
+    assert stage.estimated_ms == 0 and round(stage.unattributed_ms) == 31_086
+    assert round(gpu.nodes[10].self_time_ms or 0) == 542
+    assert round(gpu.nodes[47].self_time_ms or 0) == 500
+    # The Photon q88 log, query 26, stage 33: its scan's exclusive time is 356 ms of the tasks'
+    # 6.0 s (206 ms of CPU: they waited).
+    photon = api.analyze(str(PUBLIC_CORPUS / "eventlog_v2_app-20240919162642-0000")).times[26]
+    assert round(dict(photon.nodes[263].by_stage)[33]) == 356
+    assert round(photon.stages[33].unattributed_ms) == 5678

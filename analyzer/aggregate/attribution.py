@@ -73,6 +73,8 @@ from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
 from analyzer.model.trusted import slot_setters
 
 NS_PER_MS = 1_000_000
+VENDOR_PREFIXES = ("Gpu", "Photon")
+"""Name prefixes of the RAPIDS Accelerator's and Databricks Photon's operators."""
 TOTAL = -1
 """The stage id under which a metric's total (task and driver values) is kept."""
 
@@ -230,6 +232,14 @@ class _PlanProfile:
     """The node ids of `operators`."""
     claims: dict[int, tuple[tuple[int, str], ...]]
     """Operator id → its claiming metrics (`claiming_metrics`) as (index, metric type)."""
+    whole_own: frozenset[int]
+    """Operators that declare a timer of their whole own time (`OWN_TIME_PARTS`: a
+    spark-rapids `op time`, a Photon `exclusive time`): measured, so no share of the time no
+    timer claims."""
+    vendor: frozenset[int]
+    """GPU and Photon operators (`VENDOR_PREFIXES`): in a stage of such timed operators, the
+    time no timer claims is not theirs either (their transfers, exchanges and unions are
+    timed or do no work of their own)."""
     driver: tuple[tuple[int, int, str], ...]
     """(node id, index, metric type) of every driver-side timing (`DRIVER_METRICS`)."""
 
@@ -279,6 +289,14 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         )
         for n in operators
     }
+    whole_own = frozenset(
+        n.node_id
+        for n in operators
+        if any(
+            m.name in OWN_TIME_PARTS and m.metric_type in ("timing", "nsTiming") for m in n.metrics
+        )
+    )
+    vendor = frozenset(n.node_id for n in operators if n.name.startswith(VENDOR_PREFIXES))
     return _PlanProfile(
         nodes=graph.nodes,
         edges=graph.edges,
@@ -291,6 +309,8 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         operators=operators,
         operator_ids=frozenset(n.node_id for n in operators),
         claims=claims,
+        whole_own=whole_own,
+        vendor=vendor,
         driver=tuple(driver),
     )
 
@@ -496,22 +516,34 @@ class _ExecutionAttribution:
             for node_id, ms in claims.items():
                 measured[node_id] += ms * scale
             rest = max(0.0, budget - outside - claimed * scale)
-            weights = {n.node_id: self._weight(n, stage, memo) for n in in_stage}
+            # Operators whose whole own time a timer measured take no share of the rest: on a
+            # GPU or Photon stage whose every operator is timed, the rest is time outside them
+            # (waiting for the GPU or for other stages, transfers), not theirs.
+            whole_own = profile.whole_own
+            if any(n.node_id in whole_own for n in in_stage):
+                vendor = profile.vendor
+                sharing = [n for n in in_stage if n.node_id not in vendor]
+            else:
+                sharing = in_stage
+            weights = {n.node_id: self._weight(n, stage, memo) for n in sharing}
             total_weight = sum(weights.values())
             unattributed = 0.0
             if rest > 0 and total_weight > 0:
                 for node_id, w in weights.items():
                     estimated[node_id] += rest * w / total_weight
-            elif rest > 0 and in_stage:
-                for node in in_stage:
-                    estimated[node.node_id] += rest / len(in_stage)
+            elif rest > 0 and sharing:
+                for node in sharing:
+                    estimated[node.node_id] += rest / len(sharing)
             else:
                 unattributed = rest
             for node in in_stage:
                 share = claims.get(node.node_id, 0.0) * scale
-                share += rest * weights[node.node_id] / total_weight if total_weight > 0 else 0.0
-                if rest > 0 and total_weight <= 0 and in_stage:
-                    share += rest / len(in_stage)
+                if node.node_id in weights:
+                    share += (
+                        rest * weights[node.node_id] / total_weight if total_weight > 0 else 0.0
+                    )
+                    if rest > 0 and total_weight <= 0:
+                        share += rest / len(sharing)
                 if share > 0:
                     per_stage[node.node_id][stage] = share
             stage_times[stage] = StageTime(
@@ -519,7 +551,7 @@ class _ExecutionAttribution:
                 run_ms=int(budget),
                 outside_ms=shared.real(outside),
                 measured_ms=shared.real(claimed * scale),
-                estimated_ms=shared.real(rest) if in_stage else 0.0,
+                estimated_ms=shared.real(rest - unattributed) if in_stage else 0.0,
                 unattributed_ms=shared.real(unattributed),
             )
         nodes: dict[int, NodeTime] = {}
