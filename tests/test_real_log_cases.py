@@ -561,3 +561,7 @@ def test_cancelled_stage_attempts_are_counted_apart_from_failed_ones() -> None:
     # The root cause is the GPU running out of memory: GPU advice, not task heap.
     [failed] = [f for f in findings if f.rule == "failed-query"]
     assert "spark.rapids.sql.concurrentGpuTasks" in failed.suggestion
+    # The job's message quotes task 12417's error (stage 34.0); the query's first failed task,
+    # 12068 in stage 31, failed 94 s before with another buffer: the quoted one is named.
+    assert failed.task_ids == (12417,)
+    assert next(e.value for e in failed.evidence if e.key == "first_failed_task") == 12068

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import is_python_operator
 from analyzer.aggregate.task_detail import first_failed_task
@@ -84,6 +86,12 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         task_failure = first_failed_task(analysis, stage_ids)
         message = ex.error_message or (first_job.error_message if first_job else None)
         cause = root_cause(message)
+        # The task the message quotes (`… most recent failure: Lost task 3.3 in stage 34.0
+        # (TID 12417) …`): the one whose error the root cause is, which may have failed after
+        # the first failed task of the query (a retry that ran out of attempts).
+        quoted = _quoted_task(message) if cause and not is_cancellation(cause) else None
+        if quoted is not None and task_failure is not None and root_cause(task_failure[1]) == cause:
+            quoted = None  # the first failed task failed the same way: it is named
         if (not cause or is_cancellation(cause)) and task_failure is not None:
             cause = root_cause(task_failure[1])
         cause = cause or "no error message in the log"
@@ -124,6 +132,8 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         ]
         if task_failure is not None:
             evidence.append(ev("first_failed_task", "first failed task", task_failure[0], "id"))
+        if quoted is not None and (task_failure is None or quoted != task_failure[0]):
+            evidence.append(ev("error_task", "task the error is from", quoted, "id"))
         evidence += [
             ev("failed_jobs", "failed jobs", ", ".join(map(str, failed_jobs)) or "–", "text"),
             ev("n_failed_jobs", "", len(failed_jobs), "count"),
@@ -173,7 +183,11 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 estimate_method=METHOD,
                 execution_id=ex.execution_id,
                 node_id=node_id,
-                task_ids=(task_failure[0],) if task_failure else (),
+                task_ids=(quoted,)
+                if quoted is not None
+                else (task_failure[0],)
+                if task_failure
+                else (),
                 evidence=tuple(evidence),
             )
         )
@@ -193,3 +207,18 @@ def gpu_or_memory_advice(cause: str) -> str:
         "if it is an out-of-memory error or a lost executor, give tasks more memory or smaller "
         "partitions (see the other findings of this query)."
     )
+
+
+QUOTED_TASK = re.compile(r"\(TID (\d{1,18})\)")
+"""How Spark names the task of a stage failure's most recent error."""
+
+
+def _quoted_task(message: str | None) -> int | None:
+    """The task id Spark's job failure message quotes, or None.
+
+    >>> _quoted_task("Task 3 in stage 34.0 failed 4 times, most recent failure: Lost task 3.3 "
+    ...              "in stage 34.0 (TID 12417) (10.0.0.5 executor 5): java.lang.Error")
+    12417
+    """
+    match = QUOTED_TASK.search(message or "")
+    return int(match.group(1)) if match else None
