@@ -218,8 +218,9 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
         trigger_str = f"every {fmt_duration_ms(interval)} (inferred from the batches' start times)"
     else:
         trigger_str = (
-            "unknown: too few batch starts line up with an interval (the default trigger "
-            "runs batches back to back)"
+            "unknown: the log does not give it, and too few batch starts line up with an "
+            "interval (batches run back to back under the default trigger, and under an "
+            "interval every batch overran)"
         )
     parts = [plural(fig.n_batches, "batch", "batches")]
     if interval is not None:
