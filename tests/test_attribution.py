@@ -99,3 +99,13 @@ def test_time_no_gpu_or_photon_timer_claims_is_not_given_to_their_operators() ->
     photon = api.analyze(str(PUBLIC_CORPUS / "eventlog_v2_app-20240919162642-0000")).times[26]
     assert round(dict(photon.nodes[263].by_stage)[33]) == 356
     assert round(photon.stages[33].unattributed_ms) == 5678
+
+
+def test_an_old_gpu_total_time_bounds_an_operator_estimate() -> None:
+    # rapids_join_eventlog (spark-rapids 0.x: no op time), query 0. Stage 0: GpuRowToColumnar
+    # #18 has a total time of 59 ms. Stage 2: GpuShuffledHashJoin #6 has 3.90 s of total time,
+    # 3.64 s of it its children's (GpuCoalesceBatches 3.38 s, GpuShuffleCoalesce 0.26 s).
+    times = api.analyze(str(PUBLIC_CORPUS / "rapids_join_eventlog.zstd")).times[0]
+    assert round(dict(times.nodes[18].by_stage)[0]) == 59
+    assert round(dict(times.nodes[6].by_stage)[2]) == 260
+    assert times.stages[2].unattributed_ms > 4_000

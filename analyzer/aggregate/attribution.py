@@ -74,6 +74,8 @@ from analyzer.model.trusted import slot_setters
 
 NS_PER_MS = 1_000_000
 VENDOR_PREFIXES = ("Gpu", "Photon")
+BOUNDING_METRICS = frozenset({"total time"})
+"""Timers of an operator's time with its children's: an upper bound of its own time."""
 """Name prefixes of the RAPIDS Accelerator's and Databricks Photon's operators."""
 TOTAL = -1
 """The stage id under which a metric's total (task and driver values) is kept."""
@@ -236,6 +238,10 @@ class _PlanProfile:
     """Operators that declare a timer of their whole own time (`OWN_TIME_PARTS`: a
     spark-rapids `op time`, a Photon `exclusive time`): measured, so no share of the time no
     timer claims."""
+    bounds: dict[int, tuple[int, str]]
+    """Operator id → (index, metric type) of a timer of its time with its children's (a
+    spark-rapids `total time`, plugin 21.10 and older), for an operator without an own-time
+    timer: its own time is at most that."""
     vendor: frozenset[int]
     """GPU and Photon operators (`VENDOR_PREFIXES`): in a stage of such timed operators, the
     time no timer claims is not theirs either (their transfers, exchanges and unions are
@@ -297,6 +303,14 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         )
     )
     vendor = frozenset(n.node_id for n in operators if n.name.startswith(VENDOR_PREFIXES))
+    bounds = {}
+    for n in operators:
+        if n.node_id in whole_own:
+            continue
+        for i, m in enumerate(n.metrics):
+            if m.name in BOUNDING_METRICS and m.metric_type in ("timing", "nsTiming"):
+                bounds[n.node_id] = (spans[n.node_id][0] + i, m.metric_type)
+                break
     return _PlanProfile(
         nodes=graph.nodes,
         edges=graph.edges,
@@ -310,6 +324,7 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         operator_ids=frozenset(n.node_id for n in operators),
         claims=claims,
         whole_own=whole_own,
+        bounds=bounds,
         vendor=vendor,
         driver=tuple(driver),
     )
@@ -527,23 +542,31 @@ class _ExecutionAttribution:
                 sharing = in_stage
             weights = {n.node_id: self._weight(n, stage, memo) for n in sharing}
             total_weight = sum(weights.values())
-            unattributed = 0.0
+            shares: dict[int, float] = {}
             if rest > 0 and total_weight > 0:
-                for node_id, w in weights.items():
-                    estimated[node_id] += rest * w / total_weight
+                shares = {node_id: rest * w / total_weight for node_id, w in weights.items()}
             elif rest > 0 and sharing:
-                for node in sharing:
-                    estimated[node.node_id] += rest / len(sharing)
-            else:
-                unattributed = rest
+                shares = {n.node_id: rest / len(sharing) for n in sharing}
+            # A timer of an operator's time with its children's (an old spark-rapids `total
+            # time`) bounds its own: what the rows gave it beyond that is no operator's.
+            bounds = profile.bounds
+            for node_id, (at, metric_type) in bounds.items():
+                if node_id in shares:
+                    # Less its children's own such timers, which its own one holds.
+                    bound_ms = _metric_ms(metric_type, by_acc_stage.get((ids[at], stage), 0))
+                    for child in self.children[node_id]:
+                        if child.node_id in bounds:
+                            child_at, child_type = bounds[child.node_id]
+                            bound_ms -= _metric_ms(
+                                child_type, by_acc_stage.get((ids[child_at], stage), 0)
+                            )
+                    own_ms = claims.get(node_id, 0.0) * scale
+                    shares[node_id] = min(shares[node_id], max(0.0, bound_ms - own_ms))
+            for node_id, ms in shares.items():
+                estimated[node_id] += ms
+            unattributed = rest - sum(shares.values())
             for node in in_stage:
-                share = claims.get(node.node_id, 0.0) * scale
-                if node.node_id in weights:
-                    share += (
-                        rest * weights[node.node_id] / total_weight if total_weight > 0 else 0.0
-                    )
-                    if rest > 0 and total_weight <= 0:
-                        share += rest / len(sharing)
+                share = claims.get(node.node_id, 0.0) * scale + shares.get(node.node_id, 0.0)
                 if share > 0:
                     per_stage[node.node_id][stage] = share
             stage_times[stage] = StageTime(
