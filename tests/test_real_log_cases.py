@@ -565,3 +565,13 @@ def test_cancelled_stage_attempts_are_counted_apart_from_failed_ones() -> None:
     # 12068 in stage 31, failed 94 s before with another buffer: the quoted one is named.
     assert failed.task_ids == (12417,)
     assert next(e.value for e in failed.evidence if e.key == "first_failed_task") == 12068
+
+
+def test_a_cap_by_its_own_place_is_not_blamed_on_findings_above() -> None:
+    # complex_dec: job 17 failed after 70 ms in a 69 ms stage; its finding is ranked first, so
+    # nothing above it took any time: it is capped at its own stage's wall.
+    findings = _public_findings("complex_dec_eventlog.zstd")
+    assert findings[0].rule == "failed-job"
+    assert findings[0].estimate_method.endswith(
+        "capped from 70 ms at the wall time of its stage, query or application"
+    )

@@ -300,6 +300,7 @@ def _cap_estimates(
     """
     ctx = context(analysis)
     left: dict[tuple[str, int | None], int] = {}
+    full: dict[tuple[str, int | None], int] = {}
     out = []
     for f in sorted(findings, key=_rank_key):
         lost = f.estimated_lost_ms
@@ -311,6 +312,7 @@ def _cap_estimates(
             stage_wall = _stage_wall_ms(analysis, f.stage_id)
             if stage_wall is not None:
                 left.setdefault(("stage", f.stage_id), stage_wall)
+                full.setdefault(("stage", f.stage_id), stage_wall)
                 budgets.append(("stage", f.stage_id))
             # A finding about one attempt also shares that attempt's wall: a failed attempt's
             # whole wall (stage-retry) holds the delay its failed tasks caused (task-failures).
@@ -321,14 +323,20 @@ def _cap_estimates(
             if attempt is not None and attempt_wall is not None:
                 key = ("attempt", f.stage_id * ATTEMPT_KEY_SPAN + attempt)
                 left.setdefault(key, attempt_wall.wall_ms)
+                full.setdefault(key, attempt_wall.wall_ms)
                 budgets.append(key)
         if f.execution_id is not None:
             left.setdefault(("execution", f.execution_id), ctx.wall_ms(f.execution_id))
+            full.setdefault(("execution", f.execution_id), ctx.wall_ms(f.execution_id))
             budgets.append(("execution", f.execution_id))
         if analysis.application.duration_ms is not None:
             left.setdefault(("application", None), ctx.wall_ms(None))
+            full.setdefault(("application", None), ctx.wall_ms(None))
             budgets.append(("application", None))
         capped = min([lost, *(max(0, left[b]) for b in budgets)])
+        # Cut by the findings above it, or by its place's own wall time (a job's 70 ms against
+        # its stage's 69 ms).
+        by_others = any(left[b] < full[b] for b in budgets)
         for b in budgets:
             left[b] -= capped
         if capped == lost:
@@ -346,8 +354,13 @@ def _cap_estimates(
                 estimated_lost_ms=capped,
                 severity=severity,
                 estimate_method=f.estimate_method
-                + f"; capped from {fmt_duration_ms(lost)} at the wall time the findings "
-                "ranked above it left of its stage, query and application",
+                + (
+                    f"; capped from {fmt_duration_ms(lost)} at the wall time the findings "
+                    "ranked above it left of its stage, query and application"
+                    if by_others
+                    else f"; capped from {fmt_duration_ms(lost)} at the wall time of its "
+                    "stage, query or application"
+                ),
             )
         )
     return sorted(out, key=_rank_key)
