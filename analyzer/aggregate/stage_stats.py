@@ -356,22 +356,14 @@ def end_saved_ms(
     `slots` task slots, each on the first slot free, once as they ran and once with those tasks
     shortened. The stage ends with its last task, so a slow task that finished before another
     one saves little, and a slot it frees early takes the tasks queued behind it."""
-    wanted = {task_id} if isinstance(task_id, int) else set(task_id)
-    frame = (
-        tasks.lazy()
-        .filter((pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id))
-        .select("task_id", "launch_ms", pl.col("duration_ms").clip(lower_bound=0))
-        .sort(["launch_ms", "task_id"])
-        .collect(engine=ENGINE)
+    wanted = [task_id] if isinstance(task_id, int) else list(task_id)
+    ran = pl.col("duration_ms").clip(lower_bound=0)
+    shortened = (
+        pl.when(pl.col("task_id").is_in(wanted))
+        .then(pl.min_horizontal(ran, pl.lit(max(duration_ms, 0))))
+        .otherwise(ran)
     )
-    ids = frame["task_id"].to_list()
-    if not wanted.intersection(ids):
-        return 0
-    ran = frame["duration_ms"].to_list()
-    shortened = [
-        min(d, max(duration_ms, 0)) if t in wanted else d for t, d in zip(ids, ran, strict=True)
-    ]
-    return max(0, _laid_out_ms(ran, slots) - _laid_out_ms(shortened, slots))
+    return _laid_out_saving_ms(tasks, stage_id, stage_attempt_id, shortened, slots)
 
 
 @dataclass(frozen=True)
@@ -444,25 +436,25 @@ def part_saved_ms(
     none of `column` (ms, such as `gc_ms`): laid out in launch order on `slots` slots as in
     `end_saved_ms`, once as they ran and once shortened. Time spent by tasks that other,
     longer ones outlast saves nothing."""
+    ran = pl.col("duration_ms").clip(lower_bound=0)
+    shortened = (ran - pl.col(column).clip(lower_bound=0, upper_bound=ran)).clip(lower_bound=0)
+    return _laid_out_saving_ms(tasks, stage_id, stage_attempt_id, shortened, slots)
+
+
+def _laid_out_saving_ms(
+    tasks: TaskTable, stage_id: int, stage_attempt_id: int, shortened: pl.Expr, slots: int
+) -> int:
+    """How much sooner a stage attempt's task attempts, laid out in launch order on `slots`
+    slots (`_laid_out_ms`), end with each one's duration replaced by `shortened`."""
     frame = (
         tasks.lazy()
         .filter((pl.col("stage_id") == stage_id) & (pl.col("stage_attempt_id") == stage_attempt_id))
-        .select(
-            "task_id",
-            "launch_ms",
-            pl.col("duration_ms").clip(lower_bound=0).alias("ran"),
-            (
-                pl.col("duration_ms").clip(lower_bound=0)
-                - pl.col(column).clip(lower_bound=0, upper_bound=pl.col("duration_ms"))
-            )
-            .clip(lower_bound=0)
-            .alias("shortened"),
-        )
         .sort(["launch_ms", "task_id"])
+        .select(pl.col("duration_ms").clip(lower_bound=0).alias("ran"), shortened.alias("short"))
         .collect(engine=ENGINE)
     )
-    ran = frame["ran"].to_list()
-    return max(0, _laid_out_ms(ran, slots) - _laid_out_ms(frame["shortened"].to_list(), slots))
+    ran, short = frame["ran"].to_list(), frame["short"].to_list()
+    return max(0, _laid_out_ms(ran, slots) - _laid_out_ms(short, slots))
 
 
 def _laid_out_ms(durations_ms: list[int], slots: int) -> int:
