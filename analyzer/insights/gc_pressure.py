@@ -35,8 +35,15 @@ def gc_share(gc_ms: int, task_ms: int) -> float:
 
 
 def gc_wall_ms(analysis: Analysis, key: tuple[int, int]) -> int:
-    """The wall time a stage attempt's tasks spent in GC: the GC part of its run part."""
-    return stage_part_wall_ms(analysis, key, lambda w: w.gc_ms, lambda s: s.gc_sum_ms)
+    """The wall time a stage attempt's tasks spent in GC: the GC part of its run part, at most
+    how much sooner its tasks, laid out in launch order on its slots, end without their GC (a
+    task's GC matters only as far as it held the stage's end: stragglers that ran long without
+    GC keep the stage as long)."""
+    gc_ms = stage_part_wall_ms(analysis, key, lambda w: w.gc_ms, lambda s: s.gc_sum_ms)
+    wall = context(analysis).walls.get(key)
+    if wall is not None and wall.peak_running > 0:
+        gc_ms = min(gc_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
+    return gc_ms
 
 
 def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
@@ -50,11 +57,6 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
             continue
         execution_id = ctx.stage_execution(s.stage_id)
         lost_ms = gc_wall_ms(analysis, key)
-        wall = ctx.walls.get(key)
-        if wall is not None and wall.peak_running > 0:
-            # A task's GC matters only as far as it held the stage's end: stragglers that
-            # ran long without GC keep the stage as long.
-            lost_ms = min(lost_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
         spilled = s.memory_bytes_spilled > 0
         host = gc_host_outlier(analysis.tasks, *key)
         if host is not None and host.gc_share_elsewhere >= thresholds.gc_share:

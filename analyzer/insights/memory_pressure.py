@@ -4,7 +4,7 @@ memory per task showing twice; each alone may be under the floor while together 
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.stage_stats import gc_host_outlier, part_saved_ms
+from analyzer.aggregate.stage_stats import gc_host_outlier
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, memory_advice
 from analyzer.insights.finding import Finding, ev
@@ -44,9 +44,6 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
         gc_ms = gc_wall_ms(analysis, key)
         spill_ms = spill_wall_ms(analysis, key, spill_task_ms(spilled, thresholds))
         wall = ctx.walls.get(key)
-        if wall is not None and wall.peak_running > 0:
-            # As `gc-pressure`: GC only as far as it held the stage's end.
-            gc_ms = min(gc_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
         cap = wall.run_ms + wall.tail_ms if wall is not None else gc_ms + spill_ms
         lost_ms = min(gc_ms + spill_ms, cap)
         advice = memory_advice(analysis, key)
