@@ -175,10 +175,6 @@ def _group(analysis: Analysis, findings: Sequence[Finding]) -> list[Finding]:
     return [merged.get(id(f), f) for f in findings if id(f) not in dropped]
 
 
-ATTEMPT_KEY_SPAN = 1 << 20
-"""Stage attempts keyed as one integer: stage id × this + attempt id."""
-
-
 def _stage_wall_ms(analysis: Analysis, stage_id: int) -> int | None:
     walls = [w.wall_ms for (sid, _), w in analysis.stage_walls.items() if sid == stage_id]
     return sum(walls) if walls else None
@@ -299,40 +295,40 @@ def _cap_estimates(
     below significance is `info`.
     """
     ctx = context(analysis)
-    left: dict[tuple[str, int | None], int] = {}
-    full: dict[tuple[str, int | None], int] = {}
+    # Each place's wall time (its stage, stage attempt, query or the application), and what the
+    # findings ranked so far left of it.
+    full: dict[tuple[object, ...], int] = {}
+    left: dict[tuple[object, ...], int] = {}
     out = []
     for f in sorted(findings, key=_rank_key):
         lost = f.estimated_lost_ms
         if lost <= 0:
             out.append(f)
             continue
-        budgets: list[tuple[str, int | None]] = []
+        places: list[tuple[tuple[object, ...], int | None]] = []
         if f.stage_id is not None and "stage_ids" not in {e.key for e in f.evidence}:
-            stage_wall = _stage_wall_ms(analysis, f.stage_id)
-            if stage_wall is not None:
-                left.setdefault(("stage", f.stage_id), stage_wall)
-                full.setdefault(("stage", f.stage_id), stage_wall)
-                budgets.append(("stage", f.stage_id))
+            places.append((("stage", f.stage_id), _stage_wall_ms(analysis, f.stage_id)))
             # A finding about one attempt also shares that attempt's wall: a failed attempt's
             # whole wall (stage-retry) holds the delay its failed tasks caused (task-failures).
-            attempt = f.stage_attempt_id
-            attempt_wall = (
-                analysis.stage_walls.get((f.stage_id, attempt)) if attempt is not None else None
-            )
-            if attempt is not None and attempt_wall is not None:
-                key = ("attempt", f.stage_id * ATTEMPT_KEY_SPAN + attempt)
-                left.setdefault(key, attempt_wall.wall_ms)
-                full.setdefault(key, attempt_wall.wall_ms)
-                budgets.append(key)
+            if f.stage_attempt_id is not None:
+                attempt = analysis.stage_walls.get((f.stage_id, f.stage_attempt_id))
+                places.append(
+                    (
+                        ("attempt", f.stage_id, f.stage_attempt_id),
+                        attempt.wall_ms if attempt is not None else None,
+                    )
+                )
         if f.execution_id is not None:
-            left.setdefault(("execution", f.execution_id), ctx.wall_ms(f.execution_id))
-            full.setdefault(("execution", f.execution_id), ctx.wall_ms(f.execution_id))
-            budgets.append(("execution", f.execution_id))
+            places.append((("execution", f.execution_id), ctx.wall_ms(f.execution_id)))
         if analysis.application.duration_ms is not None:
-            left.setdefault(("application", None), ctx.wall_ms(None))
-            full.setdefault(("application", None), ctx.wall_ms(None))
-            budgets.append(("application", None))
+            places.append((("application",), ctx.wall_ms(None)))
+        budgets = []
+        for key, wall in places:
+            if wall is None:
+                continue
+            if key not in full:
+                full[key] = left[key] = wall
+            budgets.append(key)
         capped = min([lost, *(max(0, left[b]) for b in budgets)])
         # Cut by the findings above it, or by its place's own wall time (a job's 70 ms against
         # its stage's 69 ms).
