@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.tables import TaskTable, last_task_ends_ms
-from analyzer.model.application import DRIVER_ID, Application
+from analyzer.model.application import DRIVER_ID, Application, Executor
 from analyzer.units import decimal_int, parse_seconds
 
 
@@ -194,23 +194,45 @@ def local_threads(master: str) -> int | None:
     return None
 
 
+def local_mode(app: Application) -> bool:
+    """True when the driver runs the tasks: a `local` master (`local-cluster[...]` runs real
+    executor processes), or a log that names no other executor."""
+    master = dict(app.spark_properties).get("spark.master", "")
+    local = master.startswith("local") and not master.startswith("local-cluster")
+    return local or all(e.executor_id == DRIVER_ID for e in app.executors)
+
+
+def executor_slots(e: Executor, master: str, local: bool) -> int:
+    """An executor's task slots: its most tasks at once (cores over `spark.task.cpus`), else
+    its cores; in local mode, where the driver's cores were not logged, `local[N]`'s N. 0 when
+    none of these is known."""
+    n = e.max_tasks or e.n_cores
+    if local and n <= 0:
+        n = local_threads(master) or 0
+    return n
+
+
 def task_slots_by_executor(app: Application) -> dict[str, int]:
-    """Each executor's task slots, as `build_capacity` counts them, by executor id: the most of
-    its tasks that can run at once. The driver's only in local mode with `local[N]`; executors
-    whose cores were not logged are left out.
+    """Each executor's task slots (`executor_slots`), by executor id: the most of its tasks
+    that can run at once. Executors whose slots are not known are left out.
 
     The log's task intervals overlap more than that: a task's finish time is set once the
     driver has handled its result, after its slot was offered to the next task."""
     master = dict(app.spark_properties).get("spark.master", "")
-    local = master.startswith("local") and not master.startswith("local-cluster")
-    out: dict[str, int] = {}
-    for e in app.executors:
-        n = e.max_tasks or e.n_cores
-        if e.executor_id == DRIVER_ID and local and n <= 0:
-            n = local_threads(master) or 0
-        if n > 0:
-            out[str(e.executor_id)] = n
-    return out
+    local = local_mode(app)
+    slots = {str(e.executor_id): executor_slots(e, master, local) for e in app.executors}
+    return {e: n for e, n in slots.items() if n > 0}
+
+
+def most_at_once(spans: Iterable[tuple[int, int]]) -> int:
+    """The most of these (start, stop) spans that overlap at once (a span ending at a moment
+    another starts does not overlap it).
+
+    >>> most_at_once([(0, 10), (5, 15), (10, 20), (30, 40)])
+    2
+    """
+    changes = [step for a, b in spans for step in ((a, 1), (b, -1))]
+    return max(_steps(changes, 0)[1], default=0)
 
 
 IDLE_TIMEOUT_DEFAULT_S = 60
@@ -258,8 +280,7 @@ def build_capacity(
     props = dict(app.spark_properties)
     master = props.get("spark.master", "")
     workers = [e for e in app.executors if e.executor_id != DRIVER_ID]
-    # `local-cluster[...]` runs real executor processes: not local mode.
-    local = (master.startswith("local") and not master.startswith("local-cluster")) or not workers
+    local = local_mode(app)
     chosen = (
         [e for e in app.executors if e.executor_id == DRIVER_ID] or list(app.executors)
         if local
@@ -284,9 +305,9 @@ def build_capacity(
     by_profile: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}
     withdrawn: dict[int, list[tuple[int, int]]] = {}
     for e in chosen:
-        n = e.max_tasks or e.n_cores
+        n = executor_slots(e, master, local)
         if local and n <= 0:
-            n = local_threads(master) or max(observed_peak, 1)
+            n = max(observed_peak, 1)
         changes, initial = by_profile.setdefault(e.resource_profile_id, ([], [0]))
         if e.added_ms is None:
             initial[0] += n

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.capacity import IDLE_TIMEOUT_DEFAULT_S
+from analyzer.aggregate.capacity import IDLE_TIMEOUT_DEFAULT_S, most_at_once
 from analyzer.aggregate.stage_stats import executor_busy_ms, longest_task_gaps_ms
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, current
@@ -48,20 +48,6 @@ def _advice(
             "count",
         ),
     )
-
-
-def _most_at_once(spans: list[tuple[int, int]]) -> int:
-    """The most of these (start, stop) spans that overlap at once.
-
-    >>> _most_at_once([(0, 10), (5, 15), (10, 20), (30, 40)])
-    2
-    """
-    steps = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
-    most = running = 0
-    for _, d in steps:
-        running += d
-        most = max(most, running)
-    return most
 
 
 def _suggestion(
@@ -140,7 +126,7 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         cap.dynamic_allocation,
         analysis.peak_running_tasks,
         ctx.slots_per_executor,
-        _most_at_once(spans),
+        most_at_once(spans),
     )
     if share < thresholds.idle_share or idle < thresholds.idle_min_core_ms:
         return []
