@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.node_metrics import NodeStats
 from analyzer.aggregate.self_time_rules import (
+    BOUNDING_METRICS,
     CODEGEN_DURATION,
     COST_FACTORS,
     DEFAULT_COST,
@@ -55,10 +56,12 @@ from analyzer.aggregate.self_time_rules import (
     OWN_TIME_PARTS,
     PYTHON_OPERATORS,
     ROW_METRICS,
+    VENDOR_PREFIXES,
     claiming_metrics,
     cost_factor,
     is_nested_loop,
     is_python_operator,
+    is_timer,
 )
 from analyzer.aggregate.shared import SharedValues, by_node_id, plain_float
 from analyzer.aggregate.stage_budgets import (
@@ -73,10 +76,6 @@ from analyzer.model.plan import PlanEdge, PlanGraph, PlanNode
 from analyzer.model.trusted import slot_setters
 
 NS_PER_MS = 1_000_000
-VENDOR_PREFIXES = ("Gpu", "Photon")
-BOUNDING_METRICS = frozenset({"total time"})
-"""Timers of an operator's time with its children's: an upper bound of its own time."""
-"""Name prefixes of the RAPIDS Accelerator's and Databricks Photon's operators."""
 TOTAL = -1
 """The stage id under which a metric's total (task and driver values) is kept."""
 
@@ -298,9 +297,7 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
     whole_own = frozenset(
         n.node_id
         for n in operators
-        if any(
-            m.name in OWN_TIME_PARTS and m.metric_type in ("timing", "nsTiming") for m in n.metrics
-        )
+        if any(m.name in OWN_TIME_PARTS and is_timer(m) for m in n.metrics)
     )
     vendor = frozenset(n.node_id for n in operators if n.name.startswith(VENDOR_PREFIXES))
     bounds = {}
@@ -308,7 +305,7 @@ def _build_profile(graph: PlanGraph) -> _PlanProfile:
         if n.node_id in whole_own:
             continue
         for i, m in enumerate(n.metrics):
-            if m.name in BOUNDING_METRICS and m.metric_type in ("timing", "nsTiming"):
+            if m.name in BOUNDING_METRICS and is_timer(m):
                 bounds[n.node_id] = (spans[n.node_id][0] + i, m.metric_type)
                 break
     return _PlanProfile(

@@ -45,6 +45,12 @@ OWN_TIME_PARTS: dict[str, frozenset[str]] = {
 on a node that declares both, only the whole is claimed (a GpuSort's `sort time` is inside its
 `op time`; a Photon operator's `exclusive time` covers everything it does itself)."""
 
+BOUNDING_METRICS = frozenset({"total time"})
+"""Timers of an operator's time with its children's (spark-rapids 21.10 and older): an upper
+bound of its own time, less its children's such timers."""
+VENDOR_PREFIXES = ("Gpu", "Photon")
+"""Name prefixes of the RAPIDS Accelerator's and Databricks Photon's operators."""
+
 DRIVER_METRICS: frozenset[str] = frozenset(
     {
         "time to build",
@@ -154,6 +160,11 @@ def is_nested_loop(name: str) -> bool:
     return "NestedLoopJoin" in name or "CartesianProduct" in name
 
 
+def is_timer(metric: MetricSpec) -> bool:
+    """True for a metric Spark keeps as a time (`timing` in ms, `nsTiming` in ns)."""
+    return metric.metric_type in ("timing", "nsTiming")
+
+
 def claiming_metrics(
     node: PlanNode, accumulator_ids: Sequence[int]
 ) -> list[tuple[MetricSpec, int]]:
@@ -163,7 +174,7 @@ def claiming_metrics(
     timed = [
         (m, acc_id)
         for m, acc_id in zip(node.metrics, accumulator_ids, strict=True)
-        if m.name in EXCLUSIVE_METRICS and m.metric_type in ("timing", "nsTiming")
+        if m.name in EXCLUSIVE_METRICS and is_timer(m)
     ]
     parts: set[str] = set()
     for m, _ in timed:
