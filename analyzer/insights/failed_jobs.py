@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights.failure_cause import is_cancellation, root_cause
+from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.units import first_line
@@ -20,9 +20,7 @@ def detect_failed_jobs(analysis: Analysis, thresholds: Thresholds) -> list[Findi
     """
     findings = []
     for job in analysis.application.jobs:
-        if job.execution_id is not None or job.status != "FAILED":
-            continue
-        if is_cancellation(job.error_message):
+        if job.execution_id is not None or job.status != "FAILED" or job.cancelled:
             continue
         cause = root_cause(job.error_message) or "no error message in the log"
         duration = (

@@ -11,11 +11,9 @@ from analyzer.insights._common import context
 from analyzer.insights.failure_cause import is_cancellation, root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.model.application import Execution, Job
+from analyzer.model.application import SHUTDOWN, Execution, Job
 
 RULE = "failed-query"
-SHUTDOWN = "cancelled because SparkContext was shut down"
-"""How Spark ends the jobs still running when the application stops."""
 GPU_OOM_SIGNS = ("GpuSplitAndRetryOOM", "GpuRetryOOM", "GPU OutOfMemory", "GpuOOM")
 """Exceptions of the RAPIDS Accelerator running out of GPU memory."""
 METHOD = "the failed execution's whole wall time: its result was never produced"
@@ -25,7 +23,7 @@ def _first_failed(jobs: list[Job]) -> Job | None:
     """The job that failed first (by completion, then id), preferring a real failure to a
     cancellation: cancelled jobs are what a failure takes down with it."""
     failed = [j for j in jobs if j.status == "FAILED"]
-    real = [j for j in failed if not is_cancellation(j.error_message)]
+    real = [j for j in failed if not j.cancelled]
     pool = real or failed
     return min(pool, key=lambda j: (j.completion_ms or 0, j.job_id), default=None)
 
@@ -108,9 +106,7 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             cause = "the application shut down while it ran" + (
                 f" (before it: {before})" if before else ""
             )
-        cancelled = sorted(
-            j.job_id for j in ex_jobs if j.status == "FAILED" and is_cancellation(j.error_message)
-        )
+        cancelled = sorted(j.job_id for j in ex_jobs if j.cancelled)
         failed_stages = sorted(
             {st.stage_id for st in analysis.application.stages if st.stage_id in stage_ids}
             & {st.stage_id for st in analysis.application.stages if st.status == "FAILED"}

@@ -75,8 +75,10 @@ class Executor:
     resource_profile_id: int = 0
 
 
+SHUTDOWN = "cancelled because SparkContext was shut down"
+"""How Spark ends the jobs and stages still running when the application stops."""
 CANCELLATIONS = (
-    "cancelled because SparkContext was shut down",
+    SHUTDOWN,
     "cancelled as part of cancellation of all jobs",
     "cancelled because killed via the Web UI",
     "Stage cancelled",
