@@ -39,10 +39,10 @@ def detect_hot_phase(analysis: Analysis, thresholds: Thresholds) -> list[Finding
             for name, value in b.durations_ms:
                 if name in OVERHEAD_PHASES:
                     totals[name] = totals.get(name, 0) + value
-        phases = sorted(totals.items(), key=lambda p: (-p[1], p[0]))
-        if not phases:
+        if not totals:
             continue
-        name, ms = max(phases, key=lambda p: p[1])
+        # The largest phase; of equal ones, the first by name.
+        name, ms = min(totals.items(), key=lambda p: (-p[1], p[0]))
         share = ms / total
         if share < HOT_PHASE_SHARE:
             continue
