@@ -480,49 +480,47 @@ def _laid_out_ms(durations_ms: list[int], slots: int) -> int:
     return end
 
 
-def first_use_stages(tasks: TaskTable, stage_ids: Iterable[int]) -> set[int]:
+def cold_starts(tasks: TaskTable, stage_ids: Iterable[int]) -> tuple[set[int], dict[int, int]]:
     """Of `stage_ids` (stages that share a per-executor start-up cost, such as Python workers),
-    those whose every task attempt launched before any task of those stages had finished on its
-    executor: each of their tasks paid that start-up, and none ran without it to compare."""
+    with a task cold when it launched before any task of those stages had finished on its
+    executor:
+
+    - the stages whose every task attempt was cold: each paid that start-up, and none ran
+      without it to compare;
+    - per stage with warm successful tasks, the run time by which its cold successful tasks
+      outlasted their median: the start-up's cost as the stage's own tasks show it.
+    """
     wanted = sorted(set(stage_ids))
     if not wanted:
-        return set()
-    frame = (
-        tasks.lazy()
-        .filter(pl.col("stage_id").is_in(wanted))
-        .select("stage_id", "executor_id", "launch_ms", "finish_ms")
-        .with_columns(pl.col("finish_ms").min().over("executor_id").alias("first_end_ms"))
-        .group_by("stage_id")
-        .agg((pl.col("launch_ms") < pl.col("first_end_ms")).all().alias("cold"))
-        .filter(pl.col("cold"))
-        .collect(engine=ENGINE)
-    )
-    return {int(v) for v in frame["stage_id"]}
-
-
-def cold_start_excess_ms(tasks: TaskTable, stage_ids: Iterable[int]) -> dict[int, int]:
-    """Of `stage_ids` (stages that share a per-executor start-up cost, such as Python workers),
-    the run time by which each stage's cold successful tasks (launched before any task of those
-    stages had finished on their executor) outlasted the median warm task of the same stage:
-    the start-up's cost as the stage's own tasks show it. Stages with no warm task to compare
-    with are left out (`first_use_stages` names those)."""
-    wanted = sorted(set(stage_ids))
-    if not wanted:
-        return {}
-    cold = pl.col("launch_ms") < pl.col("first_end_ms")
+        return set(), {}
+    cold = pl.col("cold")
+    ran = pl.col("run_ms")
+    warm_ms = ran.filter(pl.col("successful") & ~cold).median()
     frame = (
         tasks.lazy()
         .filter(pl.col("stage_id").is_in(wanted))
         .select("stage_id", "executor_id", "launch_ms", "finish_ms", "run_ms", "successful")
-        .with_columns(pl.col("finish_ms").min().over("executor_id").alias("first_end_ms"))
-        .filter(pl.col("successful"))
-        .with_columns(pl.col("run_ms").filter(~cold).median().over("stage_id").alias("warm_ms"))
-        .filter(cold & pl.col("warm_ms").is_not_null())
+        .with_columns(
+            (pl.col("launch_ms") < pl.col("finish_ms").min().over("executor_id")).alias("cold")
+        )
         .group_by("stage_id")
-        .agg((pl.col("run_ms") - pl.col("warm_ms")).clip(lower_bound=0).sum().alias("excess"))
+        .agg(
+            cold.all().alias("all_cold"),
+            warm_ms.alias("warm_ms"),
+            (ran.filter(pl.col("successful") & cold) - warm_ms)
+            .clip(lower_bound=0)
+            .sum()
+            .alias("excess"),
+        )
         .collect(engine=ENGINE)
     )
-    return {int(sid): int(ms) for sid, ms in frame.iter_rows()}
+    first_use = {int(sid) for sid, all_cold, *_ in frame.iter_rows() if all_cold}
+    excess = {
+        int(sid): int(ms)
+        for sid, _, warm, ms in frame.iter_rows()
+        if warm is not None and ms is not None
+    }
+    return first_use, excess
 
 
 def task_durations(tasks: TaskTable, task_ids: Iterable[int]) -> dict[int, int]:

@@ -6,7 +6,7 @@ import dataclasses
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import is_python_operator
-from analyzer.aggregate.stage_stats import cold_start_excess_ms, first_use_stages
+from analyzer.aggregate.stage_stats import cold_starts
 from analyzer.insights._common import NodePicks, context, metric, node_self_wall_ms
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -66,8 +66,7 @@ def detect_python_udf(analysis: Analysis, thresholds: Thresholds) -> list[Findin
             if nt is not None and nt.self_time_ms:
                 candidates.append((ex, times, node, nt))
     python_stages = {s for *_, nt in candidates for s in nt.stage_ids}
-    cold = first_use_stages(analysis.tasks, python_stages)
-    excess = cold_start_excess_ms(analysis.tasks, python_stages)
+    cold, excess = cold_starts(analysis.tasks, python_stages)
     python_ms: dict[tuple[int, int], float] = {}
     for ex, _, _, nt in candidates:
         for stage, ms in nt.by_stage:
