@@ -224,3 +224,46 @@ def test_pathological_sizes_give_bounded_reports(
     assert len(reports["text"]) < 100 * DISPLAY_CHARS
     assert len(reports["html"]) < 300 * DISPLAY_CHARS
     assert "more characters; the JSON report has them all" in reports["text"] + reports["html"]
+
+
+# -- A host name in a finding's title ------------------------------------------------------------
+
+GC_HOST_LOG = SAMPLES / "public" / "application_1472176676028_407508_1.zstd"
+"""The public Spark 1.6 log whose stage 1 carried most of its GC on one host, which
+memory-pressure names in its title and suggestion."""
+
+
+def _poisoned_hosts(tmp_path: Path, host_suffix: str) -> Path:
+    if not GC_HOST_LOG.exists():
+        pytest.skip(f"public log {GC_HOST_LOG} not present")
+    with GC_HOST_LOG.open("rb") as f:
+        raw = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    out = []
+    for line in raw.splitlines():
+        event = orjson.loads(line)
+        if event["Event"] == "SparkListenerTaskEnd":
+            event["Task Info"]["Host"] += host_suffix
+        elif event["Event"] == "SparkListenerExecutorAdded":
+            event["Executor Info"]["Host"] += host_suffix
+        out.append(orjson.dumps(event))
+    target = tmp_path / "application_1472176676028_407508_1"
+    target.write_bytes(b"\n".join(out) + b"\n")
+    return target
+
+
+def test_a_hostile_host_named_by_a_gc_finding_reaches_no_terminal(tmp_path: Path) -> None:
+    log = _poisoned_hosts(tmp_path, PAYLOAD)
+    [memory] = [f for f in api.find_issues(api.analyze(log)) if f.rule == "memory-pressure"]
+    assert "gdoop-worker201.snc1" in memory.title  # the host's own name, with the payload
+    run = _cli("report", str(log), "--sections", "summary,findings")
+    assert run.returncode == 0, run.stderr
+    assert _forbidden_in(run.stdout + run.stderr) == []
+    assert "\\x1b]0;owned" in run.stdout
+
+
+def test_a_huge_host_named_by_a_gc_finding_is_clipped(tmp_path: Path) -> None:
+    log = _poisoned_hosts(tmp_path, "h" * (2 * MIB))
+    run = _cli("report", str(log), "--sections", "findings")
+    assert run.returncode == 0, run.stderr
+    assert "gdoop-worker201.snc1" in run.stdout
+    assert len(run.stdout) < 100 * DISPLAY_CHARS
