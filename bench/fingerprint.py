@@ -71,7 +71,7 @@ def fingerprint(path: Path, lenient: bool) -> dict[str, str]:
     except AnalyzerError as error:
         return {"error": f"{type(error).__name__}: {error}"}
     out = {
-        "application": _digest(analysis.application.model_dump_json()),
+        "application": _digest(analysis.application.model_dump_json(exclude_defaults=True)),
         "tasks": _frame_digest(analysis.tasks.frame()),
         "slots": _frame_digest(analysis.slots.frame()),
         "push": _frame_digest(analysis.push_shuffle_tasks),
