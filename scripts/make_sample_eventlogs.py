@@ -8,7 +8,10 @@ processes the same rows; timings, app ids and spill sizes still differ from run 
 The applications cover every event-log codec (none, zstd, lz4, lzf, snappy), a rolling log with
 more than one `events_N` file, AQE on and off, skew with and without AQE's skew-join split, forced
 spills, a retried task, a failed query, Python UDFs, caching, a scalar subquery, parquet I/O, all
-join strategies, many tiny tasks and a large collected result.
+join strategies, many tiny tasks and a large collected result. `connect` is a Spark Connect
+server (`sbin/start-connect-server.sh`) driven by a Python Connect client from a venv of its own
+(`pyspark[connect]`, made on first use under ~/.cache/spark-explain, see `pyspark_releases.py`):
+its log holds the `SparkListenerConnect*` operation events, a failed and an interrupted operation.
 
 The `cause-*` applications each carry one known root cause on one operator (data skew, row
 explosion, a slow Python UDF, a nested-loop join, idle cores, small files, a failed query, a
@@ -164,6 +167,9 @@ class Workload:
     """Warm the JVM up (`warm_up`) in the unlogged setup session before the logged application."""
     streams: tuple[StreamLabel, ...] = ()
     """The streaming queries of the application and what a report must say of each."""
+    connect: bool = False
+    """Run a Spark Connect server (`start-connect-server.sh`) with the application's settings,
+    and `run` in a Python Connect client (a venv with `pyspark[connect]`) against it."""
 
     @property
     def app_name(self) -> str:
@@ -1087,6 +1093,77 @@ def run_repeated_queries(spark: Any, scratch: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
+# Spark Connect: a Connect server with an event log, driven by a Python client in a venv of its own
+# ------------------------------------------------------------------------------------------------
+
+CONNECT_REPEATED_SQL = "select count(*) as n, sum(id % 7) as total from range({n})"
+"""The query the Connect client runs with the same text `CONNECT_REPEATED_RUNS` times (N
+`CONNECT_REPEATED_N`), then once with N `CONNECT_OTHER_N`."""
+CONNECT_REPEATED_RUNS = 4
+CONNECT_REPEATED_N = 100_000
+CONNECT_OTHER_N = 200_000
+CONNECT_FAILURE_MESSAGE = "boom"
+CONNECT_LONG_QUERY_ROWS = 10**11
+"""Rows of the long query: minutes of work on two slots, interrupted long before its end."""
+CONNECT_INTERRUPT_AFTER_S = 3.0
+CONNECT_EVENT_PREFIX = "org.apache.spark.sql.connect.service."
+CONNECT_OPERATION_STARTED = CONNECT_EVENT_PREFIX + "SparkListenerConnectOperationStarted"
+CONNECT_OPERATION_FAILED = CONNECT_EVENT_PREFIX + "SparkListenerConnectOperationFailed"
+CONNECT_OPERATION_CANCELED = CONNECT_EVENT_PREFIX + "SparkListenerConnectOperationCanceled"
+CONNECT_CONF = {
+    # zstd level 19: Spark ends a zstd frame at every flush of the log (after most events, and
+    # every Connect and SQL event), so each event is compressed on its own; level 19 makes this
+    # log about a sixth smaller than level 1.
+    "spark.io.compression.zstd.level": "19",
+}
+
+
+def run_connect_client(spark: Any, scratch: Path) -> None:
+    """Drive a Spark Connect server from its Python client (`spark` is a Connect session): a
+    join + aggregate, one SQL text run 4 times and then with another N, a query that fails, a
+    long query interrupted with `interruptAll()` after 3 s, and a parquet write read back."""
+    from pyspark.sql import functions as F
+
+    orders = spark.range(0, 2_000_000, 1, 4).select(
+        (F.col("id") % 20_000).alias("customer_id"), (F.col("id") * 7 % 1_000).alias("amount")
+    )
+    customers = spark.range(0, 20_000, 1, 2).select(
+        F.col("id").alias("customer_id"), (F.col("id") % 7).alias("region")
+    )
+    (
+        orders.join(customers, "customer_id")
+        .groupBy("region")
+        .agg(F.sum("amount").alias("revenue"))
+        .orderBy("region")
+        .collect()
+    )
+    for _ in range(CONNECT_REPEATED_RUNS):
+        spark.sql(CONNECT_REPEATED_SQL.format(n=CONNECT_REPEATED_N)).collect()
+    spark.sql(CONNECT_REPEATED_SQL.format(n=CONNECT_OTHER_N)).collect()
+    try:
+        spark.range(10).select(F.raise_error(F.lit(CONNECT_FAILURE_MESSAGE))).collect()
+    except Exception as exc:  # the failure is the point of this step
+        print(f"expected failure: {type(exc).__name__}", file=sys.stderr)
+    else:
+        raise RuntimeError("the failing query did not fail")
+    interrupter = threading.Timer(CONNECT_INTERRUPT_AFTER_S, spark.interruptAll)
+    interrupter.start()
+    try:
+        spark.range(0, CONNECT_LONG_QUERY_ROWS).selectExpr("sum(id % 7)").collect()
+    except Exception as exc:  # the interruption is the point of this step
+        print(f"expected interruption: {type(exc).__name__}", file=sys.stderr)
+    else:
+        raise RuntimeError("the long query was not interrupted")
+    finally:
+        interrupter.join()
+    parquet_dir = str(scratch / "connect-orders.parquet")
+    orders_frame(spark, 100_000, 2_000, n_partitions=2).write.mode("overwrite").parquet(parquet_dir)
+    n_rows = spark.read.parquet(parquet_dir).count()
+    if n_rows != 100_000:
+        raise RuntimeError(f"read {n_rows} rows back from {parquet_dir}")
+
+
+# ------------------------------------------------------------------------------------------------
 # Structured Streaming: micro-batch queries that keep up with their trigger, fall behind it, fail,
 # or keep state. Each query reads the `rate` source (rows stamped with the time they were made),
 # runs for a bounded time and is stopped with `query.stop()` (or ends with its exception).
@@ -1963,6 +2040,28 @@ WORKLOADS: tuple[Workload, ...] = (
         expects=("balanced", "several_executions_4"),
         clean=True,
     ),
+    Workload(
+        name="connect",
+        codec="zstd",
+        rolling=False,
+        exercises="a Spark Connect server (start-connect-server.sh) driven by a Python Connect "
+        "client: a join + aggregate, one SQL text run "
+        f"{CONNECT_REPEATED_RUNS} times and then with another N, a query that fails "
+        "(raise_error: ConnectOperationFailed), a long query interrupted by interruptAll() "
+        "after 3 s (ConnectOperationCanceled, its SQL execution ends with an errorMessage), "
+        "a parquet write read back; SparkListenerConnect* events, SQL executions with "
+        "jobTags `SparkConnect_OperationTag_..._Operation_<id>`",
+        run=run_connect_client,
+        conf=CONNECT_CONF,
+        expects=(
+            "connect_failed_once",
+            "connect_canceled_once",
+            "connect_interrupted_execution",
+            "failed_execution",
+        ),
+        master="local[2]",
+        connect=True,
+    ),
 )
 WORKLOADS_BY_NAME = {w.name: w for w in WORKLOADS}
 
@@ -2102,8 +2201,133 @@ def standalone_cluster(hosts: tuple[str, ...], scratch: Path) -> Iterator[str]:
                     daemon.wait()
 
 
+CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+CONNECT_IDENT = "sea"
+"""`SPARK_IDENT_STRING` of the Connect server daemon: part of its pid and log file names."""
+CONNECT_START_TIMEOUT_S = 180
+CONNECT_CLIENT_TIMEOUT_S = 600
+CONNECT_STOP_TIMEOUT_S = 60
+
+
+def connect_client_python() -> Path:
+    """Return the Python of the Spark Connect client's venv (`pyspark[connect]` of the project's
+    own PySpark release, under ~/.cache/spark-explain), making it on first use."""
+    from importlib.metadata import version
+
+    from pyspark_releases import connect_client_python as client_python
+
+    return client_python(version("pyspark"))
+
+
+def process_running(pid: int) -> bool:
+    """Return True if the process exists and has not exited (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def tail_of(path: Path, n_chars: int = 4000) -> str:
+    """Return the end of a text file, or a note that it is missing."""
+    if not path.is_file():
+        return f"(no {path})"
+    return path.read_text(errors="replace")[-n_chars:]
+
+
+@contextmanager
+def connect_server(workload: Workload, log_dir: Path, scratch: Path) -> Iterator[str]:
+    """Start a Spark Connect server with the workload's settings and event log; yield its URL.
+
+    `sbin/start-connect-server.sh` starts it as a daemon (pid and output files under `scratch`)
+    listening on a free port of 127.0.0.1; `sbin/stop-connect-server.sh` stops it when the block
+    exits (SIGTERM: the SparkContext stops, logs ApplicationEnd and closes the event log), and
+    this waits until its JVM has exited.
+    """
+    home = spark_home()
+    daemon_dir = scratch / "connect-server"
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_NO_DAEMONIZE"}
+    env.update(
+        SPARK_HOME=home,
+        SPARK_PID_DIR=str(daemon_dir),
+        SPARK_LOG_DIR=str(daemon_dir),
+        SPARK_IDENT_STRING=CONNECT_IDENT,
+    )
+    port = free_port()
+    conf = {
+        **spark_conf(workload, log_dir),
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+    }
+    cmd = [f"{home}/sbin/start-connect-server.sh", "--master", workload.master]
+    cmd += ["--name", workload.app_name]
+    for key, value in conf.items():
+        cmd += ["--conf", f"{key}={value}"]
+    subprocess.run(cmd, env=env, check=True)
+    # spark-daemon.sh names its files spark-<ident>-<class>-<instance>[-<host>.out|.pid].
+    daemon_name = f"spark-{CONNECT_IDENT}-{CONNECT_SERVER_CLASS}-1"
+    pid = int((daemon_dir / f"{daemon_name}.pid").read_text())
+    server_output = next(daemon_dir.glob(f"{daemon_name}-*.out"), daemon_dir / "missing.out")
+    try:
+        deadline = time.monotonic() + CONNECT_START_TIMEOUT_S
+        while True:
+            with socket.socket() as probe:
+                probe.settimeout(1)
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if not process_running(pid):
+                raise RuntimeError(f"the Connect server exited:\n{tail_of(server_output)}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the Connect server did not listen on port {port} within "
+                    f"{CONNECT_START_TIMEOUT_S} s:\n{tail_of(server_output)}"
+                )
+            time.sleep(0.5)
+        print(f"Connect server (pid {pid}) listens on port {port}", file=sys.stderr, flush=True)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        subprocess.run([f"{home}/sbin/stop-connect-server.sh"], env=env, check=False)
+        deadline = time.monotonic() + CONNECT_STOP_TIMEOUT_S
+        while process_running(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if process_running(pid):
+            print(f"the Connect server did not stop; killing pid {pid}", file=sys.stderr)
+            os.kill(pid, signal.SIGKILL)
+        print(tail_of(server_output), file=sys.stderr, flush=True)
+
+
+def run_connect(workload: Workload, log_dir: Path, scratch: Path) -> None:
+    """Run a Spark Connect workload: its server in a JVM of its own, its `run` in a Python
+    Connect client (this script in the client's venv, `--connect-url`) against the server."""
+    python = connect_client_python()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SPARK_HOME", "PYTHONPATH", "SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED")
+    }
+    with connect_server(workload, log_dir, scratch) as url:
+        client = [str(python), str(Path(__file__).resolve()), "--run-one", workload.name]
+        client += ["--connect-url", url, "--scratch", str(scratch)]
+        subprocess.run(client, env=env, check=True, timeout=CONNECT_CLIENT_TIMEOUT_S)
+
+
+def run_connect_session(workload: Workload, url: str, scratch: Path) -> None:
+    """Run a Spark Connect workload's `run` in a Connect session to the server at `url` (in the
+    Connect client's venv), then close the session."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    try:
+        workload.run(spark, scratch)
+    finally:
+        spark.stop()
+
+
 def run_one(workload: Workload, log_dir: Path, scratch: Path) -> None:
     """Run one workload as a Spark application in this process."""
+    if workload.connect:
+        run_connect(workload, log_dir, scratch)
+        return
     if workload.master.startswith("local-cluster"):
         # local-cluster starts Workers inside the driver JVM; they launch executors with
         # SPARK_HOME's scripts and write their work dirs under SPARK_WORKER_DIR.
@@ -2197,6 +2421,8 @@ class ExecutionFacts:
     """Operator names (trailing spaces stripped) of every plan version."""
     stage_ids: set[int] = field(default_factory=set)
     driver_updates: dict[int, int] = field(default_factory=dict)
+    job_tags: tuple[str, ...] = ()
+    """The `jobTags` of SQLExecutionStart (Spark 4; a Connect operation's tag among them)."""
 
     @property
     def duration_ms(self) -> int:
@@ -2243,6 +2469,7 @@ class LogFacts:
                 execution_id=int(event["executionId"]),
                 description=str(event.get("description", "")),
                 start_ms=int(event.get("time", 0)),
+                job_tags=tuple(str(tag) for tag in event.get("jobTags") or ()),
             )
             self.executions[ex.execution_id] = ex
             collect_plan_metrics(event.get("sparkPlanInfo", {}), ex)
@@ -2366,6 +2593,10 @@ class LogSummary:
     """The `progress` of every streaming QueryProgressEvent."""
     stream_terminated: list[dict[str, Any]] = field(default_factory=list)
     """Streaming QueryTerminatedEvents, as decoded."""
+    connect_events: dict[str, int] = field(default_factory=dict)
+    """Spark Connect events (`CONNECT_EVENT_PREFIX...`) by full event name -> count."""
+    connect_canceled_tags: list[str] = field(default_factory=list)
+    """The `jobTag` of every canceled Spark Connect operation."""
     facts: LogFacts = field(default_factory=LogFacts)
 
     def stream_batches(self, name: str) -> list[dict[str, Any]]:
@@ -2402,8 +2633,13 @@ def summarize_log(log_path: Path) -> LogSummary:
     stats = ReadStats()
     for event in iter_events(log_path, stats):
         summary.n_events += 1
-        kind = str(event.get("Event", "")).rsplit(".", 1)[-1]
+        event_name = str(event.get("Event", ""))
+        kind = event_name.rsplit(".", 1)[-1]
         summary.facts.add(kind, event)
+        if event_name.startswith(CONNECT_EVENT_PREFIX):
+            summary.connect_events[event_name] = summary.connect_events.get(event_name, 0) + 1
+            if event_name == CONNECT_OPERATION_CANCELED:
+                summary.connect_canceled_tags.append(str(event.get("jobTag", "")))
         if kind == "StreamingQueryListener$QueryStartedEvent":
             summary.stream_started.append(event)
         elif kind == "StreamingQueryListener$QueryProgressEvent":
@@ -2658,6 +2894,14 @@ def stream_state(summary: LogSummary, _: Path) -> bool:
     ) > state_rows(unbounded[len(unbounded) // 2])
 
 
+def connect_interrupted_execution(summary: LogSummary, _: Path) -> bool:
+    """Return True if exactly one SQL execution carries the job tag of a canceled Connect
+    operation, and it ended with an error message."""
+    tags = set(summary.connect_canceled_tags)
+    executions = [e for e in summary.facts.executions.values() if tags & set(e.job_tags)]
+    return len(executions) == 1 and executions[0].end_ms is not None and bool(executions[0].error)
+
+
 CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "aqe_updates": lambda s, _: s.n_aqe_updates > 0,
     "no_aqe_updates": lambda s, _: s.n_aqe_updates == 0,
@@ -2735,6 +2979,9 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "stream_stopped": stream_stopped,
     "stream_failed": stream_failed,
     "stream_state": stream_state,
+    "connect_failed_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_FAILED, 0) == 1,
+    "connect_canceled_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_CANCELED, 0) == 1,
+    "connect_interrupted_execution": connect_interrupted_execution,
 }
 
 
@@ -3128,6 +3375,8 @@ def run_child(workload: Workload, staging: Path, target: Target) -> Path:
         str(scratch),
         *(("--spark-version", target.version) if target.version else ()),
     ]
+    if workload.connect:
+        connect_client_python()  # made on first use, before the timed run
     started = time.monotonic()
     child_output = staging / "child-output.txt"
     with child_output.open("wb") as sink:
@@ -3208,7 +3457,7 @@ def label_problems(workload: Workload, summary: LogSummary) -> list[str]:
 
 def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> dict[str, Any]:
     """Return the manifest record of one written log."""
-    entry = {
+    entry: dict[str, Any] = {
         "workload": workload.name,
         "app_name": summary.app_name,
         "file": log_path.name,
@@ -3247,6 +3496,16 @@ def manifest_entry(workload: Workload, log_path: Path, summary: LogSummary) -> d
         entry["duration_ms"] = summary.facts.duration_ms
     if workload.clean:
         entry["clean"] = True
+    if workload.connect:
+        entry["counts"]["connect_operations"] = summary.connect_events.get(
+            CONNECT_OPERATION_STARTED, 0
+        )
+        entry["counts"]["connect_failed_operations"] = summary.connect_events.get(
+            CONNECT_OPERATION_FAILED, 0
+        )
+        entry["counts"]["connect_canceled_operations"] = summary.connect_events.get(
+            CONNECT_OPERATION_CANCELED, 0
+        )
     if workload.streams:
         entry["expect_streaming"] = [label.as_json() for label in workload.streams]
         entry["counts"]["streaming_batches"] = len(summary.stream_progress)
@@ -3890,6 +4149,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--run-one", default="", help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--connect-url", default="", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -3921,7 +4181,11 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     version: str | None = args.spark_version or None
     if args.run_one:
-        run_one(workload_catalog(version)[args.run_one], args.log_dir, args.scratch)
+        workload = workload_catalog(version)[args.run_one]
+        if args.connect_url:
+            run_connect_session(workload, args.connect_url, args.scratch)
+        else:
+            run_one(workload, args.log_dir, args.scratch)
         return 0
     target = Target(version=None, python=sys.executable)
     out: Path = args.out

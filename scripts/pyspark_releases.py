@@ -7,6 +7,12 @@ older release gets a venv of its own, made on first use with the standard librar
 pip from the ordinary package index:
 
     ~/.cache/spark-explain/pyspark-3.5/   (or $SEA_PYSPARK_CACHE/pyspark-3.5/)
+
+The Spark Connect sample's Python client needs `pyspark[connect]` (pandas, pyarrow, grpcio, ...),
+which the project's environment does not have; it gets a venv of its own the same way, with the
+project's own PySpark release:
+
+    ~/.cache/spark-explain/pyspark-connect-4.3.0/
 """
 
 from __future__ import annotations
@@ -53,29 +59,55 @@ def venv_python(version: str) -> Path:
     The venv is `<cache>/pyspark-<X.Y>`; pip installs the pinned release into it once.
     """
     release = check_version(version)
-    venv = cache_dir() / f"pyspark-{version}"
+    return ensure_venv(cache_dir() / f"pyspark-{version}", f"pyspark=={release}", release)
+
+
+CONNECT_CLIENT_MODULE = "pyspark.sql.connect.session"
+"""Importing it checks every dependency of the Spark Connect client (pandas, pyarrow, grpc, ...)."""
+
+
+def connect_client_python(release: str) -> Path:
+    """Return the Python of a venv with the Spark Connect client of a PySpark release, making it
+    if needed.
+
+    The venv is `<cache>/pyspark-connect-<release>`; pip installs `pyspark[connect]==<release>`
+    into it once.
+    """
+    return ensure_venv(
+        cache_dir() / f"pyspark-connect-{release}",
+        f"pyspark[connect]=={release}",
+        release,
+        CONNECT_CLIENT_MODULE,
+    )
+
+
+def ensure_venv(venv: Path, requirement: str, release: str, module: str = "") -> Path:
+    """Return the Python of `venv`, making the venv and pip-installing `requirement` into it
+    unless it already has pyspark `release` (and can import `module`, if one is named)."""
     python = venv / "bin" / "python"
-    if installed_release(python) == release:
+    if installed_release(python, module) == release:
         return python
-    print(f"installing pyspark=={release} into {venv} (a few minutes, once)", flush=True)
+    print(f"installing {requirement} into {venv} (a few minutes, once)", flush=True)
     venv.parent.mkdir(parents=True, exist_ok=True)
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"pyspark=={release}"], check=True
-    )
-    found = installed_release(python)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", requirement], check=True)
+    found = installed_release(python, module)
     if found != release:
-        raise SystemExit(f"{venv}: pyspark {found or 'missing'} after installing {release}")
+        raise SystemExit(f"{venv}: pyspark {found or 'missing'} after installing {requirement}")
     return python
 
 
-def installed_release(python: Path) -> str | None:
-    """Return the pyspark version importable by `python`, or None."""
+def installed_release(python: Path, module: str = "") -> str | None:
+    """Return the pyspark version importable by `python` (None if it is not, or if `module`
+    is named and cannot be imported)."""
     if not python.exists():
         return None
+    probe = "import pyspark; print(pyspark.__version__)"
+    if module:
+        probe = f"import {module}; {probe}"
     proc = subprocess.run(
-        [str(python), "-c", "import pyspark; print(pyspark.__version__)"],
+        [str(python), "-W", "ignore", "-c", probe],
         capture_output=True,
         text=True,
         check=False,

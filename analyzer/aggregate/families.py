@@ -200,9 +200,10 @@ def _family(fingerprint: str, members: list[Execution], interrupted: frozenset[i
     slowest = max(range(len(members)), key=lambda i: (durations[i], -i))
     half = len(members) // 2
     trend = len(members) >= MIN_TREND_EXECUTIONS
-    descriptions = Counter(e.description for e in members)
+    shown = [e.shown_description for e in members]
+    descriptions = Counter(shown)
     top_count = max(descriptions.values())
-    description = next(e.description for e in members if descriptions[e.description] == top_count)
+    description = next(d for d in shown if descriptions[d] == top_count)
     return QueryFamily(
         fingerprint=fingerprint,
         execution_ids=tuple(e.execution_id for e in members),
@@ -249,7 +250,7 @@ def query_families(app: Application) -> tuple[QueryFamily, ...]:
         fingerprint = fingerprints.of(execution)
         if fingerprint is not None:
             run = run_of.get(execution.execution_id)
-            key = (fingerprint, f"run {run}" if run else execution.description)
+            key = (fingerprint, f"run {run}" if run else execution.shown_description)
             groups.setdefault(key, []).append(execution)
     families = [
         _family(

@@ -198,7 +198,7 @@ def diff_analyses(
         executions.append(
             ExecutionDiff(
                 tier=tier,
-                description=ex_c.description,
+                description=ex_c.shown_description,
                 baseline=execution_figures(baseline, ex_b),
                 candidate=execution_figures(candidate, ex_c),
                 nodes=nodes,

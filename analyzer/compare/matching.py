@@ -68,8 +68,8 @@ def execution_keys(execution: Execution) -> ExecutionKeys:
         start_ms=execution.start_ms if execution.start_ms is not None else _NO_START,
         plan=plan_fingerprint(tree),
         shape=shape_fingerprint(tree),
-        description=execution.description,
-        folded_description=normalize_description(execution.description),
+        description=execution.shown_description,
+        folded_description=normalize_description(execution.shown_description),
         operators=Counter(family(n.name) for n in tree if not n.is_reference),
     )
 

@@ -315,3 +315,12 @@ class SQLExecutionEnd(msgspec.Struct, frozen=True, gc=False):
     execution_id: Long = msgspec.field(name="executionId")
     time_ms: Long = msgspec.field(name="time", default=0)
     error_message: str | None = msgspec.field(name="errorMessage", default=None)
+
+
+class ConnectOperationCanceled(msgspec.Struct, frozen=True, gc=False):
+    """A Spark Connect operation was cancelled (`SparkListenerConnectOperationCanceled`, Spark
+    3.5+): its client interrupted it (`interruptAll`, `interruptTag`, `interruptOperation`),
+    closed its session, or went away and the server dropped it. `jobTag` is the tag of every job
+    and SQL execution the operation ran; any JSON, so that an odd value loses only the tag."""
+
+    job_tag: Any = msgspec.field(name="jobTag", default=None)

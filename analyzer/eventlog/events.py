@@ -24,6 +24,7 @@ from analyzer.eventlog.app_events import (
     ApplicationStart,
     BlockManagerAdded,
     BlockManagerId,
+    ConnectOperationCanceled,
     DatabricksMetadata,
     DriverAccumUpdates,
     EnvironmentUpdate,
@@ -116,6 +117,7 @@ Event = (
     | StreamingQueryStarted
     | StreamingQueryProgressEvent
     | StreamingQueryTerminated
+    | ConnectOperationCanceled
 )
 
 EVENT_TYPES: dict[str, type[Any]] = {
@@ -144,6 +146,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "StreamingQueryListener$QueryStartedEvent": StreamingQueryStarted,
     "StreamingQueryListener$QueryProgressEvent": StreamingQueryProgressEvent,
     "StreamingQueryListener$QueryTerminatedEvent": StreamingQueryTerminated,
+    "SparkListenerConnectOperationCanceled": ConnectOperationCanceled,
 }
 
 _DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
@@ -384,6 +387,7 @@ __all__ = [
     "ApplicationStart",
     "BlockManagerAdded",
     "BlockManagerId",
+    "ConnectOperationCanceled",
     "DatabricksMetadata",
     "DecodeStats",
     "DriverAccumUpdates",

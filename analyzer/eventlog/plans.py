@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -74,6 +75,9 @@ class SQLExecutionStartJson(msgspec.Struct, frozen=True, gc=False):
     plan_json: msgspec.Raw = msgspec.field(name="sparkPlanInfo", default=NO_PLAN_JSON)
     time_ms: Long = msgspec.field(name="time", default=0)
     modified_configs: dict[str, str] | None = msgspec.field(name="modifiedConfigs", default=None)
+    job_tags: Any = msgspec.field(name="jobTags", default=None)
+    """The tags of the execution's jobs (Spark 3.5+), a Spark Connect operation's among them;
+    any JSON (a list of strings as Spark writes it), so that an odd value loses only the tags."""
 
 
 class SQLAdaptiveExecutionUpdateJson(msgspec.Struct, frozen=True, gc=False):
@@ -95,6 +99,7 @@ class SQLExecutionStart(msgspec.Struct, frozen=True, gc=False):
     plan: LoggedPlan | None
     time_ms: int
     modified_configs: dict[str, str] | None
+    job_tags: Any
 
 
 class SQLAdaptiveExecutionUpdate(msgspec.Struct, frozen=True, gc=False):
@@ -138,6 +143,7 @@ class PlanReader:
                 plan,
                 logged.time_ms,
                 logged.modified_configs,
+                logged.job_tags,
             )
         return SQLAdaptiveExecutionUpdate(
             logged.execution_id, logged.physical_plan_description, plan

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.dataclasses import dataclass
 
 from analyzer.model.config_secrets import redact_pairs
+from analyzer.model.connect import connect_label
 from analyzer.model.plan import MetricCatalog, PlanGraph
 from analyzer.model.streaming import StreamingQuery
 from analyzer.model.trusted import Trusted
@@ -89,6 +90,26 @@ CANCELLATIONS = (
 )
 """What Spark says of a job or stage it cancelled (a consequence of something else: the
 application stopping, a stream stopped, a user), not of one that failed."""
+
+
+CONNECT_TAG_PREFIX = "SparkConnect_OperationTag_"
+"""How a Spark Connect server tags the jobs and SQL executions of one client operation
+(`SparkConnect_OperationTag_User_<user>_Session_<session>_Operation_<operation>`)."""
+
+
+def connect_tag(job_tags: object) -> str | None:
+    """Return the Spark Connect operation tag among an execution's logged `jobTags`, if any.
+
+    >>> connect_tag(["spark-session-1", "SparkConnect_OperationTag_User__Session_s_Operation_o"])
+    'SparkConnect_OperationTag_User__Session_s_Operation_o'
+    >>> connect_tag(None) is None, connect_tag([7, "x"]) is None
+    (True, True)
+    """
+    if not isinstance(job_tags, list):
+        return None
+    return next(
+        (t for t in job_tags if isinstance(t, str) and t.startswith(CONNECT_TAG_PREFIX)), None
+    )
 
 
 def is_cancellation(message: str | None) -> bool:
@@ -234,6 +255,13 @@ class Execution:
         return self.plans[-1]
 
     @property
+    def shown_description(self) -> str:
+        """What the reports call the execution: its description, or for a Spark Connect
+        operation what it ran (`model.connect.connect_label`), since Spark's description of
+        one is its session id and the start of its request, new with every run."""
+        return connect_label(self.description, self.details) or self.description
+
+    @property
     def duration_ms(self) -> int | None:
         """Wall time from start to end, if both were logged."""
         if self.start_ms is None or self.end_ms is None:
@@ -301,6 +329,9 @@ class Application(BaseModel):
     executions: tuple[Execution, ...]
     streaming: tuple[StreamingQuery, ...] = ()
     """Structured Streaming query runs, in the order they were first seen (`model.streaming`)."""
+    cancelled_connect_execution_ids: tuple[int, ...] = ()
+    """SQL executions of Spark Connect operations that were cancelled (their client interrupted
+    them or went away: `SparkListenerConnectOperationCanceled`, Spark 3.5+), by id."""
     spark_properties: tuple[tuple[str, str], ...] = ()
     """Every Spark property, sorted by key, secrets redacted (the same as
     `environment.spark_properties`)."""
@@ -350,6 +381,8 @@ class Application(BaseModel):
 
     @cached_property
     def interrupted_execution_ids(self) -> frozenset[int]:
-        """SQL executions cut short when a streaming query was stopped normally: Spark marks
-        them failed (an `InterruptedException`), but nothing failed."""
-        return frozenset(e for q in self.streaming for e in q.interrupted_execution_ids)
+        """SQL executions cut short on purpose: by a normal stop of their streaming query, or by
+        the Spark Connect client that ran them cancelling them. Spark marks them failed (an
+        `InterruptedException`, a cancelled job), but nothing failed."""
+        streams = (e for q in self.streaming for e in q.interrupted_execution_ids)
+        return frozenset(streams).union(self.cancelled_connect_execution_ids)

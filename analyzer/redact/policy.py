@@ -66,6 +66,8 @@ def learn_analysis(redactor: Redactor, analysis: Analysis) -> None:
         redactor.text(value)
     for ex in app.executions:
         redactor.free_text(ex.description)
+        if ex.shown_description != ex.description:
+            redactor.free_text(ex.shown_description)
         redactor.free_text(ex.error_message or "")
         for plan in ex.plans:
             for node in plan.graph.nodes:

@@ -11,10 +11,12 @@ from typing import Any
 
 from analyzer.eventlog import events as ev
 from analyzer.model.application import (
+    CONNECT_TAG_PREFIX,
     SYSTEM_PROPERTY_KEYS,
     Application,
     PlanVersion,
     SparkEnvironment,
+    connect_tag,
 )
 from analyzer.model.plan import MetricSpec, PlanGraph
 from analyzer.replay.live import (
@@ -98,6 +100,8 @@ class ApplicationBuilder:
         """Resource profile id → cores per task it asks for (None: not given or invalid)."""
         self.default_cpus_per_task = Decimal(1)
         self.streaming = StreamingTracker()
+        self.cancelled_connect_tags: set[str] = set()
+        """Job tags of the Spark Connect operations that were cancelled."""
 
     def _live_executor(self, executor_id: str, time_ms: int) -> LiveExecutor:
         """Return the registered executor with this id, registering it if needed (Spark's
@@ -332,6 +336,7 @@ class ApplicationBuilder:
         ex.start_ms = event.time_ms
         self.streaming.note_time(event.time_ms)
         ex.modified_configs = self.plan_parts.configs(event.modified_configs)
+        ex.connect_tag = connect_tag(event.job_tags)
         self._add_plan(ex, event.physical_plan_description, event.plan)
 
     def _on_adaptive_update(self, event: ev.SQLAdaptiveExecutionUpdate) -> None:
@@ -436,6 +441,11 @@ class ApplicationBuilder:
     def _on_streaming_terminated(self, event: ev.StreamingQueryTerminated) -> None:
         self.streaming.terminated(event)
 
+    def _on_connect_cancelled(self, event: ev.ConnectOperationCanceled) -> None:
+        tag = event.job_tag
+        if isinstance(tag, str) and tag.startswith(CONNECT_TAG_PREFIX):
+            self.cancelled_connect_tags.add(tag)
+
     def finish(self) -> BuiltApplication:
         """Close the replay (as Spark does at the end of a log) and build the frozen model.
 
@@ -497,6 +507,11 @@ class ApplicationBuilder:
             stages=stages,
             executions=executions,
             streaming=self.streaming.build({e: x.description for e, x in self.executions.items()}),
+            cancelled_connect_execution_ids=tuple(
+                e
+                for e, x in sorted(self.executions.items())
+                if x.connect_tag is not None and x.connect_tag in self.cancelled_connect_tags
+            ),
             spark_properties=spark_properties,
             environment=SparkEnvironment(
                 java_version=self.jvm.java_version,
@@ -539,6 +554,7 @@ _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
     ev.StreamingQueryStarted: ApplicationBuilder._on_streaming_started,
     ev.StreamingQueryProgressEvent: ApplicationBuilder._on_streaming_progress,
     ev.StreamingQueryTerminated: ApplicationBuilder._on_streaming_terminated,
+    ev.ConnectOperationCanceled: ApplicationBuilder._on_connect_cancelled,
 }
 """Event class → the builder method that applies it (task events are recorded in bulk, see
 `ApplicationBuilder.feed`)."""

@@ -100,6 +100,8 @@ class LiveExecution:
     job_ids: list[int] = field(default_factory=list)
     modified_configs: tuple[tuple[str, str], ...] = ()
     """Sorted by key, secrets redacted, shared (`PlanParts.configs`)."""
+    connect_tag: str | None = None
+    """The job tag of the Spark Connect operation that ran it (`CONNECT_TAG_PREFIX`), if any."""
 
     def metric_dict(self) -> dict[int, MetricSpec]:
         """The metrics by accumulator id, to read or add to: a dict again if they were made

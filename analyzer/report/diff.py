@@ -295,7 +295,8 @@ class UnmatchedView:
 
 def _unmatched(side: str, app: Application, figures: ExecutionFigures) -> UnmatchedView:
     desc = next(
-        (e.description for e in app.executions if e.execution_id == figures.execution_id), ""
+        (e.shown_description for e in app.executions if e.execution_id == figures.execution_id),
+        "",
     )
     return UnmatchedView(
         side=side,

@@ -56,7 +56,12 @@ class ExecutionView:
 
     execution_id: int = field(metadata=_help("Spark's SQL execution id."))
     anchor: str = field(metadata=_help("Element id of its section in the HTML page: `exec-3`."))
-    description: str = field(metadata=_help("The execution's description (often SQL), uncut."))
+    description: str = field(
+        metadata=_help(
+            "The execution's description (often SQL), uncut; for a Spark Connect operation, what "
+            "it ran (`Execution.shown_description`)."
+        )
+    )
     status: str = field(metadata=_help("COMPLETED, FAILED or RUNNING, as the History Server."))
     is_failed: bool = field(metadata=_help("status is FAILED."))
     incomplete_str: str = field(
@@ -213,7 +218,7 @@ def build_execution_view(
     return ExecutionView(
         execution_id=execution.execution_id,
         anchor=f"exec-{execution.execution_id}",
-        description=execution.description,
+        description=execution.shown_description,
         status=execution.status,
         is_failed=execution.status == "FAILED",
         incomplete_str=incomplete_note(execution),

@@ -171,7 +171,7 @@ def _hot_plan(
             f"SQL execution {execution.execution_id} · "
             f"{fmt_duration_ms(execution.duration_ms)} · {execution.status}"
         ),
-        description_str=_one_line(execution.description) or "(no description)",
+        description_str=_one_line(execution.shown_description) or "(no description)",
         top_operators=top,
         tree_lines=lines,
         n_elided=elided,

@@ -10,6 +10,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_summary import StageTaskSummary
 from analyzer.aggregate.task_detail import TaskRow
 from analyzer.model.application import StageAttempt
+from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
 from analyzer.units import Unit, fmt_bytes, fmt_count, fmt_duration_ms, fmt_partition, fmt_value
 
 
@@ -194,6 +195,16 @@ def _quantile_rows(
     return tuple(out)
 
 
+def _stage_name(analysis: Analysis, stage: StageAttempt) -> str:
+    """The stage's name (its call site); for a Spark Connect request, whose name is the start of
+    the request's text, what its execution ran (`Execution.shown_description`)."""
+    if not stage.name.startswith(CONNECT_DESCRIPTION_PREFIX):
+        return stage.name
+    execution_id = analysis.execution_of_stage.get(stage.stage_id)
+    execution = analysis.executions_by_id.get(execution_id) if execution_id is not None else None
+    return execution.shown_description if execution is not None else stage.name
+
+
 def build_stage_views(
     analysis: Analysis,
     stages: Sequence[StageAttempt],
@@ -235,7 +246,7 @@ def build_stage_views(
                 stage_str=str(stage.stage_id)
                 if stage.attempt_id == 0
                 else f"{stage.stage_id}.{stage.attempt_id}",
-                name=stage.name,
+                name=_stage_name(analysis, stage),
                 status=stage.status,
                 failed=stage.status == "FAILED",
                 n_tasks=stage.n_tasks,

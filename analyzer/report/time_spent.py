@@ -18,7 +18,8 @@ from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
-from analyzer.model.application import Execution, Job
+from analyzer.model.application import CONNECT_TAG_PREFIX, Execution, Job
+from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection
@@ -518,7 +519,16 @@ def _segments(
     )
 
 
-def _job_description(job: Job) -> str:
+def _job_description(analysis: Analysis, job: Job) -> str:
+    """The job's description on one line; for a Spark Connect operation's job outside its SQL
+    executions (a file listing, a schema inference), the name of the operation's execution."""
+    if (job.description or "").startswith(CONNECT_DESCRIPTION_PREFIX):
+        tags = {t for t in job.job_tags if t.startswith(CONNECT_TAG_PREFIX)}
+        for other in analysis.application.jobs:
+            if tags and other.execution_id is not None and tags.intersection(other.job_tags):
+                execution = analysis.executions_by_id.get(other.execution_id)
+                if execution is not None:
+                    return _one_line(f"{execution.shown_description}, outside its SQL execution")
     return _one_line(job.description or job.name or f"job {job.job_id}")
 
 
@@ -528,7 +538,7 @@ def _execution_description(analysis: Analysis, execution: Execution) -> str:
     batch = analysis.streaming_batches.get(execution.execution_id)
     if batch is not None:
         return f"micro-batch {batch[1]} of streaming query {batch[0]}"
-    return _one_line(execution.description) or "(no description)"
+    return _one_line(execution.shown_description) or "(no description)"
 
 
 def _ids_str(ids: Sequence[int]) -> str:
@@ -677,7 +687,7 @@ def build_time_spent_view(
             OtherJobView(
                 job_id=j.job_id,
                 duration_str=fmt_duration_ms((j.completion_ms or 0) - (j.submission_ms or 0)),
-                description_str=_job_description(j),
+                description_str=_job_description(analysis, j),
             )
             for j in other[:MAX_OTHER_JOBS]
         ),

@@ -74,14 +74,14 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
     """`SQL execution 24 · …` with the execution's description after its id, cut short."""
     eid = finding.execution_id
     execution = next((e for e in analysis.application.executions if e.execution_id == eid), None)
-    if execution is None or not execution.description.strip():
+    if execution is None or not execution.shown_description.strip():
         return where
     label = f"SQL execution {eid}"
     batch = analysis.streaming_batches.get(eid) if eid is not None else None
     described = (
         f"micro-batch {batch[1]} of streaming query {batch[0]}"
         if batch is not None
-        else _one_line(execution.description, 60)
+        else _one_line(execution.shown_description, 60)
     )
     return where.replace(label, f"{label} ({described})", 1)
 
@@ -149,14 +149,23 @@ def build_verdict(
     if cancelled_jobs:
         parts.append(f"{plural(len(cancelled_jobs), 'job')} outside SQL cancelled")
     stopped = [q for q in app.streaming if q.status == "stopped"]
+    # A Spark Connect client that cancels its operation (interruptAll, a closed session) ends it
+    # the same way.
+    cancelled = app.cancelled_connect_execution_ids
+    stream_interrupted = interrupted.difference(cancelled)
     if stopped:
         parts.append(
             f"{plural(len(stopped), 'streaming query', 'streaming queries')} stopped"
             + (
-                f" ({plural(len(interrupted), 'SQL execution')} of the last batch interrupted)"
-                if interrupted
+                f" ({plural(len(stream_interrupted), 'SQL execution')} of the last batch "
+                "interrupted)"
+                if stream_interrupted
                 else ""
             )
+        )
+    if cancelled:
+        parts.append(
+            f"{plural(len(cancelled), 'SQL execution')} cancelled by the Spark Connect client"
         )
     if not failed:
         if app.executions and running:
