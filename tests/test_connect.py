@@ -17,6 +17,8 @@ from eventlog_samples import SAMPLES
 from reports import analysis_of, render, text_report
 
 from analyzer import api
+from analyzer.batch.fleet import DocExecution, DocFinding
+from analyzer.batch.history import finding_key
 from analyzer.eventlog.lines import ReadStats, iter_lines
 from analyzer.eventlog.source import resolve_log
 from analyzer.insights import detect_all
@@ -144,3 +146,48 @@ def test_cancel_event_without_a_matching_execution(tmp_path: Path) -> None:
     analysis = api.analyze(str(_write(tmp_path, events)))
     assert analysis.application.cancelled_connect_execution_ids == ()
     assert "2 of " in text_report(analysis).splitlines()[2]
+
+
+def test_the_json_report_says_what_each_execution_ran() -> None:
+    analysis = analysis_of(_connect())
+    document = orjson.loads(render(analysis, "json"))
+    executions = document["executions"]
+    cancelled = set(analysis.application.cancelled_connect_execution_ids)
+    assert {e["execution_id"] for e in executions if e["interrupted"]} == cancelled
+    for entry in executions:
+        assert entry["description"].startswith("Spark Connect - ")
+        assert entry["shown_description"].startswith("Spark Connect: ")
+
+
+def test_batch_history_names_a_connect_query_by_what_it_ran() -> None:
+    """Two runs of a Connect job have other session ids: the history pairs their findings by
+    what the query ran, and reads reports written before `shown_description` as before."""
+    fields: dict[str, Any] = {
+        "execution_id": 3,
+        "root_execution_id": 3,
+        "status": "FAILED",
+        "start_ms": 0,
+        "end_ms": 1,
+        "duration_ms": 1,
+        "job_ids": [],
+        "stage_ids": [],
+        "n_plan_versions": 1,
+        "nodes": [],
+        "error_message": None,
+    }
+    finding = DocFinding("failed-query", "critical", "t")
+    keys = {
+        finding_key(
+            finding,
+            DocExecution(
+                description=f'Spark Connect - session_id: "{session}"\nplan {{',
+                shown_description="Spark Connect: SQL select 1",
+                **fields,
+            ),
+            None,
+        )
+        for session in ("a1", "b2")
+    }
+    assert keys == {"failed-query | Spark Connect: SQL select 1 | -"}
+    old = DocExecution(description="nightly load", **fields)
+    assert finding_key(finding, old, None) == "failed-query | nightly load | -"

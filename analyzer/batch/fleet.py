@@ -223,6 +223,14 @@ class DocExecution(msgspec.Struct, frozen=True):
     n_plan_versions: int
     nodes: list[DocNode]
     error_message: str | None
+    shown_description: str | None = None
+    """What the reports call it (a Spark Connect operation: what it ran); None in reports
+    written before the key."""
+
+    @property
+    def name(self) -> str | None:
+        """What the execution is called: `shown_description`, else Spark's description."""
+        return self.shown_description or self.description
 
 
 class DocAdvice(msgspec.Struct, frozen=True):
@@ -405,7 +413,7 @@ def execution_rows(key: RowKey, ex: DocExecution) -> tuple[Row, list[Row]]:
         *key,
         ex.execution_id,
         ex.root_execution_id,
-        ex.description,
+        ex.name,
         ex.status,
         ex.start_ms,
         ex.end_ms,

@@ -76,8 +76,8 @@ def finding_key(finding: DocFinding, execution: DocExecution | None, node_name: 
     """
     if execution is None:
         where = "-"
-    elif execution.description:
-        where = normalize_app_name(execution.description)
+    elif execution.name:
+        where = normalize_app_name(execution.name)
     else:
         where = f"execution {execution.execution_id}"
     return f"{finding.rule} | {where} | {node_name or '-'}"
@@ -192,7 +192,7 @@ def _record(
         )  # fmt: skip
         findings.append(record)
         for a in f.advice:
-            described = _cut(execution.description) if execution is not None else None
+            described = _cut(execution.name) if execution is not None else None
             lasted = execution.duration_ms if execution is not None else None
             out.rows["advice"].append(
                 AdviceRow(
@@ -228,9 +228,7 @@ def _record(
                 title=f.title[:MAX_TEXT_CHARS],
                 estimated_lost_ms=f.estimated_lost_ms,
                 execution_id=f.execution_id,
-                execution_description=(
-                    _cut(execution.description) if execution is not None else None
-                ),
+                execution_description=(_cut(execution.name) if execution is not None else None),
                 node_id=f.node_id,
                 node_name=node_name,
                 stage_id=f.stage_id,
@@ -243,7 +241,7 @@ def _record(
                 **key_cols,
                 execution_id=e.execution_id,
                 root_execution_id=e.root_execution_id,
-                description=_cut(e.description),
+                description=_cut(e.name),
                 status=e.status,
                 start_ms=e.start_ms,
                 end_ms=e.end_ms,
@@ -350,8 +348,8 @@ def applied_advice(
     props = doc.environment.spark_properties if doc.environment is not None else {}
     by_description: dict[str, int | None] = {}
     for e in doc.executions:
-        if e.description:
-            by_description.setdefault(normalize_app_name(e.description), e.duration_ms)
+        if e.name:
+            by_description.setdefault(normalize_app_name(e.name), e.duration_ms)
     rows: list[AdviceAppliedRow] = []
     for a in earlier:
         if a.advised is None:

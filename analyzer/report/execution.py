@@ -32,6 +32,16 @@ def incomplete_note(execution: Execution) -> str:
     return INCOMPLETE_STR
 
 
+def interrupted_note(app: Application, execution: Execution) -> str:
+    """What the report says of an execution Spark marks failed though nothing failed: a
+    Spark Connect operation its client cancelled, or the batch a streaming query's stop cut."""
+    if execution.status != "FAILED" or execution.execution_id not in app.interrupted_execution_ids:
+        return ""
+    if execution.execution_id in app.cancelled_connect_execution_ids:
+        return "cancelled by the Spark Connect client: not counted as a failure"
+    return "interrupted by its streaming query's normal stop: not counted as a failure"
+
+
 def _help(text: str) -> dict[str, str]:
     return {"help": text}
 
@@ -68,6 +78,12 @@ class ExecutionView:
         metadata=_help(
             "Said when the log has no end event for the execution (a crashed or running "
             "application): its values are what arrived before the log ends; else empty."
+        ),
+    )
+    interrupted_str: str = field(
+        metadata=_help(
+            "For a FAILED execution cut short on purpose (`Application.interrupted_execution_ids`)"
+            ": what cut it short, and that it is not counted as a failure; else empty."
         ),
     )
     error_message: str = field(
@@ -222,6 +238,7 @@ def build_execution_view(
         status=execution.status,
         is_failed=execution.status == "FAILED",
         incomplete_str=incomplete_note(execution),
+        interrupted_str=interrupted_note(app, execution),
         error_message=execution_error(app, execution),
         nesting_str=nesting_str(app, execution),
         start_str=fmt_timestamp_ms(execution.start_ms),
