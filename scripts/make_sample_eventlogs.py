@@ -322,6 +322,30 @@ def run_failed_query(spark: Any, scratch: Path) -> None:
     spark.range(0, 1_000, 1, 2).agg(F.count("*")).collect()
 
 
+def run_cancel_job_group(spark: Any, scratch: Path) -> None:
+    """Run a good query, then a long one in a job group that the driver program cancels after
+    3 s (`cancelJobGroup`, as a timeout or a notebook's Cancel does), then a good one."""
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    spark.range(0, 50_000, 1, 4).agg(F.sum("id")).collect()
+
+    def cancel() -> None:
+        time.sleep(3)
+        sc.cancelJobGroup("nightly-report")
+
+    canceller = threading.Thread(target=cancel)
+    canceller.start()
+    sc.setJobGroup("nightly-report", "the nightly report", interruptOnCancel=True)
+    try:
+        spark.range(0, 10**11, 1, 4).agg(F.sum(F.col("id") % 7)).collect()
+    except Exception as exc:  # the cancellation is the point of this workload
+        print(f"  cancelled as intended: {type(exc).__name__}")
+    canceller.join()
+    sc.setJobGroup("after", "after the cancel")
+    spark.range(0, 50_000, 1, 4).agg(F.count("*")).collect()
+
+
 def run_cache_subquery_parquet(spark: Any, scratch: Path) -> None:
     """Cache a table and query it twice, run a scalar subquery, then write and read parquet."""
     from pyspark.sql import functions as F
@@ -1543,6 +1567,16 @@ WORKLOADS: tuple[Workload, ...] = (
         exercises="a query whose task fails on every attempt (raise_error), so the stage, job "
         "and SQL execution fail (SQLExecutionEnd errorMessage); good queries before and after",
         run=run_failed_query,
+        expects=("failed_execution",),
+    ),
+    Workload(
+        name="cancel-job-group",
+        codec="zstd",
+        rolling=False,
+        exercises="a long query in a job group the driver program cancels after 3 s "
+        "(cancelJobGroup: its job ends [SPARK_JOB_CANCELLED] … cancelled job group, its SQL "
+        "execution FAILED with that message); good queries before and after",
+        run=run_cancel_job_group,
         expects=("failed_execution",),
     ),
     Workload(

@@ -17,6 +17,14 @@ RULE = "failed-query"
 GPU_OOM_SIGNS = ("GpuSplitAndRetryOOM", "GpuRetryOOM", "GPU OutOfMemory", "GpuOOM")
 """Exceptions of the RAPIDS Accelerator running out of GPU memory."""
 METHOD = "the failed execution's whole wall time: its result was never produced"
+CANCELLED_ADVICE = (
+    "Nothing in the query failed: something cancelled its jobs (the driver program's "
+    "cancelJobGroup, cancelJobsWithTag or cancelAllJobs, a kill in Spark's UI, a notebook's "
+    "Cancel, a scheduler's timeout). If it was not meant to be cancelled, the driver's log says "
+    "who cancelled it; if it was cancelled for running too long, this query's other findings "
+    "say why it was slow."
+)
+"""The suggestion for a query something cancelled (`Application.cancelled_execution_ids`)."""
 
 
 def _first_failed(jobs: list[Job]) -> Job | None:
@@ -60,7 +68,10 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     findings = []
     app = analysis.application
     jobs = {j.job_id: j for j in app.jobs}
-    interrupted = app.interrupted_execution_ids
+    # Cut short on purpose (a streaming stop, a Connect client's cancel): no finding. Cancelled
+    # by the driver program or a user: a finding that says so, not a failure.
+    cancelled_ids = app.cancelled_execution_ids
+    interrupted = app.interrupted_execution_ids - cancelled_ids
     failed = {e.execution_id: e for e in app.executions if e.status == "FAILED"}
     # A root that failed only because a sub-execution inside it did (its own jobs did not
     # fail) is told by that sub-execution's finding, where the tasks failed: one failure, one
@@ -101,12 +112,15 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             and bool(failed_jobs)
             and all(SHUTDOWN in (j.error_message or "") for j in ex_jobs if j.status == "FAILED")
         )
-        before = cause if shutdown and task_failure is not None else ""
+        cancelled = ex.execution_id in cancelled_ids
+        before = cause if (shutdown or cancelled) and task_failure is not None else ""
+        if cancelled:
+            cause = root_cause(message) or "its jobs were cancelled"
         if shutdown:
             cause = "the application shut down while it ran" + (
                 f" (before it: {before})" if before else ""
             )
-        cancelled = sorted(j.job_id for j in ex_jobs if j.cancelled)
+        cancelled_jobs = sorted(j.job_id for j in ex_jobs if j.cancelled)
         failed_stages = sorted(
             {st.stage_id for st in analysis.application.stages if st.stage_id in stage_ids}
             & {st.stage_id for st in analysis.application.stages if st.status == "FAILED"}
@@ -133,7 +147,7 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         evidence += [
             ev("failed_jobs", "failed jobs", ", ".join(map(str, failed_jobs)) or "–", "text"),
             ev("n_failed_jobs", "", len(failed_jobs), "count"),
-            ev("n_cancelled_jobs", "of which cancelled with it", len(cancelled), "count"),
+            ev("n_cancelled_jobs", "of which cancelled with it", len(cancelled_jobs), "count"),
             ev("failed_stages", "failed stages", ", ".join(map(str, failed_stages)) or "–", "text"),
             ev("n_failed_tasks", "failed task attempts", n_failed_tasks, "count"),
         ]
@@ -151,9 +165,12 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
         findings.append(
             Finding(
                 rule=RULE,
-                severity="critical",
+                severity="warning" if cancelled else "critical",
                 title=(
-                    f"Query {ex.execution_id} was cancelled when the application shut down"
+                    f"Query {ex.execution_id} was cancelled: {cause}"
+                    + (f"; before it: {before}" if before else "")
+                    if cancelled
+                    else f"Query {ex.execution_id} was cancelled when the application shut down"
                     + (f"; before it: {before}" if before else "")
                     if shutdown
                     else f"Query {ex.execution_id} failed: {cause}"
@@ -162,7 +179,15 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                     f"failed with it) failed: {cause}"
                 ),
                 suggestion=(
-                    "Nothing in the query failed by itself: the application stopped while it "
+                    CANCELLED_ADVICE
+                    + (
+                        f" Its tasks had failed before it ({before}), which Spark retries, so "
+                        "they did not end it."
+                        if before
+                        else ""
+                    )
+                    if cancelled
+                    else "Nothing in the query failed by itself: the application stopped while it "
                     "ran (its driver program ended, was killed, or stopped the context), and "
                     "Spark cancelled its jobs. Look at the driver's log for why it stopped"
                     + (

@@ -112,6 +112,17 @@ def connect_tag(job_tags: object) -> str | None:
     )
 
 
+def cancelled_from_outside(job: Job) -> bool:
+    """True for a job cancelled by something outside its query (the driver program, a user),
+    not by the application's shutdown nor by Spark itself: a broadcast that timed out has its
+    job group (`broadcast exchange (runId …)`) cancelled, a failure of the query."""
+    if not job.cancelled or SHUTDOWN in (job.error_message or ""):
+        return False
+    return not (job.description or "").startswith("broadcast exchange") and "broadcast" not in (
+        job.error_message or ""
+    )
+
+
 def is_cancellation(message: str | None) -> bool:
     """Return True for a job or stage failure message that says it was cancelled.
 
@@ -385,4 +396,30 @@ class Application(BaseModel):
         the Spark Connect client that ran them cancelling them. Spark marks them failed (an
         `InterruptedException`, a cancelled job), but nothing failed."""
         streams = (e for q in self.streaming for e in q.interrupted_execution_ids)
-        return frozenset(streams).union(self.cancelled_connect_execution_ids)
+        on_purpose = frozenset(streams).union(self.cancelled_connect_execution_ids)
+        return on_purpose.union(self._cancelled_ids(on_purpose))
+
+    @cached_property
+    def cancelled_execution_ids(self) -> frozenset[int]:
+        """FAILED executions nothing failed in, which something cancelled: every failed job of
+        theirs was cancelled (`Job.cancelled`: a job group's or all jobs' cancel by the driver
+        program or a notebook's Cancel, a kill in the UI), none by the application's shutdown,
+        and Spark's error for the execution, if it logged one, is that cancellation. Among
+        `interrupted_execution_ids`, apart from a streaming stop's and a Connect client's."""
+        streams = (e for q in self.streaming for e in q.interrupted_execution_ids)
+        return self._cancelled_ids(frozenset(streams).union(self.cancelled_connect_execution_ids))
+
+    def _cancelled_ids(self, known: frozenset[int]) -> frozenset[int]:
+        jobs = {j.job_id: j for j in self.jobs}
+        found = []
+        for ex in self.executions:
+            if ex.status != "FAILED" or ex.execution_id in known:
+                continue
+            failed = [jobs[j] for j in ex.job_ids if j in jobs and jobs[j].status == "FAILED"]
+            if (
+                failed
+                and all(cancelled_from_outside(j) for j in failed)
+                and (not ex.error_message or is_cancellation(ex.error_message))
+            ):
+                found.append(ex.execution_id)
+        return frozenset(found)

@@ -39,6 +39,8 @@ def interrupted_note(app: Application, execution: Execution) -> str:
         return ""
     if execution.execution_id in app.cancelled_connect_execution_ids:
         return "cancelled by the Spark Connect client: not counted as a failure"
+    if execution.execution_id in app.cancelled_execution_ids:
+        return "cancelled (every failed job of it was cancelled): not counted as a failure"
     return "interrupted by its streaming query's normal stop: not counted as a failure"
 
 

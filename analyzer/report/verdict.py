@@ -152,7 +152,7 @@ def build_verdict(
     # A Spark Connect client that cancels its operation (interruptAll, a closed session) ends it
     # the same way.
     cancelled = app.cancelled_connect_execution_ids
-    stream_interrupted = interrupted.difference(cancelled)
+    stream_interrupted = interrupted.difference(cancelled, app.cancelled_execution_ids)
     if stopped:
         parts.append(
             f"{plural(len(stopped), 'streaming query', 'streaming queries')} stopped"
@@ -167,6 +167,8 @@ def build_verdict(
         parts.append(
             f"{plural(len(cancelled), 'SQL execution')} cancelled by the Spark Connect client"
         )
+    # Cancelled by the driver program or a user (a job group's cancel, a kill in the UI).
+    by_hand_cancelled = app.cancelled_execution_ids
     if not failed:
         if app.executions and running:
             n_completed = sum(1 for e in app.executions if e.status == "COMPLETED")
@@ -182,6 +184,8 @@ def build_verdict(
             )
         else:
             parts.append(f"no SQL executions, {plural(len(app.jobs), 'job')}")
+    if by_hand_cancelled:
+        parts.append(f"{plural(len(by_hand_cancelled), 'SQL execution')} cancelled")
     if header.n_failed_tasks:
         parts.append(f"{fmt_count(header.n_failed_tasks)} failed task attempts")
     if header.n_failed_stages:
@@ -196,12 +200,14 @@ def build_verdict(
     top_rank = 0
     top_id = ""
     for finding, view in zip(findings, views, strict=True):
-        if finding.rule != ROOT_CAUSE_RULE and not top and view.severity != "info":
+        # A query something cancelled has a finding that says so, not a root cause.
+        is_cause = finding.rule == ROOT_CAUSE_RULE and finding.execution_id not in by_hand_cancelled
+        if not is_cause and not top and view.severity != "info":
             top = f"{view.rule} at {_with_description(analysis, finding, view.where_str)}"
             top = f"{top} · {view.lost_str}"
             top_rank = view.rank
             top_id = view.dom_id
-        if finding.rule != ROOT_CAUSE_RULE or cause:
+        if not is_cause or cause:
             continue
         text = next((e.value for e in finding.evidence if e.key == "root_cause"), None)
         cause = _one_line(str(text) if text is not None else finding.title)
