@@ -34,12 +34,18 @@ def gc_share(gc_ms: int, task_ms: int) -> float:
     return min(1.0, gc_ms / task_ms) if task_ms > 0 else 0.0
 
 
+def gc_part_wall_ms(analysis: Analysis, key: tuple[int, int]) -> int:
+    """The GC part of a stage attempt's run part: `gc_wall_ms` before its cap, and a bound of
+    it that needs no pass over the tasks."""
+    return stage_part_wall_ms(analysis, key, lambda w: w.gc_ms, lambda s: s.gc_sum_ms)
+
+
 def gc_wall_ms(analysis: Analysis, key: tuple[int, int]) -> int:
     """The wall time a stage attempt's tasks spent in GC: the GC part of its run part, at most
     how much sooner its tasks, laid out in launch order on its slots, end without their GC (a
     task's GC matters only as far as it held the stage's end: stragglers that ran long without
     GC keep the stage as long)."""
-    gc_ms = stage_part_wall_ms(analysis, key, lambda w: w.gc_ms, lambda s: s.gc_sum_ms)
+    gc_ms = gc_part_wall_ms(analysis, key)
     wall = context(analysis).walls.get(key)
     if wall is not None and wall.peak_running > 0:
         gc_ms = min(gc_ms, part_saved_ms(analysis.tasks, *key, "gc_ms", wall.peak_running))
@@ -56,6 +62,8 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
         if s.gc_sum_ms == 0 or share < thresholds.gc_share:
             continue
         execution_id = ctx.stage_execution(s.stage_id)
+        if not ctx.significant(gc_part_wall_ms(analysis, key), execution_id, thresholds):
+            continue  # its estimate is at most that: no finding, whatever the tasks say
         lost_ms = gc_wall_ms(analysis, key)
         spilled = s.memory_bytes_spilled > 0
         host = gc_host_outlier(analysis.tasks, *key)
