@@ -117,6 +117,8 @@ def test_hostile_request_text_is_bounded() -> None:
     label = connect_label(PREFIX, odd)
     assert label is not None and len(label) <= MAX_LABEL_CHARS
     assert connect_label(PREFIX, "}\n}\n}\nplan {") == "Spark Connect: a request"
+    huge = "plan {\n root {\n  range {\n" + "x\n" * 5_000_000  # read up to its bound only
+    assert connect_label(PREFIX, huge) == "Spark Connect: range"
 
 
 def test_odd_job_tags_and_cancel_events(tmp_path: Path) -> None:

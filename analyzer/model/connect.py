@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 CONNECT_DESCRIPTION_PREFIX = "Spark Connect - "
 """How a Spark Connect server starts the description of the SQL executions it runs."""
 
+MAX_REQUEST_CHARS = 200_000
+"""Characters of a request's text read (the log's text is unbounded; what names a query is near
+the top)."""
+
 MAX_REQUEST_LINES = 2_000
-"""Lines of a request's text read (the log's text is unbounded; what names a query is near the
-top)."""
+"""Lines of those read."""
 
 MAX_LABEL_CHARS = 300
 """Characters of a label kept (then `…`)."""
@@ -54,7 +57,7 @@ def _parse(text: str) -> tuple[_Message, str | None]:
     top = _Message("")
     stack = [top]
     call_site = None
-    for raw in text.splitlines()[:MAX_REQUEST_LINES]:
+    for raw in text[:MAX_REQUEST_CHARS].splitlines()[:MAX_REQUEST_LINES]:
         line = raw.strip()
         if line == "}":
             if len(stack) > 1:
