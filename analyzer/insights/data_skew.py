@@ -302,7 +302,7 @@ def detect_data_skew(analysis: Analysis, thresholds: Thresholds) -> list[Finding
     """
     ctx = context(analysis)
     findings: list[Finding] = []
-    stats_by_stage = {key[0]: s for key, s in sorted(ctx.stage_stats.items())}
+    stats_by_stage = {key[0]: s for key, s in ctx.stage_stats.items()}
     # (execution, stage, its statistics, skew ratio, node id, row metric) of every skewed
     # stage; the hot tasks' durations are then looked up in one pass over the task frame.
     candidates: list[tuple[Execution, int, StageTaskStats, float, int, MetricStats]] = []

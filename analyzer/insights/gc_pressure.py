@@ -57,7 +57,7 @@ def detect_gc_pressure(analysis: Analysis, thresholds: Thresholds) -> list[Findi
     cost a meaningful share of the query's wall time."""
     ctx = context(analysis)
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         share = gc_share(s.gc_sum_ms, s.duration_sum_ms)
         if s.gc_sum_ms == 0 or share < thresholds.gc_share:
             continue

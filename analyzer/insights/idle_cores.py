@@ -87,7 +87,7 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
     """
     ctx = context(analysis)
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         wall = ctx.walls.get(key)
         if wall is None or s.n_successful == 0 or wall.slots <= 0:
             continue  # no slot alive while it ran: waiting, not idle (see executor-wait)

@@ -34,7 +34,7 @@ def detect_large_results(analysis: Analysis, thresholds: Thresholds) -> list[Fin
         for stage_id in job.stage_ids:
             jobs_of_stage.setdefault(stage_id, []).append(job)
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         if s.n_result_tasks == 0 or s.result_size_bytes < MIN_RESULT_BYTES:
             continue
         jobs = jobs_of_stage.get(s.stage_id, [])

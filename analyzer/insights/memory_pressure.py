@@ -31,7 +31,7 @@ def detect_memory_pressure(analysis: Analysis, thresholds: Thresholds) -> list[F
     """
     ctx = context(analysis)
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         share = gc_share(s.gc_sum_ms, s.duration_sum_ms)
         spilled = max(s.memory_bytes_spilled, s.disk_bytes_spilled)
         if share < thresholds.gc_share / 2 or spilled < thresholds.spill_min_bytes / 4:

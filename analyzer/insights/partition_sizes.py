@@ -26,7 +26,7 @@ def detect_partition_sizes(analysis: Analysis, thresholds: Thresholds) -> list[F
     """
     ctx = context(analysis)
     findings = []
-    for _key, s in sorted(ctx.stage_stats.items()):
+    for _key, s in ctx.stage_stats.items():
         if s.n_successful == 0:
             continue
         execution_id = ctx.stage_execution(s.stage_id)

@@ -18,7 +18,7 @@ def detect_speculation(analysis: Analysis, thresholds: Thresholds) -> list[Findi
     """Report stage attempts that ran speculative task attempts (slow tasks or executors)."""
     ctx = context(analysis)
     findings = []
-    for _key, s in sorted(ctx.stage_stats.items()):
+    for _key, s in ctx.stage_stats.items():
         if s.n_speculative == 0:
             continue
         findings.append(

@@ -54,7 +54,7 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
     """
     findings = []
     ctx = context(analysis)
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         spilled = max(s.memory_bytes_spilled, s.disk_bytes_spilled)
         if spilled == 0 or spilled < thresholds.spill_min_bytes:
             continue

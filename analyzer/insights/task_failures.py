@@ -27,7 +27,7 @@ def detect_task_failures(analysis: Analysis, thresholds: Thresholds) -> list[Fin
     """
     ctx = context(analysis)
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         if s.n_failed == 0 or ctx.in_failed_execution(s.stage_id):
             continue
         stage = ctx.attempts.get(key)

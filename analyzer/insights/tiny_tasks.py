@@ -29,7 +29,7 @@ def detect_tiny_tasks(analysis: Analysis, thresholds: Thresholds) -> list[Findin
     """
     ctx = context(analysis)
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         if s.n_successful < thresholds.tiny_tasks_min_tasks:
             continue
         if s.median_duration_ms >= thresholds.tiny_task_ms:

@@ -45,7 +45,7 @@ def detect_too_many_partitions(analysis: Analysis, thresholds: Thresholds) -> li
         ADVISORY_DEFAULT_BYTES,
     )
     findings = []
-    for key, s in sorted(ctx.stage_stats.items()):
+    for key, s in ctx.stage_stats.items():
         wall = ctx.walls.get(key)
         execution_id = ctx.stage_execution(s.stage_id)
         if wall is None or execution_id is None or wall.slots <= 0:

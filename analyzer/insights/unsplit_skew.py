@@ -79,7 +79,7 @@ def detect_unsplit_skew(analysis: Analysis, thresholds: Thresholds) -> list[Find
     """
     ctx = context(analysis)
     findings = []
-    by_stage = {key[0]: s for key, s in sorted(ctx.stage_stats.items())}
+    by_stage = {key[0]: s for key, s in ctx.stage_stats.items()}
     props = dict(analysis.application.spark_properties)
     for ex in analysis.application.executions:
         if not adaptive_enabled(analysis, ex):
