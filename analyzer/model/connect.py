@@ -167,6 +167,16 @@ def _command(command: _Message) -> list[str]:
     return steps
 
 
+def _file_name(call_site: str) -> str:
+    r"""A client's call site with its file's name only: the directory it ran from differs from
+    machine to machine and run to run, where the file and line name the code.
+
+    >>> _file_name("/home/ana/jobs/nightly.py:42"), _file_name(r"C:\jobs\nightly.py:42")
+    ('nightly.py:42', 'nightly.py:42')
+    """
+    return re.split(r"[/\\]", call_site)[-1] or call_site
+
+
 def connect_label(description: str, details: str) -> str | None:
     """Return what a Spark Connect execution ran, on one line, or None for any other execution.
 
@@ -191,6 +201,6 @@ def connect_label(description: str, details: str) -> str | None:
             steps = _command(kind)
     text = " → ".join(steps) or "a request"
     if call_site:
-        text += f" (at {call_site})"
+        text += f" (at {_file_name(call_site)})"
     text = _SPACES.sub(" ", f"Spark Connect: {text}").strip()
     return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
