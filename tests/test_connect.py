@@ -193,3 +193,24 @@ def test_batch_history_names_a_connect_query_by_what_it_ran() -> None:
     assert keys == {"failed-query | Spark Connect: SQL select 1 | -"}
     old = DocExecution(description="nightly load", **fields)
     assert finding_key(finding, old, None) == "failed-query | nightly load | -"
+
+
+def test_a_poisoned_request_text_is_escaped_in_every_report(tmp_path: Path) -> None:
+    """The request's SQL text is the client's: control sequences in it (escaped in the
+    protobuf text, raw once decoded) reach no terminal, and a huge one stays bounded."""
+    events = _events()
+    poison = "select \\033[2J\\033]0;pwned\\007 " + "x" * 50_000
+    for event in events:
+        if event["Event"].endswith("SQLExecutionStart") and "query:" in event["details"]:
+            head, _, tail = event["details"].partition('query: "')
+            event["details"] = head + 'query: "' + poison + tail[tail.index('"') :]
+    analysis = api.analyze(str(_write(tmp_path, events)))
+    labels = [e.shown_description for e in analysis.application.executions]
+    assert any("\x1b" in label for label in labels)  # decoded as the client sent it
+    assert all(len(label) <= MAX_LABEL_CHARS for label in labels)
+    text = text_report(analysis)
+    assert "\x1b" not in text and "\x07" not in text
+    markdown = render(analysis, "markdown")
+    assert "\x1b" not in markdown and "\x07" not in markdown
+    html = render(analysis, "html")
+    assert "\x1b" not in html and "\x07" not in html
