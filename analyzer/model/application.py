@@ -98,14 +98,15 @@ CONNECT_TAG_PREFIX = "SparkConnect_OperationTag_"
 
 
 def connect_tag(job_tags: object) -> str | None:
-    """Return the Spark Connect operation tag among an execution's logged `jobTags`, if any.
+    """Return the Spark Connect operation tag among an execution's logged `jobTags` (or a
+    job's `job_tags`), if any.
 
     >>> connect_tag(["spark-session-1", "SparkConnect_OperationTag_User__Session_s_Operation_o"])
     'SparkConnect_OperationTag_User__Session_s_Operation_o'
     >>> connect_tag(None) is None, connect_tag([7, "x"]) is None
     (True, True)
     """
-    if not isinstance(job_tags, list):
+    if not isinstance(job_tags, (list, tuple)):
         return None
     return next(
         (t for t in job_tags if isinstance(t, str) and t.startswith(CONNECT_TAG_PREFIX)), None
@@ -392,12 +393,21 @@ class Application(BaseModel):
 
     @cached_property
     def interrupted_execution_ids(self) -> frozenset[int]:
-        """SQL executions cut short on purpose: by a normal stop of their streaming query, or by
-        the Spark Connect client that ran them cancelling them. Spark marks them failed (an
-        `InterruptedException`, a cancelled job), but nothing failed."""
-        streams = (e for q in self.streaming for e in q.interrupted_execution_ids)
-        on_purpose = frozenset(streams).union(self.cancelled_connect_execution_ids)
-        return on_purpose.union(self._cancelled_ids(on_purpose))
+        """SQL executions cut short on purpose: by a normal stop of their streaming query
+        (`stopped_stream_execution_ids`), by the Spark Connect client that ran them
+        (`cancelled_connect_execution_ids`), or by whatever cancelled their jobs
+        (`cancelled_execution_ids`). Spark marks them failed (an `InterruptedException`, a
+        cancelled job), but nothing failed."""
+        return self._stopped_or_client_cancelled.union(self.cancelled_execution_ids)
+
+    @cached_property
+    def stopped_stream_execution_ids(self) -> frozenset[int]:
+        """SQL executions of the batch a normal stop of their streaming query interrupted."""
+        return frozenset(e for q in self.streaming for e in q.interrupted_execution_ids)
+
+    @cached_property
+    def _stopped_or_client_cancelled(self) -> frozenset[int]:
+        return self.stopped_stream_execution_ids.union(self.cancelled_connect_execution_ids)
 
     @cached_property
     def cancelled_execution_ids(self) -> frozenset[int]:
@@ -406,10 +416,7 @@ class Application(BaseModel):
         program or a notebook's Cancel, a kill in the UI), none by the application's shutdown,
         and Spark's error for the execution, if it logged one, is that cancellation. Among
         `interrupted_execution_ids`, apart from a streaming stop's and a Connect client's."""
-        streams = (e for q in self.streaming for e in q.interrupted_execution_ids)
-        return self._cancelled_ids(frozenset(streams).union(self.cancelled_connect_execution_ids))
-
-    def _cancelled_ids(self, known: frozenset[int]) -> frozenset[int]:
+        known = self._stopped_or_client_cancelled
         jobs = {j.job_id: j for j in self.jobs}
         found = []
         for ex in self.executions:

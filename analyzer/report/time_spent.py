@@ -18,7 +18,7 @@ from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
-from analyzer.model.application import CONNECT_TAG_PREFIX, Execution, Job
+from analyzer.model.application import Execution, Job, connect_tag
 from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
 from analyzer.report.findings import FindingView
@@ -522,10 +522,10 @@ def _segments(
 def _job_description(analysis: Analysis, job: Job) -> str:
     """The job's description on one line; for a Spark Connect operation's job outside its SQL
     executions (a file listing, a schema inference), the name of the operation's execution."""
-    if (job.description or "").startswith(CONNECT_DESCRIPTION_PREFIX):
-        tags = {t for t in job.job_tags if t.startswith(CONNECT_TAG_PREFIX)}
+    tag = connect_tag(job.job_tags)
+    if tag is not None and (job.description or "").startswith(CONNECT_DESCRIPTION_PREFIX):
         for other in analysis.application.jobs:
-            if tags and other.execution_id is not None and tags.intersection(other.job_tags):
+            if other.execution_id is not None and tag in other.job_tags:
                 execution = analysis.executions_by_id.get(other.execution_id)
                 if execution is not None:
                     return _one_line(f"{execution.shown_description}, outside its SQL execution")

@@ -152,7 +152,7 @@ def build_verdict(
     # A Spark Connect client that cancels its operation (interruptAll, a closed session) ends it
     # the same way.
     cancelled = app.cancelled_connect_execution_ids
-    stream_interrupted = interrupted.difference(cancelled, app.cancelled_execution_ids)
+    stream_interrupted = app.stopped_stream_execution_ids
     if stopped:
         parts.append(
             f"{plural(len(stopped), 'streaming query', 'streaming queries')} stopped"
