@@ -35,6 +35,14 @@ def public(name: str) -> Path:
     return path
 
 
+def sample(name: str) -> Path:
+    """Return the path of a sample log, skipping the test if it is not present."""
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    return path
+
+
 VERSIONS_PREFIX = "spark-"
 """Logs written by an older Spark version are in `sample_eventlogs/spark-<X.Y>/`."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from eventlog_samples import REPO, SAMPLES
+from eventlog_samples import REPO, SAMPLES, sample
 from typer.testing import CliRunner
 
 from analyzer import api
@@ -23,9 +23,7 @@ SAMPLE_ID = "local-1795320253957"
 
 
 def _sample() -> Path:
-    if not SAMPLE.exists():
-        pytest.skip(f"{SAMPLE} not present")
-    return SAMPLE
+    return sample(SAMPLE.name)
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 import zstandard
-from eventlog_samples import SAMPLES
+from eventlog_samples import sample
 from reports import analysis_of, render, text_report
 
 from analyzer import api
@@ -25,14 +24,12 @@ from analyzer.insights import detect_all
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.connect import MAX_LABEL_CHARS, connect_label
 
-CONNECT_LOG = SAMPLES / "local-1795803803322.zstd"
+CONNECT_LOG = "local-1795803803322.zstd"
 PREFIX = 'Spark Connect - session_id: "s"\nplan {\n  root'
 
 
 def _connect() -> Path:
-    if not CONNECT_LOG.exists():
-        pytest.skip(f"{CONNECT_LOG} not present")
-    return CONNECT_LOG
+    return sample(CONNECT_LOG)
 
 
 def _events() -> list[dict[str, Any]]:
