@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
-from eventlog_samples import SAMPLES
+from eventlog_samples import PUBLIC_CORPUS, SAMPLES
 from typer.testing import CliRunner
 
 from analyzer import api
@@ -115,4 +115,49 @@ def test_inverted_intervals_are_counted_per_kind(tmp_path: Path) -> None:
 def test_a_log_in_order_has_no_inverted_intervals() -> None:
     if not SOURCE.exists():
         pytest.skip(f"sample log {SOURCE} not present")
-    assert api.analyze(SOURCE).application.inverted_intervals == ()
+    application = api.analyze(SOURCE).application
+    assert application.inverted_intervals == ()
+    assert application.outside_run == ()
+
+
+def _executors_moved(ms: int) -> Any:
+    def change(event: dict[str, Any]) -> dict[str, Any]:
+        if event["Event"] == "SparkListenerExecutorAdded":
+            event["Timestamp"] += ms
+        return event
+
+    return change
+
+
+@pytest.mark.parametrize(("moved_ms", "flagged"), [(30_000, False), (10 * 60_000, True)])
+def test_executors_added_after_the_run_are_noted_past_a_minute(
+    tmp_path: Path, runner: CliRunner, moved_ms: int, flagged: bool
+) -> None:
+    """An executor added long after the application's end (a log joined from two runs) is
+    named in the notes; seconds of a busy driver's lag are not."""
+    log = _write(tmp_path / "local-moved", _executors_moved(moved_ms))
+    application = api.analyze(log).application
+    assert application.end_ms is not None
+    outside = {kind: (n, ms) for kind, n, ms in application.outside_run}
+    if not flagged:
+        assert "executor" not in outside
+        return
+    added = [e.added_ms for e in application.executors if e.added_ms is not None]
+    assert outside["executor"] == (len(added), max(added) - application.end_ms)
+    result = runner.invoke(app, ["report", str(log), "--format", "text"])
+    assert result.exit_code == 0, result.output
+    assert "timed outside the application's run in the log (1 executor, up to" in result.output
+
+
+def test_a_public_log_with_executors_from_another_time_is_noted(runner: CliRunner) -> None:
+    """rapids-tools' `databricks-aws` logs its two executors 593 days after the application's
+    end: the cost line counts no core-hours for them, and the notes say why."""
+    log = PUBLIC_CORPUS / "databricks-aws"
+    analysis = api.analyze(log)
+    assert analysis.application.outside_run == (("executor", 2, 51_230_136_906),)
+    result = runner.invoke(app, ["report", str(log), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["log"]["outside_run"] == {
+        "executor": {"count": 2, "farthest_ms": 51_230_136_906}
+    }

@@ -81,6 +81,15 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
     if inverted:
         counted = ", ".join(plural(n, kind) for kind, n in inverted)
         notes.append(f"end before start in the log ({counted}): counted as lasting 0 ms")
+    outside = app.outside_run
+    if outside:
+        counted = ", ".join(plural(n, kind) for kind, n, _ in outside)
+        farthest_ms = max(ms for _, _, ms in outside)
+        notes.append(
+            f"timed outside the application's run in the log ({counted}, up to "
+            f"{fmt_duration_ms(farthest_ms)} from it): the log may join two runs, or its clocks "
+            "disagree; those times, and their shares of the application, are unreliable"
+        )
     return tuple(notes)
 
 

@@ -565,6 +565,15 @@ def _document(
                 if app.inverted_intervals
                 else {}
             ),
+            **(
+                {
+                    "outside_run": {
+                        kind: {"count": n, "farthest_ms": ms} for kind, n, ms in app.outside_run
+                    }
+                }
+                if app.outside_run
+                else {}
+            ),
         },
         "stages": _stages(analysis),
         "selection": {
