@@ -1437,6 +1437,68 @@ def run_stream_fails(spark: Any, scratch: Path) -> None:
         raise RuntimeError("the failing stream did not fail")
 
 
+STREAM_IDLE_SECONDS = 12
+"""How long the idle stream waits for files after its second batch, before it is stopped."""
+STREAM_IDLE_MIN_REPORTS = 5
+"""Idle reports the idle stream's log must hold (about one a second while it waits)."""
+STREAM_IDLE_CONF = {**STREAM_CONF, "spark.sql.streaming.noDataProgressEventInterval": "1000"}
+"""An idle report a second, not Spark's default of one per 10 s, so a short run has several."""
+
+
+def _drop_orders_file(folder: Path, name: str, first_order: int, n_orders: int) -> None:
+    """Write a JSON-lines file of orders into a watched folder at once (renamed into place, so
+    the stream never reads half a file)."""
+    staged = folder.parent / f".{name}"
+    with staged.open("w", encoding="utf-8") as out:
+        for order_id in range(first_order, first_order + n_orders):
+            out.write(json.dumps({"order_id": order_id, "amount": order_id % 97 + 0.5}) + "\n")
+    staged.rename(folder / name)
+
+
+def _wait_for_batch(query: Any, batch_id: int, timeout_s: float = 60) -> None:
+    """Wait until the query has finished the batch `batch_id` (its progress has that id and
+    ran: an idle report repeats the next batch's id)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not query.isActive:
+            raise RuntimeError(f"query {query.name} ended early: {query.exception()}")
+        if any(
+            int(p["batchId"]) >= batch_id and "addBatch" in p.get("durationMs", {})
+            for p in query.recentProgress
+        ):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"query {query.name} did not finish batch {batch_id}")
+
+
+def run_stream_idle(spark: Any, scratch: Path) -> None:
+    """A stream over a folder of JSON files that goes idle: a file, a batch; a second file 3 s
+    later, a batch; then no file for 12 s before query.stop(). Every trigger without a new
+    file is reported as idle (about once a second), not as a batch."""
+    from pyspark.sql import functions as F
+
+    incoming = scratch / "incoming-orders"
+    incoming.mkdir(parents=True, exist_ok=True)
+    _drop_orders_file(incoming, "orders-0.json", 0, 1_000)
+    orders = spark.readStream.schema("order_id LONG, amount DOUBLE").json(str(incoming))
+    query = (
+        orders.groupBy()
+        .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
+        .writeStream.queryName("orders_from_files")
+        .outputMode("complete")
+        .format("noop")
+        .trigger(processingTime=STREAM_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-idle"))
+        .start()
+    )
+    _wait_for_batch(query, 0)
+    time.sleep(3)
+    _drop_orders_file(incoming, "orders-1.json", 1_000, 500)
+    _wait_for_batch(query, 1)
+    time.sleep(STREAM_IDLE_SECONDS)
+    query.stop()
+
+
 def run_stream_stateful(spark: Any, scratch: Path) -> None:
     """Two counts per page and 1 s window over one stream of 500 clicks/s: one with a 1 s
     watermark (old windows leave the state), one without (the state keeps every window)."""
@@ -2042,6 +2104,27 @@ WORKLOADS: tuple[Workload, ...] = (
         ),
     ),
     Workload(
+        name="stream-idle",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="streaming query over a folder of JSON files that goes idle: two files, "
+        f"two batches, then {STREAM_IDLE_SECONDS} s without a file before query.stop(); "
+        "noDataProgressEventInterval 1 s, so Spark reports the idle triggers about once a "
+        "second (QueryIdleEvent from 3.5, a progress event of no batch before)",
+        run=run_stream_idle,
+        conf=STREAM_IDLE_CONF,
+        expects=("stream_some_progress", "stream_stopped", "stream_idle"),
+        streams=(
+            StreamLabel(
+                query="orders_from_files",
+                rule="",
+                status="stopped",
+                note="idle between files: its idle reports are not batches, no warning",
+            ),
+        ),
+    ),
+    Workload(
         name="repeated-queries",
         warm=True,
         codec="zstd",
@@ -2115,6 +2198,7 @@ OLDER_VERSION_WORKLOADS: tuple[tuple[str, str], ...] = (
     ("many-tasks-large-result", "zstd"),
     ("stream-keeps-up", "zstd"),
     ("stream-falls-behind", "zstd"),
+    ("stream-idle", "zstd"),
 )
 """The workloads (and their codecs) run with older PySpark releases: AQE on and off, every join
 strategy, AQE's skew split, spills, a Python UDF with a retried task, a failed query, a rolling
@@ -2624,7 +2708,10 @@ class LogSummary:
     stream_started: list[dict[str, Any]] = field(default_factory=list)
     """Streaming QueryStartedEvents, as decoded."""
     stream_progress: list[dict[str, Any]] = field(default_factory=list)
-    """The `progress` of every streaming QueryProgressEvent."""
+    """The `progress` of every streaming QueryProgressEvent of a batch that ran (`addBatch`)."""
+    stream_idle: int = 0
+    """Reports of triggers that found no new data: QueryIdleEvents (Spark 3.5+), and before
+    3.5 QueryProgressEvents of no batch."""
     stream_terminated: list[dict[str, Any]] = field(default_factory=list)
     """Streaming QueryTerminatedEvents, as decoded."""
     connect_events: dict[str, int] = field(default_factory=dict)
@@ -2677,7 +2764,13 @@ def summarize_log(log_path: Path) -> LogSummary:
         if kind == "StreamingQueryListener$QueryStartedEvent":
             summary.stream_started.append(event)
         elif kind == "StreamingQueryListener$QueryProgressEvent":
-            summary.stream_progress.append(event.get("progress", {}))
+            progress = event.get("progress", {})
+            if "addBatch" in progress.get("durationMs", {}):
+                summary.stream_progress.append(progress)
+            else:  # before Spark 3.5, a trigger that found no new data
+                summary.stream_idle += 1
+        elif kind == "StreamingQueryListener$QueryIdleEvent":
+            summary.stream_idle += 1
         elif kind == "StreamingQueryListener$QueryTerminatedEvent":
             summary.stream_terminated.append(event)
         elif kind == "SparkListenerLogStart":
@@ -3012,6 +3105,7 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "stream_falls_behind": stream_falls_behind,
     "stream_stopped": stream_stopped,
     "stream_failed": stream_failed,
+    "stream_idle": lambda s, _: s.stream_idle >= STREAM_IDLE_MIN_REPORTS,
     "stream_state": stream_state,
     "connect_failed_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_FAILED, 0) == 1,
     "connect_canceled_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_CANCELED, 0) == 1,

@@ -9,6 +9,7 @@ leads its findings or none, the exception of a failed one). The public Spark 3.1
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from analyzer.report.options import ReportOptions
 from analyzer.report.verdict import build_verdict
 
 PROGRESS = "StreamingQueryListener$QueryProgressEvent"
+IDLE = "StreamingQueryListener$QueryIdleEvent"
 
 
 def _manifest(directory: Path = SAMPLES) -> list[dict[str, Any]]:
@@ -66,14 +68,40 @@ def _analyzed(file: str) -> tuple[Analysis, tuple[Finding, ...]]:
     return analysis, tuple(api.find_issues(analysis))
 
 
+def _events(path: str) -> list[dict[str, Any]]:
+    """Every event of a log, read with plain json."""
+    return [json.loads(line.data) for line in iter_lines(resolve_log(path), ReadStats())]
+
+
 def _progress_events(path: str) -> list[dict[str, Any]]:
-    """The progress of every QueryProgressEvent of a log, read with plain json."""
+    """The progress of every QueryProgressEvent of a batch that ran (`addBatch`: Spark times
+    every batch's sink write) in a log, read with plain json."""
+    return [
+        event["progress"]
+        for event in _events(path)
+        if str(event.get("Event", "")).endswith(PROGRESS)
+        and "addBatch" in event["progress"]["durationMs"]
+    ]
+
+
+def _idle_reports_ms(path: str, run_id: str) -> list[int]:
+    """When each report of a trigger that found no new data was made, in epoch ms: a
+    QueryIdleEvent (Spark 3.5+), or before 3.5 a progress of no batch (its trigger's end)."""
     found = []
-    for line in iter_lines(resolve_log(path), ReadStats()):
-        event = json.loads(line.data)
-        if str(event.get("Event", "")).endswith(PROGRESS):
-            found.append(event["progress"])
+    for event in _events(path):
+        name = str(event.get("Event", ""))
+        if name.endswith(IDLE) and event["runId"] == run_id:
+            found.append(_epoch_ms(event["timestamp"]))
+        elif name.endswith(PROGRESS) and event["progress"]["runId"] == run_id:
+            progress = event["progress"]
+            if "addBatch" not in progress["durationMs"]:
+                trigger_ms = progress["durationMs"]["triggerExecution"]
+                found.append(_epoch_ms(progress["timestamp"]) + trigger_ms)
     return found
+
+
+def _epoch_ms(iso: str) -> int:
+    return round(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def _verdict(analysis: Analysis, findings: tuple[Finding, ...]) -> Any:
@@ -314,3 +342,58 @@ def test_hostile_query_names_and_exceptions_stay_text(tmp_path: Any) -> None:
         if c.type in ("html_inline", "html_block")
     ]
     assert set(html) <= {"<sub>", "</sub>"}  # the report's own footnote markup only
+
+
+def _idle_entries() -> list[Any]:
+    found = [
+        p
+        for p in _entries()
+        if p.values[0] is not None and p.values[0]["workload"] == "stream-idle"
+    ]
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no idle stream sample"))]
+
+
+@pytest.mark.parametrize("entry", _idle_entries())
+def test_an_idle_streams_reports_are_not_batches_and_extend_its_run(entry: dict[str, Any]) -> None:
+    """Spark 3.5+ logs a QueryIdleEvent for a trigger that found no new data; Spark 3.4 a
+    progress event of no batch, with the next batch's id. Neither is a batch: the stream ran
+    two, and was idle (reported about once a second) until it was stopped."""
+    analysis, findings = _analyzed(entry["file"])
+    (query,) = analysis.application.streaming
+    assert [b.batch_id for b in query.batches] == [0, 1]
+    idle_ms = _idle_reports_ms(str(SAMPLES / entry["file"]), query.run_id)
+    assert query.idle_reports == len(idle_ms) >= 5
+    assert query.last_idle_ms == max(idle_ms)
+    assert query.end_ms is not None and query.end_ms >= query.last_idle_ms
+    assert not [f for f in findings if f.rule.startswith("streaming")]
+    text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
+    assert f"idle: no new data, reported {len(idle_ms)} times, the last at" in text
+    assert "2 batches" in text
+    document = json.loads(api.render_report(analysis, ReportOptions(fmt="json"), findings))
+    (shown,) = document["streaming"]["queries"]
+    assert (shown["n_batches"], shown["idle_reports"]) == (2, len(idle_ms))
+    assert shown["last_idle_ms"] == query.last_idle_ms
+
+
+def test_hostile_idle_reports_stay_text_and_bounded(tmp_path: Path) -> None:
+    """Idle reports of a run the log never started, with escapes in its ids, and with times
+    that are no dates: every format reads them as text, and a time no date is left out."""
+    entry = _entry("stream-idle")
+    lines = []
+    for event in _events(str(SAMPLES / entry["file"])):
+        if str(event["Event"]).endswith(IDLE):
+            evil = dict(event, id="\x1b[31mq\u202e", runId="<script>alert(1)</script>")
+            lines.append(json.dumps(evil))
+            event = dict(event, timestamp="not a date \x1b[2J")
+        lines.append(json.dumps(event))
+    path = tmp_path / "local-idle-hostile"
+    path.write_text("\n".join(lines) + "\n")
+    analysis = api.analyze(path)
+    known, unknown = analysis.application.streaming
+    assert known.idle_reports == unknown.idle_reports >= 5
+    assert known.last_idle_ms is None and not unknown.batches
+    findings = api.find_issues(analysis)
+    for fmt in ("text", "markdown", "json"):
+        assert "\x1b" not in api.render_report(analysis, ReportOptions(fmt=fmt), findings)
+    page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
+    assert "<script>alert(1)" not in page

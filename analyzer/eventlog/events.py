@@ -65,6 +65,7 @@ from analyzer.eventlog.source import LogSource
 from analyzer.eventlog.streaming_events import (
     Rate,
     StateOperatorProgress,
+    StreamingQueryIdle,
     StreamingQueryProgress,
     StreamingQueryProgressEvent,
     StreamingQueryStarted,
@@ -116,6 +117,7 @@ Event = (
     | SQLExecutionEnd
     | StreamingQueryStarted
     | StreamingQueryProgressEvent
+    | StreamingQueryIdle
     | StreamingQueryTerminated
     | ConnectOperationCanceled
 )
@@ -145,6 +147,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "SparkListenerSQLExecutionEnd": SQLExecutionEnd,
     "StreamingQueryListener$QueryStartedEvent": StreamingQueryStarted,
     "StreamingQueryListener$QueryProgressEvent": StreamingQueryProgressEvent,
+    "StreamingQueryListener$QueryIdleEvent": StreamingQueryIdle,
     "StreamingQueryListener$QueryTerminatedEvent": StreamingQueryTerminated,
     "SparkListenerConnectOperationCanceled": ConnectOperationCanceled,
 }
@@ -427,6 +430,7 @@ __all__ = [
     "StageInfo",
     "StageSubmitted",
     "StateOperatorProgress",
+    "StreamingQueryIdle",
     "StreamingQueryProgress",
     "StreamingQueryProgressEvent",
     "StreamingQueryStarted",

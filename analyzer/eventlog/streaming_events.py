@@ -83,6 +83,16 @@ class StreamingQueryProgressEvent(msgspec.Struct, frozen=True, gc=False):
     progress: StreamingQueryProgress = msgspec.field(default_factory=StreamingQueryProgress)
 
 
+class StreamingQueryIdle(msgspec.Struct, frozen=True, gc=False):
+    """A streaming query run found no new data (`QueryIdleEvent`, Spark 3.5+): posted instead
+    of a progress event, at most every `spark.sql.streaming.noDataProgressEventInterval`."""
+
+    query_id: str = msgspec.field(name="id", default="")
+    run_id: str = msgspec.field(name="runId", default="")
+    timestamp: str | None = None
+    """ISO 8601 in UTC."""
+
+
 class StreamingQueryTerminated(msgspec.Struct, frozen=True, gc=False):
     """A streaming query run ended: stopped (no exception) or failed (`QueryTerminatedEvent`)."""
 

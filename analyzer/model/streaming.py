@@ -95,6 +95,12 @@ class StreamingQuery(BaseModel):
     unfinished_batches: tuple[tuple[int, tuple[int, ...]], ...] = ()
     """(batch id, its execution ids) for batches that started SQL executions but have no
     progress event: the batch the run was stopped or failed in."""
+    idle_reports: int = 0
+    """How many times Spark reported a trigger that found no new data (a `QueryIdleEvent`, or
+    before Spark 3.5 a progress event of no batch): not batches. Spark reports at most one per
+    `spark.sql.streaming.noDataProgressEventInterval` (10 s by default)."""
+    last_idle_ms: int | None = None
+    """When the last of those reports was made (epoch ms)."""
 
     @property
     def label(self) -> str:

@@ -439,6 +439,9 @@ class ApplicationBuilder:
     def _on_streaming_progress(self, event: ev.StreamingQueryProgressEvent) -> None:
         self.streaming.progress(event)
 
+    def _on_streaming_idle(self, event: ev.StreamingQueryIdle) -> None:
+        self.streaming.idle(event)
+
     def _on_streaming_terminated(self, event: ev.StreamingQueryTerminated) -> None:
         self.streaming.terminated(event)
 
@@ -566,6 +569,7 @@ _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
     ev.EnvironmentUpdate: ApplicationBuilder._on_environment,
     ev.StreamingQueryStarted: ApplicationBuilder._on_streaming_started,
     ev.StreamingQueryProgressEvent: ApplicationBuilder._on_streaming_progress,
+    ev.StreamingQueryIdle: ApplicationBuilder._on_streaming_idle,
     ev.StreamingQueryTerminated: ApplicationBuilder._on_streaming_terminated,
     ev.ConnectOperationCanceled: ApplicationBuilder._on_connect_cancelled,
 }

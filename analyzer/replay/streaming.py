@@ -80,6 +80,16 @@ def _sum_rates(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def is_idle_report(progress: ev.StreamingQueryProgress) -> bool:
+    """True for the progress Spark before 3.5 logs when a trigger found no new data: no batch
+    ran (no `addBatch` phase) and no source read a row. It repeats the next batch's id; Spark
+    3.5+ logs a `QueryIdleEvent` instead. A no-data batch (run to move a watermark) has
+    `addBatch` and counts as a batch."""
+    return "addBatch" not in progress.durations_ms and not any(
+        s.n_input_rows for s in progress.sources
+    )
+
+
 _BATCH = Trusted(StreamingBatch)
 """Builds batches unvalidated (`model.trusted`)."""
 
@@ -136,6 +146,8 @@ class _Run:
     sink: str = ""
     state_operators: tuple[str, ...] = ()
     batches: list[StreamingBatch] = field(default_factory=list)
+    idle_reports: int = 0
+    last_idle_ms: int | None = None
 
 
 @dataclass
@@ -170,10 +182,15 @@ class StreamingTracker:
         self.note_time(run.start_ms)
 
     def progress(self, event: ev.StreamingQueryProgressEvent) -> None:
-        """A batch finished."""
+        """A batch finished, or (before Spark 3.5) a trigger found no new data."""
         progress = event.progress
         run = self._run(progress.query_id, progress.run_id)
         run.name = progress.name or run.name
+        if is_idle_report(progress):
+            ms = parse_timestamp_ms(progress.timestamp)
+            trigger_ms = progress.durations_ms.get("triggerExecution") or 0
+            self._idle(run, ms + trigger_ms if ms is not None else None)
+            return
         batch = _batch(progress, self.phase_names)
         run.batches.append(batch)
         if run.start_ms is None:
@@ -183,6 +200,18 @@ class StreamingTracker:
         run.state_operators = tuple(op.operator_name for op in progress.state_operators)
         if batch.timestamp_ms is not None:
             self.note_time(batch.timestamp_ms + (batch.trigger_execution_ms or 0))
+
+    def idle(self, event: ev.StreamingQueryIdle) -> None:
+        """A trigger found no new data (Spark 3.5+)."""
+        self._idle(self._run(event.query_id, event.run_id), parse_timestamp_ms(event.timestamp))
+
+    def _idle(self, run: _Run, time_ms: int | None) -> None:
+        run.idle_reports += 1
+        if run.start_ms is None:
+            run.start_ms = time_ms
+        if time_ms is not None:
+            run.last_idle_ms = max(run.last_idle_ms or time_ms, time_ms)
+        self.note_time(time_ms)
 
     def terminated(self, event: ev.StreamingQueryTerminated) -> None:
         """A run ended, stopped or failed."""
@@ -246,6 +275,8 @@ class StreamingTracker:
                     state_operators=run.state_operators,
                     batches=batches,
                     unfinished_batches=unfinished,
+                    idle_reports=run.idle_reports,
+                    last_idle_ms=run.last_idle_ms,
                 )
             )
         return tuple(queries)

@@ -468,6 +468,8 @@ def _streaming(analysis: Analysis) -> dict[str, Any]:
                     {"batch_id": batch_id, "execution_ids": list(ids)}
                     for batch_id, ids in q.unfinished_batches
                 ],
+                "idle_reports": q.idle_reports,
+                "last_idle_ms": q.last_idle_ms,
                 "batches": (
                     {
                         "batch_id": b.batch_id,

@@ -111,6 +111,12 @@ class StreamingQueryView:
     unfinished_str: str = field(
         metadata=_help("The batch the run was stopped or failed in, with its executions, or empty.")
     )
+    idle_str: str = field(
+        metadata=_help(
+            "`no new data, reported 13 times, the last at 2026-11-27 21:07:07 UTC`: Spark's "
+            "reports of triggers that ran no batch (not counted as batches), or empty."
+        )
+    )
     executions_str: str = field(metadata=_help("`40 SQL executions (3–42)`."))
     first_execution_anchor: str = field(
         metadata=_help("Element id of its first batch's first execution, or empty.")
@@ -295,6 +301,12 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
         sources_str="; ".join(q.sources),
         sink_str=q.sink,
         unfinished_str=unfinished,
+        idle_str=(
+            f"no new data, reported {plural(q.idle_reports, 'time')}"
+            + (f", the last at {fmt_timestamp_ms(q.last_idle_ms)}" if q.last_idle_ms else "")
+            if q.idle_reports
+            else ""
+        ),
         executions_str=_ids_str(ids),
         first_execution_anchor=execution_anchor(first) if first is not None else "",
         chart=_chart(fig),
