@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -201,11 +202,22 @@ def test_slot_counts_replayed_aside_give_the_figures_made_in_turn(
     assert (what_if_figures(plan), what_if_figures(plan, asked)) == in_turn
 
 
-def test_slot_counts_are_replayed_aside_only_for_plans_of_few_moments(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize(
+    ("bound", "of_plan"),
+    [
+        ("ASIDE_MAX_MOMENTS", lambda plan: len(plan.n_deps)),
+        ("ASIDE_MAX_TASKS", lambda plan: plan.n_tasks),
+    ],
+)
+def test_slot_counts_are_replayed_aside_only_for_plans_of_few_moments_and_tasks(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    bound: str,
+    of_plan: Callable[[what_if.ReplayPlan], int],
 ) -> None:
-    """A plan of more moments than `ASIDE_MAX_MOMENTS` is replayed in this process alone: two
-    replays at once would hold its per-moment figures twice."""
+    """A plan of more moments than `ASIDE_MAX_MOMENTS`, or more tasks than `ASIDE_MAX_TASKS`,
+    is replayed in this process alone: two replays at once would hold its per-moment and
+    per-task figures twice."""
     analysis = reports.analysis_of(_local_samples()[0])
     plan = build_replay_plan(analysis.application, analysis.tasks, analysis.capacity)
     parent = os.getpid()
@@ -221,7 +233,7 @@ def test_slot_counts_are_replayed_aside_only_for_plans_of_few_moments(
     assert list(tmp_path.glob("aside-*"))
     for mark in tmp_path.glob("aside-*"):
         mark.unlink()
-    monkeypatch.setattr(what_if, "ASIDE_MAX_MOMENTS", len(plan.n_deps) - 1)
+    monkeypatch.setattr(what_if, bound, of_plan(plan) - 1)
     assert what_if_figures(plan) == made_aside
     assert not list(tmp_path.glob("aside-*"))
 

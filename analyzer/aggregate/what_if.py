@@ -642,15 +642,21 @@ ASIDE_MAX_MOMENTS = 100_000
 """...and at most this many moments: a replay holds a Python integer or two per moment (about
 56 bytes), so two at once added 25 MB to the peak of a log of 36,000 executions (200,000
 moments), whose replays the second core sped up by under 1 %."""
+ASIDE_MAX_TASKS = 500_000
+"""...and at most this many tasks: a replay's transient grows with its tasks, so two at once
+added 45 to 60 MB to the peak of a log of a million tasks (`giant_stage_100k_x10`: 385 to 401
+MB against 338 to 342 in one process) for 0.2 s of its 19 s, the second core being busy there
+with the task figures made aside (`analysis.figures_made_aside`)."""
 
 
 def _worth_aside(plan: ReplayPlan) -> bool:
     """Whether replaying some of the plan's slot counts in a forked process pays
-    (`ASIDE_MIN_WORK`, `ASIDE_MAX_MOMENTS`)."""
+    (`ASIDE_MIN_WORK`, `ASIDE_MAX_MOMENTS`, `ASIDE_MAX_TASKS`)."""
     moments = len(plan.n_deps)
     return (
         plan.n_tasks + moments >= ASIDE_MIN_WORK
         and moments <= ASIDE_MAX_MOMENTS
+        and plan.n_tasks <= ASIDE_MAX_TASKS
         and usable_cpus() > 1
         and can_fork()
     )
