@@ -1437,6 +1437,39 @@ def run_stream_fails(spark: Any, scratch: Path) -> None:
         raise RuntimeError("the failing stream did not fail")
 
 
+FOREACH_BATCH_FAILURE_MESSAGE = "sample foreachBatch failure: the warehouse rejected batch"
+FOREACH_BATCH_FAILING_BATCH = 2
+
+
+def run_stream_foreach_batch_fails(spark: Any, scratch: Path) -> None:
+    """A stream of 100 orders/s whose foreachBatch function (Python, on the driver) writes each
+    batch's totals to parquet, then raises on batch 2: no task fails, the function's exception
+    ends the query through py4j."""
+    from pyspark.sql import functions as F
+
+    def write_totals(batch: Any, batch_id: int) -> None:
+        totals = batch.agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
+        totals.write.mode("append").parquet(str(scratch / "order-totals"))
+        if batch_id == FOREACH_BATCH_FAILING_BATCH:
+            raise ValueError(f"{FOREACH_BATCH_FAILURE_MESSAGE} {batch_id}")
+
+    query = (
+        stream_orders(spark, 100)
+        .writeStream.queryName("order_totals")
+        .foreachBatch(write_totals)
+        .trigger(processingTime=STREAM_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-foreach"))
+        .start()
+    )
+    try:
+        query.awaitTermination(60)
+    except Exception as exc:  # the failure is the point of this workload
+        print(f"expected failure: {type(exc).__name__}", file=sys.stderr)
+    if query.isActive:
+        query.stop()
+        raise RuntimeError("the foreachBatch stream did not fail")
+
+
 STREAM_IDLE_SECONDS = 12
 """How long the idle stream waits for files after its second batch, before it is stopped."""
 STREAM_IDLE_MIN_REPORTS = 5
@@ -2100,6 +2133,28 @@ WORKLOADS: tuple[Workload, ...] = (
                 rule="streaming-state-growth",
                 status="stopped",
                 note="no watermark: the state keeps every window and grows with every batch",
+            ),
+        ),
+    ),
+    Workload(
+        name="stream-foreach-batch-fails",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="streaming query whose foreachBatch function (Python, on the driver) writes "
+        f"each batch's totals to parquet and raises ValueError on batch "
+        f"{FOREACH_BATCH_FAILING_BATCH}: no task fails; the query terminates with a py4j "
+        "exception whose text holds the Python traceback",
+        run=run_stream_foreach_batch_fails,
+        conf=STREAM_CONF,
+        expects=("stream_some_progress", "stream_foreach_batch_failed"),
+        streams=(
+            StreamLabel(
+                query="order_totals",
+                rule="",
+                status="failed",
+                note="the foreachBatch function's own exception, not py4j's wrapper, is the cause",
+                message=FOREACH_BATCH_FAILURE_MESSAGE,
             ),
         ),
     ),
@@ -3106,6 +3161,10 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "stream_stopped": stream_stopped,
     "stream_failed": stream_failed,
     "stream_idle": lambda s, _: s.stream_idle >= STREAM_IDLE_MIN_REPORTS,
+    "stream_foreach_batch_failed": lambda s, _: any(
+        FOREACH_BATCH_FAILURE_MESSAGE in str(e.get("exception") or "")
+        for e in s.stream_terminated
+    ),
     "stream_state": stream_state,
     "connect_failed_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_FAILED, 0) == 1,
     "connect_canceled_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_CANCELED, 0) == 1,

@@ -397,3 +397,19 @@ def test_hostile_idle_reports_stay_text_and_bounded(tmp_path: Path) -> None:
         assert "\x1b" not in api.render_report(analysis, ReportOptions(fmt=fmt), findings)
     page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
     assert "<script>alert(1)" not in page
+
+
+def test_a_foreach_batch_failure_is_named_by_the_functions_own_exception() -> None:
+    """A foreachBatch function that raises ends the query with py4j's wrapper around the
+    Python traceback; the section, the verdict and the finding name the function's exception."""
+    entry = _entry("stream-foreach-batch-fails")
+    analysis, findings = _analyzed(entry["file"])
+    (query,) = analysis.application.streaming
+    message = entry["expect_streaming"][0]["message"]
+    assert query.exception is not None and "Traceback (most recent call last)" in query.exception
+    assert query.exception_cause.startswith(f"ValueError: {message}")
+    assert message in _verdict(analysis, findings).root_cause_str
+    text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
+    assert f"order_totals · failed: ValueError: {message}" in text
+    (failed,) = [f for f in findings if f.rule == "failed-query"]
+    assert failed.number("n_failed_tasks") == 0

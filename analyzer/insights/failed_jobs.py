@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.failure_cause import root_cause
 from analyzer.units import first_line
 
 RULE = "failed-job"

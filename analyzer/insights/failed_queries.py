@@ -8,10 +8,10 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import is_python_operator
 from analyzer.aggregate.task_detail import first_failed_task
 from analyzer.insights._common import context
-from analyzer.insights.failure_cause import is_cancellation, root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
-from analyzer.model.application import SHUTDOWN, Execution, Job
+from analyzer.model.application import SHUTDOWN, Execution, Job, is_cancellation
+from analyzer.model.failure_cause import root_cause
 
 RULE = "failed-query"
 GPU_OOM_SIGNS = ("GpuSplitAndRetryOOM", "GpuRetryOOM", "GPU OutOfMemory", "GpuOOM")

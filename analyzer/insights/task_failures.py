@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
-from analyzer.insights.failure_cause import root_cause
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.failure_cause import root_cause
 from analyzer.units import plural
 
 RULE = "task-failures"

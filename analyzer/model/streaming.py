@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.dataclasses import dataclass
 
+from analyzer.model.failure_cause import root_cause
+
 StreamingStatus = Literal["running", "stopped", "failed"]
 """How a query run ended: `stopped` (terminated without an exception: `query.stop()` or the
 end of the application), `failed` (terminated with one), `running` (no terminated event)."""
@@ -101,6 +103,13 @@ class StreamingQuery(BaseModel):
     `spark.sql.streaming.noDataProgressEventInterval` (10 s by default)."""
     last_idle_ms: int | None = None
     """When the last of those reports was made (epoch ms)."""
+
+    @property
+    def exception_cause(self) -> str:
+        """The line of a failed run's exception naming what started it (`ValueError: …` out of
+        a foreachBatch function's Python traceback, the last `Caused by:` of a Java one), or
+        empty (see `model.failure_cause.root_cause`)."""
+        return root_cause(self.exception)
 
     @property
     def label(self) -> str:

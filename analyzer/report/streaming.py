@@ -191,13 +191,6 @@ def _chart(fig: StreamingFigures) -> StreamingChartView:
     )
 
 
-def _exception_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    causes = [line for line in lines if line.startswith("Caused by:")]
-    line = causes[-1].removeprefix("Caused by:").strip() if causes else (lines[0] if lines else "")
-    return line if len(line) <= 240 else line[:239] + "…"
-
-
 def _ids_str(ids: Sequence[int]) -> str:
     if not ids:
         return "no SQL executions"
@@ -210,7 +203,7 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
     """Word one query run's figures; `detailed_ids` are the executions with a section."""
     q = fig.query
     if q.status == "failed":
-        status_str = f"failed: {_exception_line(q.exception or '') or 'no exception logged'}"
+        status_str = f"failed: {q.exception_cause or 'no exception logged'}"
     elif q.status == "stopped":
         status_str = "stopped normally"
     else:

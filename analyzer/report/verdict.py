@@ -86,16 +86,6 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
     return where.replace(label, f"{label} ({described})", 1)
 
 
-def _exception_line(text: str) -> str:
-    """The line of a query's exception that says what went wrong: the last `Caused by:`
-    when there is one, else the first line."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    causes = [line for line in lines if line.startswith("Caused by:")]
-    if causes:
-        return causes[-1].removeprefix("Caused by:").strip()
-    return lines[0] if lines else ""
-
-
 def build_verdict(
     analysis: Analysis,
     header: ApplicationHeaderView,
@@ -225,7 +215,7 @@ def build_verdict(
     if failed_streams and not cause:
         # The query failed outside any SQL execution (in the driver, e.g. in foreachBatch).
         query = failed_streams[0]
-        cause = _one_line(_exception_line(query.exception or "") or "no exception in the log")
+        cause = _one_line(query.exception_cause or "no exception in the log")
         where = f"streaming query {query.label}"
     return VerdictView(
         status=status,

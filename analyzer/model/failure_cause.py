@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 
-from analyzer.model.application import is_cancellation
 from analyzer.units import readable_error
 
-__all__ = ["is_cancellation", "root_cause"]
+__all__ = ["root_cause"]
 
 MAX_CHARS = 200
 """A root cause is cut to this many characters."""
