@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
-from eventlog_samples import PUBLIC_CORPUS, SAMPLES
+from eventlog_samples import PUBLIC_CORPUS, SAMPLES, sample
 from typer.testing import CliRunner
 
 from analyzer import api
@@ -115,9 +115,9 @@ def test_inverted_intervals_are_counted_per_kind(tmp_path: Path) -> None:
 def test_a_log_in_order_has_no_inverted_intervals() -> None:
     if not SOURCE.exists():
         pytest.skip(f"sample log {SOURCE} not present")
-    application = api.analyze(SOURCE).application
-    assert application.inverted_intervals == ()
-    assert application.outside_run == ()
+    analysis = api.analyze(SOURCE)
+    assert analysis.application.inverted_intervals == ()
+    assert analysis.outside_run == ()
 
 
 def _executors_moved(ms: int) -> Any:
@@ -136,14 +136,22 @@ def test_executors_added_after_the_run_are_noted_past_a_minute(
     """An executor added long after the application's end (a log joined from two runs) is
     named in the notes; seconds of a busy driver's lag are not."""
     log = _write(tmp_path / "local-moved", _executors_moved(moved_ms))
-    application = api.analyze(log).application
+    analysis = api.analyze(log)
+    application = analysis.application
     assert application.end_ms is not None
-    outside = {kind: (n, ms) for kind, n, ms in application.outside_run}
+    outside = {kind: (n, ms) for kind, n, ms in analysis.outside_run}
     if not flagged:
         assert "executor" not in outside
         return
-    added = [e.added_ms for e in application.executors if e.added_ms is not None]
-    assert outside["executor"] == (len(added), max(added) - application.end_ms)
+    spans = analysis.executor_task_spans
+    away = [
+        max(
+            e.added_ms - application.end_ms, e.added_ms - spans.get(e.executor_id, (e.added_ms,))[0]
+        )
+        for e in application.executors
+        if e.added_ms is not None
+    ]
+    assert outside["executor"] == (len(away), max(away))
     result = runner.invoke(app, ["report", str(log), "--format", "text"])
     assert result.exit_code == 0, result.output
     assert "timed outside the application's run in the log (1 executor, up to" in result.output
@@ -154,10 +162,76 @@ def test_a_public_log_with_executors_from_another_time_is_noted(runner: CliRunne
     end: the cost line counts no core-hours for them, and the notes say why."""
     log = PUBLIC_CORPUS / "databricks-aws"
     analysis = api.analyze(log)
-    assert analysis.application.outside_run == (("executor", 2, 51_230_136_906),)
+    assert analysis.outside_run == (("executor", 2, 51_230_136_906),)
     result = runner.invoke(app, ["report", str(log), "--format", "json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert document["log"]["outside_run"] == {
         "executor": {"count": 2, "farthest_ms": 51_230_136_906}
     }
+
+
+def test_a_log_without_an_end_event_is_checked_against_its_start_only(tmp_path: Path) -> None:
+    """A log still being written has no end: its last task's end stands in for it, and an
+    executor removed minutes later is no sign of a joined log (dynamic allocation releases
+    idle executors long after the last task)."""
+
+    def still_running(event: dict[str, Any]) -> dict[str, Any] | None:
+        if event["Event"] == "SparkListenerApplicationEnd":
+            return None
+        if event["Event"] == "SparkListenerExecutorRemoved":
+            event["Timestamp"] += 10 * 60_000
+        return event
+
+    released = sample("app-20261127133706-0000.zstd")  # dynamic allocation: executors removed
+    with released.open("rb") as f:
+        text = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    lines = [
+        orjson.dumps(changed)
+        for line in text.split(b"\n")
+        if line.strip() and (changed := still_running(orjson.loads(line))) is not None
+    ]
+    log = tmp_path / "app-running"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    analysis = api.analyze(log)
+    assert not analysis.application.completed
+    assert [e for e in analysis.application.executors if e.removed_ms is not None]
+    assert analysis.outside_run == ()
+    # With its end event, the same moved removals are named.
+    ended = tmp_path / "app-ended"
+    ended.write_bytes(log.read_bytes() + orjson.dumps(_end_of(text)) + b"\n")
+    assert [kind for kind, _, _ in api.analyze(ended).outside_run] == ["executor"]
+
+
+def _end_of(text: bytes) -> dict[str, Any]:
+    for line in text.split(b"\n"):
+        if b"SparkListenerApplicationEnd" in line:
+            event: dict[str, Any] = orjson.loads(line)
+            return event
+    raise AssertionError("no ApplicationEnd in the sample")
+
+
+def test_an_executor_added_after_its_own_tasks_is_noted_without_an_end_event(
+    tmp_path: Path,
+) -> None:
+    """No executor runs a task before it exists: one logged as added 10 minutes after its first
+    task launched is named though the log has no end event."""
+    released = sample("app-20261127133706-0000.zstd")
+    with released.open("rb") as f:
+        text = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    lines = []
+    for line in text.split(b"\n"):
+        if not line.strip() or b"SparkListenerApplicationEnd" in line:
+            continue
+        event = orjson.loads(line)
+        if event["Event"] == "SparkListenerExecutorAdded" and event["Executor ID"] == "0":
+            event["Timestamp"] += 10 * 60_000
+        lines.append(orjson.dumps(event))
+    log = tmp_path / "app-added-late"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    analysis = api.analyze(log)
+    assert not analysis.application.completed
+    (added,) = [e.added_ms for e in analysis.application.executors if e.executor_id == "0"]
+    assert added is not None
+    first_task_ms = analysis.executor_task_spans["0"][0]
+    assert analysis.outside_run == (("executor", 1, added - first_task_ms),)

@@ -26,6 +26,7 @@ from analyzer.aggregate.failure_delay import failure_delays
 from analyzer.aggregate.families import QueryFamily, query_families
 from analyzer.aggregate.memory_need import MemoryNeed, stage_memory_needs
 from analyzer.aggregate.node_metrics import MetricStats, NodeStats, aggregate_node_metrics
+from analyzer.aggregate.outside_run import OutsideRun, outside_run
 from analyzer.aggregate.plan_bounds import ShownPlan, bound_plan
 from analyzer.aggregate.pricing import PriceSpec
 from analyzer.aggregate.stage_stats import (
@@ -363,6 +364,14 @@ class Analysis:
         """Per executor id: its first task's launch and its last task's finish, epoch ms
         (`aggregate.stage_stats.executor_task_spans`)."""
         return self._once("executor_task_spans", lambda: executor_task_spans(self.tasks))
+
+    @property
+    def outside_run(self) -> OutsideRun:
+        """Per kind, the intervals the log times outside the application's run, and the
+        farthest distance from it (`aggregate.outside_run`)."""
+        return self._once(
+            "outside_run", lambda: outside_run(self.application, self.executor_task_spans)
+        )
 
     @property
     def memory_needs(self) -> dict[tuple[int, int], MemoryNeed]:

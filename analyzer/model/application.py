@@ -92,11 +92,6 @@ CANCELLATIONS = (
 application stopping, a stream stopped, a user), not of one that failed."""
 
 
-OUTSIDE_RUN_SLACK_MS = 60_000
-"""How far before an application's start or after its end an interval may be logged before it
-counts in `Application.outside_run`: a minute, past the seconds a busy driver's events lag."""
-
-
 CONNECT_TAG_PREFIX = "SparkConnect_OperationTag_"
 """How a Spark Connect server tags the jobs and SQL executions of one client operation
 (`SparkConnect_OperationTag_User_<user>_Session_<session>_Operation_<operation>`)."""
@@ -356,11 +351,6 @@ class Application(BaseModel):
     inverted_intervals: tuple[tuple[str, int], ...] = ()
     """Per kind (`application`, `SQL execution`, `job`, `stage attempt`, `executor`), how many
     intervals ended before they started in the log; each was clamped to zero length."""
-    outside_run: tuple[tuple[str, int, int], ...] = ()
-    """Per kind (`SQL execution`, `job`, `stage attempt`, `executor`): how many intervals have a
-    start or end more than `OUTSIDE_RUN_SLACK_MS` before the application's start or after its
-    end, and the farthest such distance in ms. A log joined from two runs, or written by
-    clocks that disagree, has them; their times and shares of the application are unreliable."""
 
     @field_validator("spark_properties")
     @classmethod

@@ -12,7 +12,6 @@ from typing import Any
 from analyzer.eventlog import events as ev
 from analyzer.model.application import (
     CONNECT_TAG_PREFIX,
-    OUTSIDE_RUN_SLACK_MS,
     SYSTEM_PROPERTY_KEYS,
     Application,
     PlanVersion,
@@ -493,21 +492,6 @@ class ApplicationBuilder:
         )
         executors = tuple(e.to_model() for e in self.executors.values())
         spark_properties = tuple(sorted(self.properties.items()))
-        app_end_ms = end_of(
-            "application",
-            self.start_ms,
-            self.end_ms if self.end_ms is not None else self.last_event_ms,
-        )
-        outside = _outside_run(
-            self.start_ms,
-            app_end_ms,
-            (
-                ("SQL execution", [(e.start_ms, e.end_ms) for e in executions]),
-                ("job", [(j.submission_ms, j.completion_ms) for j in jobs]),
-                ("stage attempt", [(s.submission_ms, s.completion_ms) for s in stages]),
-                ("executor", [(e.added_ms, e.removed_ms) for e in executors]),
-            ),
-        )
         application = Application(
             app_id=self.app_id,
             attempt_id=self.attempt_id,
@@ -515,7 +499,11 @@ class ApplicationBuilder:
             spark_version=self.spark_version,
             user=self.user,
             start_ms=self.start_ms,
-            end_ms=app_end_ms,
+            end_ms=end_of(
+                "application",
+                self.start_ms,
+                self.end_ms if self.end_ms is not None else self.last_event_ms,
+            ),
             completed=self.completed,
             executors=executors,
             jobs=jobs,
@@ -536,7 +524,6 @@ class ApplicationBuilder:
                 system_properties=tuple(sorted(self.system_properties.items())),
             ),
             inverted_intervals=tuple(sorted(inverted.items())),
-            outside_run=outside,
         )
         return BuiltApplication(
             application=application,
@@ -575,34 +562,3 @@ _HANDLERS: dict[type[Any], Callable[[ApplicationBuilder, Any], None]] = {
 }
 """Event class → the builder method that applies it (task events are recorded in bulk, see
 `ApplicationBuilder.feed`)."""
-
-
-def _outside_run(
-    start_ms: int | None,
-    end_ms: int | None,
-    kinds: tuple[tuple[str, list[tuple[int | None, int | None]]], ...],
-) -> tuple[tuple[str, int, int], ...]:
-    """Per kind, how many intervals start or end more than `OUTSIDE_RUN_SLACK_MS` outside the
-    application's run, and the farthest distance in ms (see `Application.outside_run`)."""
-    if start_ms is None:
-        return ()
-    low = start_ms - OUTSIDE_RUN_SLACK_MS
-    high = None if end_ms is None else end_ms + OUTSIDE_RUN_SLACK_MS
-    out: list[tuple[str, int, int]] = []
-    for kind, intervals in kinds:
-        count = farthest_ms = 0
-        for interval in intervals:
-            away_ms = 0
-            for t in interval:
-                if t is None:
-                    continue
-                if t < low:
-                    away_ms = max(away_ms, start_ms - t)
-                elif high is not None and end_ms is not None and t > high:
-                    away_ms = max(away_ms, t - end_ms)
-            if away_ms:
-                count += 1
-                farthest_ms = max(farthest_ms, away_ms)
-        if count:
-            out.append((kind, count, farthest_ms))
-    return tuple(out)

@@ -81,7 +81,7 @@ def log_notes(analysis: Analysis) -> tuple[str, ...]:
     if inverted:
         counted = ", ".join(plural(n, kind) for kind, n in inverted)
         notes.append(f"end before start in the log ({counted}): counted as lasting 0 ms")
-    outside = app.outside_run
+    outside = analysis.outside_run
     if outside:
         counted = ", ".join(plural(n, kind) for kind, n, _ in outside)
         farthest_ms = max(ms for _, _, ms in outside)

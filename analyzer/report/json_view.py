@@ -570,10 +570,11 @@ def _document(
             **(
                 {
                     "outside_run": {
-                        kind: {"count": n, "farthest_ms": ms} for kind, n, ms in app.outside_run
+                        kind: {"count": n, "farthest_ms": ms}
+                        for kind, n, ms in analysis.outside_run
                     }
                 }
-                if app.outside_run
+                if analysis.outside_run
                 else {}
             ),
         },
