@@ -1532,6 +1532,30 @@ def run_stream_idle(spark: Any, scratch: Path) -> None:
     query.stop()
 
 
+STREAM_NO_DATA_SECONDS = 12
+"""How long the stream that never gets data waits before it is stopped."""
+
+
+def run_stream_no_data(spark: Any, scratch: Path) -> None:
+    """A stream over a folder of JSON files into which no file ever arrives: no batch runs; the
+    triggers are reported idle (about once a second) until query.stop()."""
+    incoming = scratch / "incoming-none"
+    incoming.mkdir(parents=True, exist_ok=True)
+    query = (
+        spark.readStream.schema("order_id LONG, amount DOUBLE")
+        .json(str(incoming))
+        .writeStream.queryName("orders_never_arrived")
+        .format("noop")
+        .trigger(processingTime=STREAM_TRIGGER)
+        .option("checkpointLocation", str(scratch / "checkpoint-no-data"))
+        .start()
+    )
+    time.sleep(STREAM_NO_DATA_SECONDS)
+    if query.lastProgress is not None and "addBatch" in query.lastProgress["durationMs"]:
+        raise RuntimeError("the stream without data ran a batch")
+    query.stop()
+
+
 def run_stream_stateful(spark: Any, scratch: Path) -> None:
     """Two counts per page and 1 s window over one stream of 500 clicks/s: one with a 1 s
     watermark (old windows leave the state), one without (the state keeps every window)."""
@@ -2155,6 +2179,26 @@ WORKLOADS: tuple[Workload, ...] = (
                 status="failed",
                 note="the foreachBatch function's own exception, not py4j's wrapper, is the cause",
                 message=FOREACH_BATCH_FAILURE_MESSAGE,
+            ),
+        ),
+    ),
+    Workload(
+        name="stream-no-data",
+        warm=True,
+        codec="zstd",
+        rolling=False,
+        exercises="streaming query over a folder of JSON files into which no file arrives: "
+        f"no batch in {STREAM_NO_DATA_SECONDS} s, only idle reports (noDataProgressEventInterval "
+        "1 s), then query.stop()",
+        run=run_stream_no_data,
+        conf=STREAM_IDLE_CONF,
+        expects=("stream_stopped", "stream_idle", "stream_no_batch"),
+        streams=(
+            StreamLabel(
+                query="orders_never_arrived",
+                rule="",
+                status="stopped",
+                note="no data ever arrived: no batch, no trigger to infer, no warning",
             ),
         ),
     ),
@@ -3161,9 +3205,9 @@ CHECKS: dict[str, Callable[[LogSummary, Path], bool]] = {
     "stream_stopped": stream_stopped,
     "stream_failed": stream_failed,
     "stream_idle": lambda s, _: s.stream_idle >= STREAM_IDLE_MIN_REPORTS,
+    "stream_no_batch": lambda s, _: not s.stream_progress,
     "stream_foreach_batch_failed": lambda s, _: any(
-        FOREACH_BATCH_FAILURE_MESSAGE in str(e.get("exception") or "")
-        for e in s.stream_terminated
+        FOREACH_BATCH_FAILURE_MESSAGE in str(e.get("exception") or "") for e in s.stream_terminated
     ),
     "stream_state": stream_state,
     "connect_failed_once": lambda s, _: s.connect_events.get(CONNECT_OPERATION_FAILED, 0) == 1,

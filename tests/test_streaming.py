@@ -413,3 +413,23 @@ def test_a_foreach_batch_failure_is_named_by_the_functions_own_exception() -> No
     assert f"order_totals · failed: ValueError: {message}" in text
     (failed,) = [f for f in findings if f.rule == "failed-query"]
     assert failed.number("n_failed_tasks") == 0
+
+
+def test_a_stream_that_never_got_data_says_no_batch_ran() -> None:
+    """A query whose source never had data ran no batch: Spark logs only its idle reports. The
+    section says no batch ran, draws no chart, infers no trigger, and nothing is a finding."""
+    entry = _entry("stream-no-data")
+    analysis, findings = _analyzed(entry["file"])
+    (query,) = analysis.application.streaming
+    assert query.batches == () and query.idle_reports >= 5
+    assert query.status == "stopped" and query.end_ms is not None
+    assert query.end_ms >= (query.last_idle_ms or 0)
+    assert not findings
+    text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
+    assert "trigger unknown: no batch ran" in text
+    assert "    batches: none ran\n" in text
+    assert "durations:" not in text and "median 0 ms" not in text
+    assert "    sources: –\n" in text
+    page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
+    assert 'class="sq-chart"' not in page
+    assert _verdict(analysis, findings).status == "completed"

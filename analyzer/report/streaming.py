@@ -15,6 +15,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.report.anchors import execution_anchor
 from analyzer.units import (
+    MISSING,
     fmt_bytes,
     fmt_count,
     fmt_duration_ms,
@@ -215,22 +216,24 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
     interval = fig.trigger_interval_ms
     if interval is not None:
         trigger_str = f"every {fmt_duration_ms(interval)} (inferred from the batches' start times)"
+    elif not fig.n_batches:
+        trigger_str = "unknown: no batch ran"
     else:
         trigger_str = (
             "unknown: the log does not give it, and too few batch starts line up with an "
             "interval (batches run back to back under the default trigger, and under an "
             "interval every batch overran)"
         )
-    parts = [plural(fig.n_batches, "batch", "batches")]
-    if interval is not None:
-        if fig.n_late_batches:
+    parts = [plural(fig.n_batches, "batch", "batches") if fig.n_batches else "none ran"]
+    if fig.n_batches:
+        if interval is not None and fig.n_late_batches:
             parts.append(
                 f"{fig.n_late_batches} over the trigger from batch {fig.first_late_batch_id}"
             )
-        else:
+        elif interval is not None:
             parts.append("none over the trigger after the first")
-    parts.append(f"median {fmt_duration_ms(fig.median_trigger_ms)}")
-    parts.append(f"longest {fmt_duration_ms(fig.max_trigger_ms)}")
+        parts.append(f"median {fmt_duration_ms(fig.median_trigger_ms)}")
+        parts.append(f"longest {fmt_duration_ms(fig.max_trigger_ms)}")
     if fig.trend_ratio is not None:
         parts.append(f"last third {fig.trend_ratio:.1f}× the first")
     rates = []
@@ -291,8 +294,9 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
         phases_str=phases_str,
         hot_operators_str=hot_str,
         state_str=state_str,
-        sources_str="; ".join(q.sources),
-        sink_str=q.sink,
+        # Read from the batches' progress: unknown when none ran.
+        sources_str="; ".join(q.sources) or MISSING,
+        sink_str=q.sink or MISSING,
         unfinished_str=unfinished,
         idle_str=(
             f"no new data, reported {plural(q.idle_reports, 'time')}"
