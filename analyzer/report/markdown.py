@@ -29,6 +29,7 @@ from analyzer.report.time_spent import (
     TimeSpentView,
     build_time_spent_view,
 )
+from analyzer.report.verdict import build_verdict
 from analyzer.report.what_if import WhatIfView, build_what_if_view
 from analyzer.units import fmt_duration_ms, fmt_pct, plural
 
@@ -77,7 +78,13 @@ class MarkdownReportView:
 
     header: ApplicationHeaderView = field(metadata=_help("The application header."))
     status_str: str = field(
-        metadata=_help("`completed · 2 findings, the worst a warning · 0 failed tasks`.")
+        metadata=_help(
+            "`FAILED · 1 of 3 SQL executions failed · 2 findings, the worst critical · 3 failed "
+            "task attempts`: the verdict, then the counts."
+        )
+    )
+    root_cause_str: str = field(
+        metadata=_help("The first failure's root cause and where it failed, or empty.")
     )
     time_spent: TimeSpentView = field(metadata=_help("The section `Where the time went`."))
     what_if: WhatIfView = field(
@@ -191,7 +198,10 @@ def build_markdown_view(
     worst = worst_of(
         [f for f in findings if f.execution_id is None or f.execution_id in selection.ids]
     )
-    status = [header.status_str]
+    # The verdict leads, as in the text report and the HTML page: how the application ended
+    # (a failed query or stream makes it FAILED) and its counts, then the findings.
+    verdict = build_verdict(analysis, header, findings, items, set())
+    status = [f"{verdict.status_str} · {verdict.summary_str}"]
     status.append(
         plural(len(items), "finding")
         + (f", the worst {worst.severity}" if worst is not None else "")
@@ -201,14 +211,9 @@ def build_markdown_view(
         status.append(plural(header.n_failed_stages, "failed stage attempt"))
     if header.n_cancelled_stages:
         status.append(plural(header.n_cancelled_stages, "cancelled stage attempt"))
-    interrupted = analysis.application.interrupted_execution_ids
-    failed = [
-        e
-        for e in selection.executions
-        if e.status == "FAILED" and e.execution_id not in interrupted
-    ]
-    if failed:
-        status.append(plural(len(failed), "failed SQL execution"))
+    root_cause = verdict.root_cause_str + (
+        f" ({verdict.root_cause_where_str})" if verdict.root_cause_where_str else ""
+    )
     slowest = by_duration(selection.executions)[:MAX_HOT_EXECUTIONS]
     longest = (slowest[0].duration_ms or 0) if slowest else 0
     hot = [
@@ -219,6 +224,7 @@ def build_markdown_view(
     return MarkdownReportView(
         header=header,
         status_str=" · ".join(status),
+        root_cause_str=root_cause if verdict.root_cause_str else "",
         time_spent=build_time_spent_view(analysis, selection, items),
         what_if=build_what_if_view(analysis, selection, options.what_if_slots),
         streaming=build_streaming_view(analysis, set()),
