@@ -414,14 +414,19 @@ def _build_html(run: _ReportRun) -> Any:
 def _render_html(run: _ReportRun, view: Any) -> str:
     """The page, with the text report of the executions it shows embedded."""
     from analyzer.render.html import render_html
+    from analyzer.report.selection import select_executions
+
+    selected = select_executions(run.analysis.application, run.options).ids
 
     def text_of(execution_ids: Sequence[int]) -> str:
+        # The page's own selection when it kept every section; else the ones it kept.
+        whole = set(execution_ids) == set(selected)
         text_options = dataclasses.replace(
             run.options,
             fmt="text",
             metrics="summary",
-            executions=tuple(execution_ids),
-            top=None,
+            executions=run.options.executions if whole else tuple(execution_ids),
+            top=run.options.top if whole else None,
             color=False,
             # The page shows jobs, executors and configuration itself.
             sections=("summary", "time", "findings", "plans", "stages"),
