@@ -433,3 +433,25 @@ def test_a_stream_that_never_got_data_says_no_batch_ran() -> None:
     page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
     assert 'class="sq-chart"' not in page
     assert _verdict(analysis, findings).status == "completed"
+
+
+def test_a_file_streams_micro_batches_are_one_family_though_their_plans_differ() -> None:
+    """Each micro-batch of a file source names the files it read (and its epoch) in its plan,
+    so the batches' plan fingerprints differ; they are still one family, by query run."""
+    from analyzer.aggregate.families import execution_fingerprint
+
+    analysis, _ = _analyzed(_entry("stream-idle")["file"])
+    (query,) = analysis.application.streaming
+    roots = [b.execution_ids[0] for b in query.batches]
+    by_id = analysis.executions_by_id
+    assert len({execution_fingerprint(by_id[e]) for e in roots}) == len(roots) == 2
+    (family,) = analysis.query_families
+    assert family.execution_ids == tuple(roots)
+    assert family.fingerprint == execution_fingerprint(by_id[roots[0]])
+
+
+def test_too_few_batches_say_so_rather_than_guess_why_no_trigger_was_found() -> None:
+    analysis, findings = _analyzed(_entry("stream-idle")["file"])
+    text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
+    assert "2 batches are too few to infer it (it takes 4)" in " ".join(text.split())
+    assert "under an interval every batch overran" not in text

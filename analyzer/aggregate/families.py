@@ -225,8 +225,10 @@ def _family(fingerprint: str, members: list[Execution], interrupted: frozenset[i
 
 def query_families(app: Application) -> tuple[QueryFamily, ...]:
     """Group the application's finished root executions by plan fingerprint and description (a
-    streaming query's micro-batches, whose descriptions number their batch, by query run);
-    return the groups of at least `MIN_FAMILY_EXECUTIONS`, the most wall time covered first.
+    streaming query's micro-batches by query run alone: their descriptions number their batch,
+    and their plans differ from batch to batch where they name what the batch read, such as the
+    files of a file source); return the groups of at least `MIN_FAMILY_EXECUTIONS`, the most
+    wall time covered first. A micro-batches' family carries its first member's fingerprint.
 
     The description is part of the key because a plan graph does not show every expression: a
     query and the same query with one more output column computed in its aggregate draw the same
@@ -242,7 +244,7 @@ def query_families(app: Application) -> tuple[QueryFamily, ...]:
         )
         for execution_id in batch[1]
     }
-    groups: dict[tuple[str, str], list[Execution]] = {}
+    groups: dict[tuple[str, str], tuple[str, list[Execution]]] = {}
     fingerprints = PlanFingerprints()
     for execution in app.executions:
         if execution.duration_ms is None or app.parent_of(execution) is not None:
@@ -250,15 +252,15 @@ def query_families(app: Application) -> tuple[QueryFamily, ...]:
         fingerprint = fingerprints.of(execution)
         if fingerprint is not None:
             run = run_of.get(execution.execution_id)
-            key = (fingerprint, f"run {run}" if run else execution.shown_description)
-            groups.setdefault(key, []).append(execution)
+            key = ("", f"run {run}") if run else (fingerprint, execution.shown_description)
+            groups.setdefault(key, (fingerprint, []))[1].append(execution)
     families = [
         _family(
             fp,
             sorted(members, key=lambda e: (e.start_ms or 0, e.execution_id)),
             app.interrupted_execution_ids,
         )
-        for (fp, _), members in groups.items()
+        for fp, members in groups.values()
         if len(members) >= MIN_FAMILY_EXECUTIONS
     ]
     families.sort(key=lambda f: (-f.covered_ms, f.execution_ids[0]))

@@ -459,8 +459,9 @@ def _streaming(analysis: Analysis) -> dict[str, Any]:
                 "n_late_batches": fig.n_late_batches,
                 "first_late_batch_id": fig.first_late_batch_id,
                 "late_ms": fig.late_ms,
-                "median_trigger_execution_ms": fig.median_trigger_ms,
-                "max_trigger_execution_ms": fig.max_trigger_ms,
+                # Unknown, not 0 ms, when no batch ran.
+                "median_trigger_execution_ms": fig.median_trigger_ms if fig.n_batches else None,
+                "max_trigger_execution_ms": fig.max_trigger_ms if fig.n_batches else None,
                 "mean_input_rows_per_s": fig.mean_input_rows_per_s,
                 "mean_processed_rows_per_s": fig.mean_processed_rows_per_s,
                 "phase_totals_ms": dict(fig.phase_totals_ms),

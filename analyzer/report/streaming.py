@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.streaming import StreamingFigures
+from analyzer.aggregate.streaming import MIN_ALIGNED, StreamingFigures
 from analyzer.report.anchors import execution_anchor
 from analyzer.units import (
     MISSING,
@@ -218,6 +218,13 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
         trigger_str = f"every {fmt_duration_ms(interval)} (inferred from the batches' start times)"
     elif not fig.n_batches:
         trigger_str = "unknown: no batch ran"
+    elif fig.n_batches <= MIN_ALIGNED:
+        # Each batch after the first can line up with an interval; it takes MIN_ALIGNED.
+        trigger_str = (
+            f"unknown: the log does not give it, and {plural(fig.n_batches, 'batch', 'batches')} "
+            f"{'is' if fig.n_batches == 1 else 'are'} too few to infer it (it takes "
+            f"{MIN_ALIGNED + 1})"
+        )
     else:
         trigger_str = (
             "unknown: the log does not give it, and too few batch starts line up with an "
