@@ -17,6 +17,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import ExecutionTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
+from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
 from analyzer.model.application import Execution, Job, connect_tag
 from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
@@ -595,6 +596,14 @@ def _family_view(
     )
 
 
+def _batches_str(fig: StreamingFigures) -> str:
+    """The batches a query run's SQL time was spent in: its finished ones, and the one a stop
+    or a failure cut short (its executions' time is in the run's too)."""
+    text = plural(fig.n_batches, "batch", "batches")
+    n_cut = len(fig.query.unfinished_batches)
+    return text + (f" and {plural(n_cut, 'unfinished one')}" if n_cut else "")
+
+
 def build_time_spent_view(
     analysis: Analysis, selection: Selection, findings: Sequence[FindingView]
 ) -> TimeSpentView:
@@ -633,7 +642,7 @@ def build_time_spent_view(
     if analysis.streaming:
         summary += "; " + " · ".join(
             f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
-            f"({_share(fig.sql_wall_ms, wall)}) in {plural(fig.n_batches, 'batch', 'batches')}"
+            f"({_share(fig.sql_wall_ms, wall)}) in {_batches_str(fig)}"
             for fig in analysis.streaming
         )
     other = [
