@@ -430,6 +430,10 @@ def test_a_stream_that_never_got_data_says_no_batch_ran() -> None:
     assert "    batches: none ran\n" in text
     assert "durations:" not in text and "median 0 ms" not in text
     assert "    sources: –\n" in text
+    # No job ran: the driver's time is not called start-up (the stream was waiting for data).
+    spent = analysis.time_spent
+    assert (spent.startup_ms, spent.between_ms, spent.after_ms) == (None, None, None)
+    assert "start-up" not in text and "in no batch" in text
     page = api.render_report(analysis, ReportOptions(fmt="html", now_ms=0), findings)
     assert 'class="sq-chart"' not in page
     assert _verdict(analysis, findings).status == "completed"

@@ -249,7 +249,10 @@ class AppTimeSpent:
     )
     startup_ms: int | None = field(
         default=None,
-        metadata=_help("Part of `driver_ms` before the first job or execution (start-up)."),
+        metadata=_help(
+            "Part of `driver_ms` before the first job or execution (start-up); None when no "
+            "job ran (and so for `between_ms` and `after_ms`)."
+        ),
     )
     between_ms: int | None = field(
         default=None,
@@ -375,14 +378,13 @@ def app_time_spent(app: Application, last_task_ms: Mapping[int, int] | None = No
         )
     driver = max(0, wall - both_ms)
     if not busy:
+        # No job ran: nothing tells start-up from what followed (a streaming query waiting
+        # for data, driver-only code), so the driver's time is not cut.
         return AppTimeSpent(
             wall_ms=wall,
             sql_ms=sql_ms,
             other_jobs_ms=both_ms - sql_ms,
             driver_ms=driver,
-            startup_ms=driver,
-            between_ms=0,
-            after_ms=0,
             open_walls_ms=open_walls,
             n_open_jobs=n_open_jobs,
         )

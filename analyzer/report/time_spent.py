@@ -599,8 +599,10 @@ def _family_view(
 def _batches_str(fig: StreamingFigures) -> str:
     """The batches a query run's SQL time was spent in: its finished ones, and the one a stop
     or a failure cut short (its executions' time is in the run's too)."""
-    text = plural(fig.n_batches, "batch", "batches")
     n_cut = len(fig.query.unfinished_batches)
+    if not fig.n_batches and not n_cut:
+        return "no batch"
+    text = plural(fig.n_batches, "batch", "batches")
     return text + (f" and {plural(n_cut, 'unfinished one')}" if n_cut else "")
 
 
