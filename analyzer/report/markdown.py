@@ -144,9 +144,10 @@ def _hot_lines(
         shown.add(node_id)
         node = graph.node(node_id)
         nt = times.nodes.get(node_id) if times else None
-        ms = nt.self_time_ms if nt is not None else None
+        # Whole ms, as the table above and the text report's plan share them.
+        ms = round(nt.self_time_ms) if nt is not None and nt.self_time_ms is not None else 0
         time_str = ""
-        if ms is not None and round(ms) > 0:
+        if ms > 0:
             time_str = fmt_duration_ms(ms) + (f" ({fmt_pct(ms / run_ms)})" if run_ms > 0 else "")
         mark = " ".join(
             ([f"◀ {rank[node_id]}"] if node_id in rank else []) + marks.get(node_id, [])
