@@ -459,3 +459,14 @@ def test_too_few_batches_say_so_rather_than_guess_why_no_trigger_was_found() -> 
     text = api.render_report(analysis, ReportOptions(fmt="text"), findings)
     assert "2 batches are too few to infer it (it takes 4)" in " ".join(text.split())
     assert "under an interval every batch overran" not in text
+
+
+def test_markdown_points_a_micro_batch_without_operator_time_at_its_write() -> None:
+    """A micro-batch's execution holds no operator time of its own: the write inside it does.
+    Its hot plan in the Markdown summary says where the work ran."""
+    analysis, findings = _analyzed(_entry("stream-idle")["file"])
+    markdown = api.render_report(analysis, ReportOptions(fmt="markdown"), findings)
+    (query,) = analysis.application.streaming
+    first, inside = query.batches[0].execution_ids[:2]
+    assert f"#### Hot plan: SQL execution {first} " in markdown
+    assert f"its work ran in sub-execution {inside}." in markdown

@@ -70,6 +70,13 @@ class HotPlanView:
         default="",
         metadata=_help("Its metrics on no operator of its plans (`ExecutionView.unplaced_str`)."),
     )
+    sub_executions_str: str = field(
+        default="",
+        metadata=_help(
+            "When none of its operators has self time, the queries that ran inside it, where "
+            "its work was: `sub-execution 4` (a micro-batch's write, a command's query)."
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -184,7 +191,17 @@ def _hot_plan(
         tree_lines=lines,
         n_elided=elided,
         unplaced_str=unplaced_str(analysis.metrics_on_no_operator(execution)) if not top else "",
+        sub_executions_str=_inside_str(analysis, execution) if not top else "",
     )
+
+
+def _inside_str(analysis: Analysis, execution: Execution) -> str:
+    """`sub-execution 4`, `sub-executions 4, 7`: the queries that ran inside an execution."""
+    inside = analysis.application.sub_executions.get(execution.execution_id, ())
+    if not inside:
+        return ""
+    word = "sub-execution" if len(inside) == 1 else "sub-executions"
+    return f"{word} {', '.join(map(str, inside))}"
 
 
 def build_markdown_view(
