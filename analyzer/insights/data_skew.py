@@ -560,16 +560,19 @@ def _finding(
         ev("median_task_duration_ms", "median task duration", median_ms, "ms"),
     ]
     many = spread is not None and spread.several_hot
+    # The spread is the named node's (where the skew starts): when the figures above are of a
+    # node downstream, say whose rows these are.
+    of_node = f" of {node.name} (#{node.node_id})" if skewed_at else ""
     if spread is not None and (many or oversized is not None):
         evidence += [
             ev(
                 "n_hot_tasks",
-                "tasks carrying the rows",
+                f"tasks carrying the rows{of_node}",
                 len(spread.hot_task_ids),
                 "count",
                 f" of {fmt_count(spread.n_tasks)} (each at least half the largest task's rows)",
             ),
-            ev("hot_tasks_share", "their share of the rows", spread.hot_share, "share"),
+            ev("hot_tasks_share", f"their share of the rows{of_node}", spread.hot_share, "share"),
             ev("n_empty_tasks", "tasks that read no rows", spread.n_empty, "count"),
         ]
     if oversized is not None:
