@@ -68,10 +68,12 @@ def _suggestion(
     if dynamic:
         timeout = settings.get("spark.dynamicAllocation.executorIdleTimeout", "60s")
         floor = settings.get("spark.dynamicAllocation.minExecutors", "0")
+        # minExecutors keeps executors only when it is above 0.
+        kept_by = "minExecutors or cached data" if floor.strip() not in ("", "0") else "cached data"
         return (
             "Dynamic allocation is on (executorIdleTimeout="
             f"{timeout}, minExecutors={floor}): executors were held between tasks of running "
-            "jobs or kept by minExecutors or cached data. Ask for fewer executors"
+            f"jobs or kept by {kept_by}. Ask for fewer executors"
             f"{fewer}, or look for driver-side work (collects, planning, Python) between jobs."
         )
     return (
