@@ -91,17 +91,8 @@ def shuffle_partitions_for_memory(
     """
     key = SHUFFLE_PARTITIONS_KEY
     now = current(props, key, "200")
-    if max_peak_bytes <= 0 or max_need_bytes <= max_peak_bytes:
-        return Advice(
-            key,
-            None,
-            now,
-            "no value: the tasks' peak execution memory was not logged, so the memory a "
-            "partition needs cannot be compared with what it had",
-            "count",
-        )
-    factor = max_need_bytes / max_peak_bytes
     configured = decimal_int(props.get(key, "200").strip())
+    # First whether the setting sized the stage at all, then whether the log tells by how much.
     if configured is not None and n_tasks < configured:
         return Advice(
             key,
@@ -115,6 +106,24 @@ def shuffle_partitions_for_memory(
             ),
             "count",
         )
+    if max_peak_bytes <= 0:
+        return Advice(
+            key,
+            None,
+            now,
+            "no value: the tasks' peak execution memory was not logged (only what they "
+            "spilled), so what a partition held cannot be compared with what it needed",
+            "count",
+        )
+    if max_need_bytes <= max_peak_bytes:
+        return Advice(
+            key,
+            None,
+            now,
+            "no value: the largest task needed no more memory than it held",
+            "count",
+        )
+    factor = max_need_bytes / max_peak_bytes
     value = math.ceil(n_tasks * factor)
     return Advice(
         key,
