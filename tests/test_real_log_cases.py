@@ -575,3 +575,15 @@ def test_a_cap_by_its_own_place_is_not_blamed_on_findings_above() -> None:
     assert findings[0].estimate_method.endswith(
         "capped from 70 ms at the wall time of its stage, query or application"
     )
+
+
+def test_min_executors_counts_the_slots_of_waiting_stages_submitted_together() -> None:
+    """The dynamic-allocation log's first query submits two scans of 6 tasks 152 ms apart,
+    after every executor was released: they need 12 slots between them, 3 executors of 4 (one
+    stage's 6 tasks gave 2)."""
+    log = SAMPLES / "public" / "eventlog_4nodes_8cores_dynamic_alloc.zstd"
+    _local, _dynamic, findings = _findings(log)
+    (wait,) = [f for f in findings if f.rule == "executor-wait"]
+    (floor,) = [a for a in wait.advice if a.setting == "spark.dynamicAllocation.minExecutors"]
+    assert floor.value == "3"
+    assert "needed up to 12 task slots at once" in floor.arithmetic

@@ -307,8 +307,8 @@ def min_executors_for_waits(
     props: Mapping[str, str], peak_running_tasks: int, slots_per_executor: int
 ) -> Advice:
     """`spark.dynamicAllocation.minExecutors` that would have had the waiting stages' slots
-    alive when they were submitted: the most of their tasks that ran at once, in executors,
-    at most `maxExecutors`.
+    alive when they were submitted: the task slots they needed at once between them
+    (`executor_wait.overlapping_peak`), in executors, at most `maxExecutors`.
 
     >>> min_executors_for_waits({}, 10, 4).value
     '3'
@@ -327,7 +327,8 @@ def min_executors_for_waits(
         str(value),
         current(props, key, "0"),
         (
-            f"the waiting stages ran at most {fmt_count(peak_running_tasks)} tasks at once, "
+            f"the waiting stages needed up to {fmt_count(peak_running_tasks)} task slots at "
+            "once (the most tasks each ran at once, summed over the stages that overlapped), "
             f"{fmt_count(per)} per executor → ⌈{peak_running_tasks} / {per}⌉ = {value}"
             f"{capped}"
         ),

@@ -11,6 +11,7 @@ application's start-up where no executor had registered yet.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.stage_stats import tasks_running_at
@@ -158,6 +159,24 @@ def registered_before_wait(analysis: Analysis, wall: StageWall) -> tuple[int, in
     return len(added), last_ms
 
 
+def overlapping_peak(walls: Sequence[StageWall]) -> int:
+    """The task slots the waiting stages needed at once between them: at each one's
+    submission, the most tasks at once of every waiting stage still running then, summed.
+    Stages submitted together (a join's two scans) each need their slots: one stage's own peak
+    undercounts them.
+
+    >>> from types import SimpleNamespace as W
+    >>> overlapping_peak([W(start_ms=0, end_ms=900, peak_running=6),
+    ...                   W(start_ms=150, end_ms=950, peak_running=6),
+    ...                   W(start_ms=2000, end_ms=2500, peak_running=4)])
+    12
+    """
+    return max(
+        (sum(v.peak_running for v in walls if v.start_ms <= w.start_ms < v.end_ms) for w in walls),
+        default=0,
+    )
+
+
 def first_added_ms(analysis: Analysis, profile_id: int) -> int | None:
     """When the first executor of the profile registered (epoch ms); None when the log shows
     none registering, or one of unknown age (it counts as alive from the start)."""
@@ -246,7 +265,7 @@ def detect_executor_wait(analysis: Analysis, thresholds: Thresholds) -> list[Fin
             ev("other_profile_slots", "slots of other profiles alive", others, "count"),
         ]
         evidence += [ev(k, k, v, "text") for k, v in cap.settings if "dynamicAllocation" in k]
-        peak = max(w.peak_running for w in walls)
+        peak = overlapping_peak(walls)
         floor = min_executors_for_waits(ctx.properties, peak, ctx.slots_per_executor)
         advice: list[Advice] = []
         first_of_profile = added_ms is None or all(w.start_ms < added_ms for w in walls)
