@@ -143,10 +143,16 @@ def nesting_str(app: Application, execution: Execution) -> str:
     parent = app.parent_of(execution)
     if parent is not None:
         return f"sub-execution of SQL execution {parent}"
+    return nested_str(app, execution)
+
+
+def nested_str(app: Application, execution: Execution) -> str:
+    """`sub-execution 4`, `sub-executions 6, 7, 8`: the queries that ran inside a root
+    execution (`Application.sub_executions`), or ''."""
     nested = app.sub_executions.get(execution.execution_id, ())
-    if nested:
-        return f"sub-execution{'s' if len(nested) > 1 else ''} {', '.join(map(str, nested))}"
-    return ""
+    if not nested:
+        return ""
+    return f"sub-execution{'s' if len(nested) > 1 else ''} {', '.join(map(str, nested))}"
 
 
 def execution_stages(analysis: Analysis, execution: Execution) -> list[StageAttempt]:

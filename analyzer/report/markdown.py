@@ -17,7 +17,7 @@ from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanGraph
 from analyzer.report.cost import CostView, cost_view
-from analyzer.report.execution import unplaced_str
+from analyzer.report.execution import nested_str, unplaced_str
 from analyzer.report.findings import FindingView, build_findings_view, worst_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
@@ -191,17 +191,8 @@ def _hot_plan(
         tree_lines=lines,
         n_elided=elided,
         unplaced_str=unplaced_str(analysis.metrics_on_no_operator(execution)) if not top else "",
-        sub_executions_str=_inside_str(analysis, execution) if not top else "",
+        sub_executions_str=nested_str(analysis.application, execution) if not top else "",
     )
-
-
-def _inside_str(analysis: Analysis, execution: Execution) -> str:
-    """`sub-execution 4`, `sub-executions 4, 7`: the queries that ran inside an execution."""
-    inside = analysis.application.sub_executions.get(execution.execution_id, ())
-    if not inside:
-        return ""
-    word = "sub-execution" if len(inside) == 1 else "sub-executions"
-    return f"{word} {', '.join(map(str, inside))}"
 
 
 def build_markdown_view(

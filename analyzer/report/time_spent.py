@@ -22,6 +22,7 @@ from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
 from analyzer.model.application import Execution, Job, connect_tag
 from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
+from analyzer.report.execution import nested_str
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection
 from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, plural
@@ -442,12 +443,7 @@ def _execution_view(
         status=execution.status,
         wall_str=f"at least {fmt_duration_ms(wall)}" if is_open else fmt_duration_ms(wall),
         share_str=_share(wall, app_wall_ms),
-        sub_executions_str=(
-            f"sub-execution{'s' if len(nested) > 1 else ''} {', '.join(map(str, nested))} "
-            f"ran inside it"
-            if nested
-            else ""
-        ),
+        sub_executions_str=f"{nested_str(app, execution)} ran inside it" if nested else "",
         path_str=(
             "stage " + " → ".join(f"{sp.stage_id} {fmt_duration_ms(sp.wall_ms)}" for sp in path)
             if path

@@ -87,7 +87,7 @@ NOTE = (
 )
 
 
-def _change(predicted: int | None, measured: int | None) -> str:
+def _change(predicted: int | None, baseline: int | None) -> str:
     """`−35 %` / `+67 %` / `±0 %` against a baseline wall (the replayed run's), or `–`.
 
     A fall is written with the minus sign (U+2212), as every other change in the reports.
@@ -95,9 +95,9 @@ def _change(predicted: int | None, measured: int | None) -> str:
     >>> _change(650, 1000), _change(1670, 1000), _change(1000, 1000), _change(None, 5)
     ('−35 %', '+67 %', '±0 %', '–')
     """
-    if predicted is None or not measured:
+    if predicted is None or not baseline:
         return "–"
-    pct = round(100 * (predicted - measured) / measured)
+    pct = round(100 * (predicted - baseline) / baseline)
     if pct == 0:
         return "±0 %"
     return f"+{pct} %" if pct > 0 else f"−{-pct} %"
