@@ -1428,13 +1428,19 @@ def run_stream_fails(spark: Any, scratch: Path) -> None:
         .option("checkpointLocation", str(scratch / "checkpoint-fails"))
         .start()
     )
+    await_failure(query, "the failing stream")
+
+
+def await_failure(query: Any, what: str) -> None:
+    """Wait up to 60 s for a streaming query to fail, as its workload makes it; stop it and
+    raise when it does not."""
     try:
         query.awaitTermination(60)
-    except Exception as exc:  # the failure is the point of this workload
+    except Exception as exc:  # the failure is the point of these workloads
         print(f"expected failure: {type(exc).__name__}", file=sys.stderr)
     if query.isActive:
         query.stop()
-        raise RuntimeError("the failing stream did not fail")
+        raise RuntimeError(f"{what} did not fail")
 
 
 FOREACH_BATCH_FAILURE_MESSAGE = "sample foreachBatch failure: the warehouse rejected batch"
@@ -1461,13 +1467,7 @@ def run_stream_foreach_batch_fails(spark: Any, scratch: Path) -> None:
         .option("checkpointLocation", str(scratch / "checkpoint-foreach"))
         .start()
     )
-    try:
-        query.awaitTermination(60)
-    except Exception as exc:  # the failure is the point of this workload
-        print(f"expected failure: {type(exc).__name__}", file=sys.stderr)
-    if query.isActive:
-        query.stop()
-        raise RuntimeError("the foreachBatch stream did not fail")
+    await_failure(query, "the foreachBatch stream")
 
 
 STREAM_IDLE_SECONDS = 12
@@ -1476,6 +1476,16 @@ STREAM_IDLE_MIN_REPORTS = 5
 """Idle reports the idle stream's log must hold (about one a second while it waits)."""
 STREAM_IDLE_CONF = {**STREAM_CONF, "spark.sql.streaming.noDataProgressEventInterval": "1000"}
 """An idle report a second, not Spark's default of one per 10 s, so a short run has several."""
+
+
+ORDER_FILE_SCHEMA = "order_id LONG, amount DOUBLE"
+"""The schema of the orders files the file-source streams read (`_drop_orders_file`)."""
+
+
+def ran_a_batch(progress: dict[str, Any]) -> bool:
+    """Whether a streaming progress is of a batch that ran (Spark times every batch's sink
+    write as `addBatch`), not a report of a trigger that found no new data."""
+    return "addBatch" in progress.get("durationMs", {})
 
 
 def _drop_orders_file(folder: Path, name: str, first_order: int, n_orders: int) -> None:
@@ -1495,10 +1505,7 @@ def _wait_for_batch(query: Any, batch_id: int, timeout_s: float = 60) -> None:
     while time.monotonic() < deadline:
         if not query.isActive:
             raise RuntimeError(f"query {query.name} ended early: {query.exception()}")
-        if any(
-            int(p["batchId"]) >= batch_id and "addBatch" in p.get("durationMs", {})
-            for p in query.recentProgress
-        ):
+        if any(int(p["batchId"]) >= batch_id and ran_a_batch(p) for p in query.recentProgress):
             return
         time.sleep(0.2)
     raise RuntimeError(f"query {query.name} did not finish batch {batch_id}")
@@ -1513,7 +1520,7 @@ def run_stream_idle(spark: Any, scratch: Path) -> None:
     incoming = scratch / "incoming-orders"
     incoming.mkdir(parents=True, exist_ok=True)
     _drop_orders_file(incoming, "orders-0.json", 0, 1_000)
-    orders = spark.readStream.schema("order_id LONG, amount DOUBLE").json(str(incoming))
+    orders = spark.readStream.schema(ORDER_FILE_SCHEMA).json(str(incoming))
     query = (
         orders.groupBy()
         .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
@@ -1542,7 +1549,7 @@ def run_stream_no_data(spark: Any, scratch: Path) -> None:
     incoming = scratch / "incoming-none"
     incoming.mkdir(parents=True, exist_ok=True)
     query = (
-        spark.readStream.schema("order_id LONG, amount DOUBLE")
+        spark.readStream.schema(ORDER_FILE_SCHEMA)
         .json(str(incoming))
         .writeStream.queryName("orders_never_arrived")
         .format("noop")
@@ -1551,7 +1558,7 @@ def run_stream_no_data(spark: Any, scratch: Path) -> None:
         .start()
     )
     time.sleep(STREAM_NO_DATA_SECONDS)
-    if query.lastProgress is not None and "addBatch" in query.lastProgress["durationMs"]:
+    if any(ran_a_batch(p) for p in query.recentProgress):
         raise RuntimeError("the stream without data ran a batch")
     query.stop()
 
@@ -2864,7 +2871,7 @@ def summarize_log(log_path: Path) -> LogSummary:
             summary.stream_started.append(event)
         elif kind == "StreamingQueryListener$QueryProgressEvent":
             progress = event.get("progress", {})
-            if "addBatch" in progress.get("durationMs", {}):
+            if ran_a_batch(progress):
                 summary.stream_progress.append(progress)
             else:  # before Spark 3.5, a trigger that found no new data
                 summary.stream_idle += 1
