@@ -96,6 +96,12 @@ TEXT_SOURCES = [
     PUBLIC / "aqeshuffle_eventlog.zstd",
     PUBLIC / "python_udf_eventlog",
 ]
+STREAM_TEXT_SOURCES = [
+    SAMPLES / "local-1795813825097.zstd",  # idle stream, Spark 4.3: QueryIdleEvents
+    SAMPLES / "spark-3.4" / "local-1795813877301.zstd",  # the same, Spark 3.4: idle progress
+    SAMPLES / "local-1795815027641.zstd",  # a foreachBatch failure's py4j exception
+]
+"""Streaming logs broken the same ways as `TEXT_SOURCES`, each case seeded after theirs."""
 CODECS: tuple[Codec, ...] = ("none", "zstd", "lz4", "lzf", "snappy")
 EXTENSIONS = {"none": "", "zstd": ".zstd", "lz4": ".lz4", "lzf": ".lzf", "snappy": ".snappy"}
 
@@ -503,6 +509,10 @@ def _cases() -> list[Case]:
             seed += 1
     for kind in LINE_MUTATIONS:
         for path in TEXT_SOURCES:
+            cases.append(Case(kind, path, seed))
+            seed += 1
+    for kind in LINE_MUTATIONS:
+        for path in STREAM_TEXT_SOURCES:
             cases.append(Case(kind, path, seed))
             seed += 1
     return cases
