@@ -18,7 +18,7 @@ from analyzer.errors import Strictness, UsageError
 from analyzer.insights import RULES, Finding, Thresholds, detect_all
 from analyzer.insights.broadcast import detect_large_broadcast
 from analyzer.insights.data_skew import detect_data_skew
-from analyzer.insights.failed_queries import detect_failed_queries
+from analyzer.insights.failed_queries import detect_failed_queries, gpu_or_memory_advice
 from analyzer.insights.file_scans import detect_small_files
 from analyzer.insights.gc_pressure import detect_gc_pressure
 from analyzer.insights.idle_cores import detect_idle_cores, idle_core_share
@@ -283,6 +283,36 @@ def test_failed_query_quotes_the_first_real_failure_not_the_cancellations() -> N
     assert analysis.metrics_on_no_operator(failed) == 105
     assert all(
         analysis.metrics_on_no_operator(e) == 0 for e in sample(CLEAN).application.executions
+    )
+
+
+def test_gpu_out_of_memory_advice_names_what_bound_the_failing_task() -> None:
+    # The public log's task ran out of GPU memory in the Parquet reader, with splits of 10gb
+    # and the GPU's pool capped at 15 %: the advice names those settings, not the output
+    # batches' size (spark.rapids.sql.batchSizeBytes), which do not bound a read.
+    path = PUBLIC_EVENTLOGS / "gpu_oom_eventlog.zstd"
+    if not path.exists():
+        pytest.skip("public logs not present")
+    (hit,) = detect_failed_queries(api.analyze(str(path)), Thresholds())
+    assert "reading the query's input (MultiFileCoalescingPartitionReaderBase.readBatch)" in (
+        hit.suggestion
+    )
+    assert "spark.sql.files.maxPartitionBytes (10gb in this run" in hit.suggestion
+    assert "spark.rapids.sql.batchSizeBytes" not in hit.suggestion
+    assert "capped at 15.0 % of its memory (spark.rapids.memory.gpu.maxAllocFraction=0.15" in (
+        hit.suggestion
+    )
+    # Out of memory elsewhere (a join's build, say), without a cap: fewer tasks at once and
+    # smaller batches, with the run's own concurrency.
+    stack = "GpuRetryOOM: GPU OutOfMemory\n\tat com.nvidia.spark.rapids.GpuHashJoin.build(J:9)"
+    advice = gpu_or_memory_advice(
+        "GpuRetryOOM: GPU OutOfMemory", [stack], {"spark.rapids.sql.concurrentGpuTasks": "4"}
+    )
+    assert "(spark.rapids.sql.concurrentGpuTasks, 4 in this run)" in advice
+    assert "maxPartitionBytes" not in advice and "capped" not in advice
+    # A CPU failure keeps the task-memory advice.
+    assert gpu_or_memory_advice("java.lang.OutOfMemoryError: Java heap space").startswith(
+        "if it is an out-of-memory error"
     )
 
 

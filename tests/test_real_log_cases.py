@@ -558,9 +558,9 @@ def test_cancelled_stage_attempts_are_counted_apart_from_failed_ones() -> None:
     assert (
         "112 failed task attempts · 1 failed stage attempt · 4 cancelled stage attempts" in verdict
     )
-    # The root cause is the GPU running out of memory: GPU advice, not task heap.
+    # The root cause is the GPU running out of memory, reading: GPU advice, not task heap.
     [failed] = [f for f in findings if f.rule == "failed-query"]
-    assert "spark.rapids.sql.concurrentGpuTasks" in failed.suggestion
+    assert "the GPU ran out of memory reading the query's input" in failed.suggestion
     # The job's message quotes task 12417's error (stage 34.0); the query's first failed task,
     # 12068 in stage 31, failed 94 s before with another buffer: the quoted one is named.
     assert failed.task_ids == (12417,)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.attribution import is_python_operator
@@ -12,6 +13,7 @@ from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
 from analyzer.model.application import SHUTDOWN, Execution, Job, is_cancellation
 from analyzer.model.failure_cause import root_cause
+from analyzer.units import fmt_pct
 
 RULE = "failed-query"
 GPU_OOM_SIGNS = ("GpuSplitAndRetryOOM", "GpuRetryOOM", "GPU OutOfMemory", "GpuOOM")
@@ -198,7 +200,7 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                     )
                     if shutdown
                     else "Fix the error the root cause names (for a UDF, the line of its "
-                    "traceback); " + gpu_or_memory_advice(cause)
+                    "traceback); " + gpu_or_memory_advice(cause, reasons, analysis.properties)
                 ),
                 estimated_lost_ms=lost_ms,
                 estimate_method=METHOD,
@@ -215,19 +217,110 @@ def detect_failed_queries(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     return findings
 
 
-def gpu_or_memory_advice(cause: str) -> str:
+def gpu_or_memory_advice(
+    cause: str, reasons: list[str] | None = None, properties: Mapping[str, str] | None = None
+) -> str:
     """The advice after a failure's root cause: GPU memory for the RAPIDS Accelerator's
-    out-of-memory errors, else task memory."""
-    if any(sign in cause for sign in GPU_OOM_SIGNS):
+    out-of-memory errors, else task memory.
+
+    For the GPU, the failing task's stack (in `reasons`, Spark's failure messages) says whether
+    it ran out reading its input, and `properties` (the run's settings) whether the GPU's memory
+    pool was capped: the advice names the settings that bound what failed.
+    """
+    if not any(sign in cause for sign in GPU_OOM_SIGNS):
         return (
-            "the GPU ran out of memory: run fewer tasks on the GPU at once "
-            "(spark.rapids.sql.concurrentGpuTasks), make its batches smaller "
-            "(spark.rapids.sql.batchSizeBytes), or use more, smaller partitions."
+            "if it is an out-of-memory error or a lost executor, give tasks more memory or "
+            "smaller partitions (see the other findings of this query)."
         )
-    return (
-        "if it is an out-of-memory error or a lost executor, give tasks more memory or smaller "
-        "partitions (see the other findings of this query)."
-    )
+    props = properties or {}
+    frame = failing_frame(reasons or [])
+    if frame is not None and READER_FRAME.search(frame):
+        split = _rapids_setting(props, "spark.sql.files.maxPartitionBytes")
+        advice = (
+            f"the GPU ran out of memory reading the query's input ({frame}): make each task "
+            "read less, with a smaller spark.sql.files.maxPartitionBytes ("
+            + (f"{split} in this run; " if split else "")
+            + "Spark's default is 128 MiB) or spark.rapids.sql.reader.batchSizeBytes."
+        )
+    else:
+        tasks = _rapids_setting(props, "spark.rapids.sql.concurrentGpuTasks")
+        advice = (
+            "the GPU ran out of memory: run fewer tasks on the GPU at once "
+            "(spark.rapids.sql.concurrentGpuTasks"
+            + (f", {tasks} in this run" if tasks else "")
+            + "), make its batches smaller (spark.rapids.sql.batchSizeBytes), or use more, "
+            "smaller partitions."
+        )
+    cap = _rapids_setting(props, MAX_ALLOC_FRACTION)
+    fraction = _fraction(cap)
+    if fraction is not None and fraction < 1:
+        advice += (
+            f" The GPU's memory pool was capped at {fmt_pct(fraction)} of its memory "
+            f"({MAX_ALLOC_FRACTION}={cap}; the default is 1): unless something else shares the "
+            "GPU, a larger cap leaves tasks more room."
+        )
+    return advice
+
+
+MAX_ALLOC_FRACTION = "spark.rapids.memory.gpu.maxAllocFraction"
+"""The RAPIDS Accelerator's cap on its GPU memory pool, a fraction of the GPU's memory."""
+_PLUGIN_PREFIX = "spark.plugins.internal.conf.com.nvidia.spark.SQLPlugin."
+"""Where Spark logs the settings it hands to the RAPIDS plugin, besides their own keys."""
+_FRAME = re.compile(r"^\s*at ([\w$.<>]{1,300})\(", re.MULTILINE)
+_RETRY_FRAMES = ("RmmRapidsRetryIterator", "com.nvidia.spark.rapids.Arm$", "RetryIterator")
+"""The RAPIDS Accelerator's retry framework: frames that say where an allocation was retried,
+not what the task was doing."""
+READER_FRAME = re.compile(
+    r"PartitionReader|MultiFile\w*Reader|FileSourceScan|Gpu(?:Parquet|Orc|Avro|Csv|Json)\w*Scan"
+)
+"""Classes of the RAPIDS Accelerator's and Spark's file scans: a task failing in one was
+reading its input."""
+
+
+def failing_frame(reasons: list[str]) -> str | None:
+    """The first frame of the failing task's stack outside the RAPIDS retry framework, as
+    `Class.method`, from the first failure message that has a stack; None without one.
+
+    >>> failing_frame(["java.lang.Error: x\\n\\tat a.RmmRapidsRetryIterator$.withRetry(R.scala:1)"
+    ...                "\\n\\tat a.GpuMultiFileReader.readBatch(G.scala:2)"])
+    'GpuMultiFileReader.readBatch'
+    """
+    for reason in reasons:
+        frames = [m.group(1) for m in _FRAME.finditer(reason)]
+        if frames:
+            found = next((f for f in frames if not any(r in f for r in _RETRY_FRAMES)), None)
+            return _short_frame(found) if found is not None else None
+    return None
+
+
+def _short_frame(frame: str) -> str:
+    """`Class.method` of a JVM frame, without its package and Scala's closure names.
+
+    >>> _short_frame("com.nvidia.spark.rapids.MultiFileReaderBase.$anonfun$readBatch$1")
+    'MultiFileReaderBase.readBatch'
+    """
+    owner, _, method = frame.rpartition(".")
+    method = re.sub(r"^(?:\$anonfun\$)+|\$\d+$|\$adapted$", "", method) or method
+    return f"{owner.rpartition('.')[2]}.{method}" if owner else method
+
+
+def _rapids_setting(properties: Mapping[str, str], key: str) -> str | None:
+    """A setting as the run logged it (its own key, else the one Spark hands the plugin), cut
+    to 40 characters; None when it is not set."""
+    value = properties.get(key) or properties.get(_PLUGIN_PREFIX + key)
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value if len(value) <= 40 else value[:39] + "…"
+
+
+def _fraction(text: str | None) -> float | None:
+    """A fraction setting's value, or None when unset or not a number in [0, 1]."""
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and 0 <= value <= 1 else None
 
 
 QUOTED_TASK = re.compile(r"\(TID (\d{1,18})\)")
