@@ -26,6 +26,10 @@ METHOD = (
     "the self time of the CPU operators and row/columnar transitions of the GPU plan, charged "
     "to their stages' wall time"
 )
+INPUT_METHOD = (
+    "none: input that starts on the CPU is not costed, as the plan could not have read it on the "
+    "GPU; its time and its transitions', charged to their stages' wall time, is in the evidence"
+)
 TRANSITIONS = ("GpuColumnarToRow", "GpuRowToColumnar", "ColumnarToRow", "RowToColumnar")
 RESULT_OPERATORS = ("CollectLimit", "TakeOrderedAndProject", "CommandResult", "LocalTableScan")
 """CPU operators that only hand the result over (or hold a literal table): not fallbacks."""
@@ -97,7 +101,19 @@ def detect_gpu_fallback(analysis: Analysis, thresholds: Thresholds) -> list[Find
         cpu, sources, crossings = fallbacks(ex)
         if not cpu and not sources:
             continue
+        # Input that starts on the CPU is not costed (nothing in the plan could move it), but
+        # its time is told, as the plan shows it: "0 ms" would contradict the operators' own.
         lost_ms = node_self_wall_ms(analysis, ex, set(cpu) | set(crossings)) if cpu else 0
+        time_ev = (
+            ev("self_wall_ms", "their time (wall share)", lost_ms, "ms")
+            if cpu
+            else ev(
+                "input_wall_ms",
+                "their time (wall share; input, not costed)",
+                node_self_wall_ms(analysis, ex, set(sources) | set(crossings)),
+                "ms",
+            )
+        )
         significant = ctx.significant(lost_ms, ex.execution_id, thresholds)
         names = sorted({graph.node(n).name for n in cpu or sources})
         first = min(cpu or sources)
@@ -128,7 +144,11 @@ def detect_gpu_fallback(analysis: Analysis, thresholds: Thresholds) -> list[Find
                     "output), or move the CPU step to where the data is small."
                 ),
                 estimated_lost_ms=lost_ms if significant else 0,
-                estimate_method=METHOD if significant else METHOD + " (below significance)",
+                estimate_method=METHOD
+                if significant
+                else METHOD + " (below significance)"
+                if cpu
+                else INPUT_METHOD,
                 execution_id=ex.execution_id,
                 node_id=first,
                 evidence=(
@@ -141,7 +161,7 @@ def detect_gpu_fallback(analysis: Analysis, thresholds: Thresholds) -> list[Find
                     ),
                     ev("n_cpu_operators", "", len(cpu), "count"),
                     ev("n_transitions", "row/columnar transitions", len(crossings), "count"),
-                    ev("self_wall_ms", "their time (wall share)", lost_ms, "ms"),
+                    time_ev,
                 ),
             )
         )
