@@ -547,6 +547,15 @@ def test_a_query_cancelled_at_shutdown_is_not_blamed_on_its_earlier_task_failure
         "ExecutorLostFailure: Executor Process Lost"
     )
     assert failed.suggestion.startswith("Nothing in the query failed by itself")
+    # The executors were lost 282 and 130 ms before the application's end, with the job the
+    # shutdown cancelled still running: they went down with the stop, and nothing says spot
+    # nodes. The one attempt lost with them was the failed query's, so none is outside it.
+    lost = next(f for f in findings if f.rule == "lost-executors")
+    assert lost.suggestion.startswith("The executors were lost in the last moments before")
+    assert "decommission" not in lost.suggestion
+    assert lost.number("lost_before_end_ms") == 282
+    shown = {e.label: e.value for e in lost.evidence}
+    assert shown["time in the attempts lost outside failed queries"] == 0
 
 
 def test_cancelled_stage_attempts_are_counted_apart_from_failed_ones() -> None:

@@ -8,6 +8,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context
 from analyzer.insights.finding import Finding, ev
 from analyzer.insights.thresholds import Thresholds
+from analyzer.model.application import SHUTDOWN
 from analyzer.units import first_line
 
 RULE = "lost-executors"
@@ -63,6 +64,22 @@ def at_teardown(analysis: Analysis, removed_ms: int) -> bool:
         return False
     spans = analysis.executor_task_spans.values()
     return all(last_ms <= removed_ms and first_ms <= removed_ms for first_ms, last_ms in spans)
+
+
+SHUTDOWN_WINDOW_MS = 2_000
+"""An executor lost this close before the application's end, while a job was cancelled by that
+end, went down with the stop."""
+
+
+def at_shutdown(analysis: Analysis, removed_ms: int) -> bool:
+    """True when an executor was lost in the last `SHUTDOWN_WINDOW_MS` before the application's
+    logged end, and a job still running then was cancelled because the context shut down: the
+    application was being stopped or killed (a kill takes the executors' containers first), so
+    the loss came with the stop rather than causing it."""
+    app = analysis.application
+    if app.end_ms is None or not 0 <= app.end_ms - removed_ms <= SHUTDOWN_WINDOW_MS:
+        return False
+    return any(SHUTDOWN in (j.error_message or "") for j in app.jobs)
 
 
 def about_memory(reasons: list[str]) -> str | None:
@@ -126,7 +143,28 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             "count",
         )
     )
-    evidence.append(ev("lost_task_ms", "time in the attempts lost", lost_task_ms, "ms"))
+    evidence.append(
+        ev(
+            "lost_task_ms",
+            "time in the attempts lost"
+            + (" outside failed queries" if n_outside < n_task_losses else ""),
+            lost_task_ms,
+            "ms",
+        )
+    )
+    stopping = bool(lost) and all(
+        e.removed_ms is not None and at_shutdown(analysis, e.removed_ms) for e in lost
+    )
+    if stopping and app.end_ms is not None:
+        first_ms = min(e.removed_ms for e in lost if e.removed_ms is not None)
+        evidence.append(
+            ev(
+                "lost_before_end_ms",
+                "lost before the application's end",
+                app.end_ms - first_ms,
+                "ms",
+            )
+        )
     memory = about_memory(reasons)
     if memory is not None:
         cause = (
@@ -140,6 +178,14 @@ def detect_lost_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             f"{cause}: give their containers more memory "
             "outside the heap (spark.executor.memoryOverhead: off-heap and Python memory live "
             "there), run fewer tasks per executor, or use smaller partitions."
+        )
+    elif stopping:
+        suggestion = (
+            "The executors were lost in the last moments before the application ended, while "
+            "its running jobs were cancelled because the context shut down: they most likely "
+            "went down with the stop (the application killed, or its driver program ending), "
+            "not the other way round. The driver's log and the cluster manager's events say "
+            "what stopped it; nothing in the event log points at the nodes."
         )
     else:
         suggestion = (
