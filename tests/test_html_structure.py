@@ -201,3 +201,19 @@ def test_the_executions_list_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None
     assert f'<a href="#exec-{slowest[0].execution_id}">' in listed
     monkeypatch.setattr(html_page, "MAX_LISTED_EXECUTIONS", n)
     assert "the JSON report (--format json) lists every one" not in html_report(analysis)
+
+
+def test_one_note_says_how_many_executions_are_detailed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The page details the slowest few (its budgets), then drops sections past its size bound:
+    # one note, with the executions chosen, not two notes that disagree.
+    import analyzer.render.html as html_render
+
+    monkeypatch.setattr(html_page, "MAX_DETAILED_EXECUTIONS", 4)
+    monkeypatch.setattr(html_render, "MAX_SECTIONS_BYTES", 1)
+    analysis = analysis_of(MULTI_SQL_LOG)
+    n = len(analysis.application.executions)
+    page = html_report(analysis)
+    assert page.count("sections cover the") == 1
+    assert f"To keep the page small, detailed sections cover the 1 slowest of {n} executions" in (
+        page
+    )

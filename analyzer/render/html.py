@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from markupsafe import Markup
 
 from analyzer.render.environment import html_env, read_asset
-from analyzer.report.html import HtmlReportView
+from analyzer.report.html import HtmlReportView, detail_note
 
 MAX_SECTIONS_BYTES = 4_000_000
 """Execution sections are kept slowest first while the page stays under this size (the first
@@ -74,9 +74,11 @@ def fit_sections(view: HtmlReportView) -> tuple[HtmlReportView, list[Markup]]:
         row if row.anchor in kept_anchors else dataclasses.replace(row, anchor="")
         for row in view.execution_rows
     )
-    note = (
-        f"To keep the page small, detailed sections cover the {len(kept)} slowest executions; "
-        "choose others with --execution or --top."
+    # One note of how many are detailed: the page's budgets may have cut them before its size.
+    before = detail_note(len(view.executions), view.executions_selected)
+    notes = (
+        *(n for n in view.notes if n != before),
+        detail_note(len(kept), view.executions_selected, to_fit=True),
     )
     links = tuple(
         link
@@ -98,7 +100,7 @@ def fit_sections(view: HtmlReportView) -> tuple[HtmlReportView, list[Markup]]:
         view,
         executions=kept,
         execution_rows=rows,
-        notes=(*view.notes, note),
+        notes=notes,
         finding_links=links,
         finding_groups=groups,
         verdict=verdict,

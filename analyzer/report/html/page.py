@@ -189,6 +189,9 @@ class HtmlReportView:
         metadata=_help("The same findings grouped by rule, in the order of each rule's first.")
     )
     executions_total: int = field(metadata=_help("SQL executions in the application."))
+    executions_selected: int = field(
+        metadata=_help("SQL executions the options chose (all, `--top N` or `--execution`).")
+    )
     execution_rows: tuple[ExecutionRowView, ...] = field(
         metadata=_help("Listed executions, slowest first.")
     )
@@ -201,6 +204,20 @@ class HtmlReportView:
     context: ContextView | None = field(
         default=None,
         metadata=_help("Jobs, stages outside SQL, executors and configuration (`_context`)."),
+    )
+
+
+def detail_note(n_detailed: int, n_selected: int, *, to_fit: bool = False) -> str:
+    """The note that says the page details only some of the chosen executions; `to_fit` when
+    the page's size cut them, not the task and timeline budgets.
+
+    >>> detail_note(1, 27, to_fit=True)[:68]
+    'To keep the page small, detailed sections cover the 1 slowest of 27 '
+    """
+    lead = "To keep the page small, detailed" if to_fit else "Detailed"
+    return (
+        f"{lead} sections cover the {n_detailed} slowest of {n_selected} executions; "
+        "choose others with --execution or --top."
     )
 
 
@@ -376,10 +393,7 @@ def build_html_view(
     header = build_header_view(analysis, now_ms)
     notes = list(header.notes)
     if len(detailed) < len(slowest):
-        notes.append(
-            f"Detailed sections cover the {len(detailed)} slowest of {len(slowest)} executions; "
-            "choose others with --execution or --top."
-        )
+        notes.append(detail_note(len(detailed), len(slowest)))
     if len(listed) < len(slowest):
         notes.append(
             f"The list of SQL executions holds the {len(listed)} slowest of {len(slowest)}; "
@@ -428,6 +442,7 @@ def build_html_view(
         finding_links=links,
         finding_groups=groups,
         executions_total=len(app.executions),
+        executions_selected=len(slowest),
         execution_rows=rows,
         executions=tuple(
             _execution_view(
