@@ -217,3 +217,16 @@ def test_one_note_says_how_many_executions_are_detailed(monkeypatch: pytest.Monk
     assert f"To keep the page small, detailed sections cover the 1 slowest of {n} executions" in (
         page
     )
+
+
+def test_an_execution_with_no_end_event_reads_the_same_in_the_list_and_the_time_bar() -> None:
+    # The public EMR log's query 1 has no end event: "Where the time went" counts it up to its
+    # last activity, and the list and its section say the same, not "–" and 0.0 %.
+    from oracle.locations import PUBLIC_CORPUS
+
+    page = html_of(PUBLIC_CORPUS / "emr")
+    start = page.index('id="executions"')
+    listed = page[start : page.index("</section>", start)]
+    assert "at least 1.0 s" in listed
+    assert "17.1 %" in listed
+    assert page.count("at least 1.0 s") >= 3  # the time bar, the list and the section

@@ -101,7 +101,12 @@ class ExecutionView:
     )
     start_str: str = field(metadata=_help("Start time (UTC)."))
     duration_ms: int | None = field(metadata=_help("Start to end in ms; None while running."))
-    duration_str: str = field(metadata=_help("The duration, formatted; `–` without an end."))
+    duration_str: str = field(
+        metadata=_help(
+            "The duration, formatted; without an end event, `at least 1.0 s`: up to its last "
+            "activity, as in `Where the time went`."
+        )
+    )
     job_ids_str: str = field(metadata=_help("`0, 1, 2` or `–`."))
     n_jobs: int = field(metadata=_help("Jobs run for the execution."))
     stage_ids_str: str = field(metadata=_help("`0, 1, 2` or `–`."))
@@ -230,6 +235,23 @@ def build_aqe_view(execution: Execution, stats: Mapping[int, NodeStats]) -> AqeV
     )
 
 
+
+def known_duration_ms(analysis: Analysis, execution: Execution) -> int | None:
+    """An execution's wall time, or for one with no end event the time it is known to have run
+    (start to last activity, `AppTimeSpent.open_walls_ms`); None when it never started."""
+    if execution.duration_ms is not None:
+        return execution.duration_ms
+    return analysis.time_spent.open_walls_ms.get(execution.execution_id)
+
+
+def duration_str(analysis: Analysis, execution: Execution) -> str:
+    """`1.3 s`, or `at least 1.0 s` for an execution with no end event (see `known_duration_ms`),
+    or `–` when neither is known."""
+    known = known_duration_ms(analysis, execution)
+    if execution.duration_ms is None and known is not None:
+        return f"at least {fmt_duration_ms(known)}"
+    return fmt_duration_ms(known)
+
 def build_execution_view(
     analysis: Analysis,
     execution: Execution,
@@ -251,7 +273,7 @@ def build_execution_view(
         nesting_str=nesting_str(app, execution),
         start_str=fmt_timestamp_ms(execution.start_ms),
         duration_ms=execution.duration_ms,
-        duration_str=fmt_duration_ms(execution.duration_ms),
+        duration_str=duration_str(analysis, execution),
         job_ids_str=", ".join(map(str, sorted(execution.job_ids))) or "–",
         n_jobs=len(execution.job_ids),
         stage_ids_str=", ".join(map(str, sorted(set(execution.stage_ids)))) or "–",

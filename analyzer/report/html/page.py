@@ -25,8 +25,10 @@ from analyzer.report.execution import (
     UNDESCRIBED_STR,
     ExecutionView,
     build_execution_view,
+    duration_str,
     execution_stages,
     incomplete_note,
+    known_duration_ms,
 )
 from analyzer.report.findings import (
     FindingGroupView,
@@ -65,7 +67,7 @@ from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
 from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.report.what_if import WhatIfView, build_what_if_view
-from analyzer.units import fmt_duration_ms, fmt_pct
+from analyzer.units import fmt_pct
 
 MAX_DETAILED_EXECUTIONS = 25
 """Unless executions are chosen explicitly, only the slowest this many get a detailed section."""
@@ -373,7 +375,8 @@ def build_html_view(
     slowest = by_duration(selection.executions)
     detailed = slowest if options.executions else slowest[:MAX_DETAILED_EXECUTIONS]
     detailed_ids = {e.execution_id for e in detailed}
-    longest = max((e.duration_ms or 0 for e in slowest), default=0)
+    known = {e.execution_id: known_duration_ms(analysis, e) or 0 for e in slowest}
+    longest = max(known.values(), default=0)
     listed = slowest[:MAX_LISTED_EXECUTIONS]
     rows = tuple(
         ExecutionRowView(
@@ -381,10 +384,10 @@ def build_html_view(
             execution_id=e.execution_id,
             description=shorten(e.description, 120),
             status=e.status,
-            duration_str=fmt_duration_ms(e.duration_ms),
-            duration_share=(e.duration_ms or 0) / longest if longest else 0.0,
+            duration_str=duration_str(analysis, e),
+            duration_share=known[e.execution_id] / longest if longest else 0.0,
             app_share_str=(
-                fmt_pct((e.duration_ms or 0) / app.duration_ms) if app.duration_ms else "–"
+                fmt_pct(known[e.execution_id] / app.duration_ms) if app.duration_ms else "–"
             ),
             n_jobs=len(e.job_ids),
         )
