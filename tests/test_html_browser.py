@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from eventlog_samples import SAMPLES
+from oracle.locations import PUBLIC_CORPUS
 from reports import Q72, html_of, json_of, report_log_params
 
 from analyzer.units import fmt_metric_value
@@ -451,3 +452,42 @@ def test_timeline_legend_gives_each_stage_its_colour(browser: Any, tmp_path: Pat
     assert timeline.locator("rect.task.dim").count() > 0
     page.close()
     assert problems == []
+
+
+BOX_TEXT_JS = """() => {
+  const over = [];
+  document.querySelectorAll('.plan').forEach(plan => { plan.hidden = false; });
+  document.querySelectorAll('g.node').forEach(g => {
+    const w = +g.querySelector('rect').getAttribute('width');
+    const name = g.querySelector('text.name');
+    const share = g.querySelector('text.share');
+    const detail = g.querySelector('text.detail');
+    const room = w - 8 - (share ? share.getComputedTextLength() + 6 : 2);
+    if (name.getComputedTextLength() > room + 1) over.push(name.textContent);
+    if (detail && detail.getComputedTextLength() > w - 10) over.push(detail.textContent);
+  });
+  return over;
+}"""
+"""The boxes whose name runs into their share of the self time, or whose second line runs past
+their right edge, as laid out by the browser's own fonts."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(PUBLIC_CORPUS / "eventlog_v2_app-20240919162642-0000", id="photon-q88"),
+        pytest.param(PUBLIC_CORPUS / "nds_q66_gpu.zstd", id="gpu-q66", marks=SLOW),
+        pytest.param(Q72, id="dataproc-q72", marks=SLOW),
+    ],
+)
+def test_operator_names_fit_their_boxes(browser: Any, path: Path, tmp_path: Path) -> None:
+    # Photon's and the RAPIDS Accelerator's names are long (PhotonShuffleExchangeSink,
+    # GpuColumnarExchange): a box shortens its name to the room its share leaves.
+    if not path.exists():
+        pytest.skip(f"public event log {path} not present")
+    report = tmp_path / "report.html"
+    report.write_text(html_of(path), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(report.as_uri())
+    assert page.evaluate(BOX_TEXT_JS) == []
+    page.close()

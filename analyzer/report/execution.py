@@ -235,7 +235,6 @@ def build_aqe_view(execution: Execution, stats: Mapping[int, NodeStats]) -> AqeV
     )
 
 
-
 def known_duration_ms(analysis: Analysis, execution: Execution) -> int | None:
     """An execution's wall time, or for one with no end event the time it is known to have run
     (start to last activity, `AppTimeSpent.open_walls_ms`); None when it never started."""
@@ -251,6 +250,7 @@ def duration_str(analysis: Analysis, execution: Execution) -> str:
     if execution.duration_ms is None and known is not None:
         return f"at least {fmt_duration_ms(known)}"
     return fmt_duration_ms(known)
+
 
 def build_execution_view(
     analysis: Analysis,

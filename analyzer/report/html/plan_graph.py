@@ -75,6 +75,12 @@ class GraphNodeView:
     label_str: str = field(metadata={"help": "The name shortened to fit the box."})
     desc: str = field(metadata={"help": "Spark's one-line description (shown as a tooltip)."})
     detail_str: str = field(metadata={"help": "The node's headline numbers: time and rows."})
+    detail_line_str: str = field(
+        metadata={
+            "help": "The box's second line: the headline numbers, and an exchange's stages, "
+            "shortened to fit beside the skew mark."
+        }
+    )
     stage_str: str = field(
         metadata={"help": "`stage 3` / `stages 3, 5` where the node ran, or empty."}
     )
@@ -252,6 +258,35 @@ def edge_path(child: Box, parent: Box) -> str:
 def shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+NAME_CHAR_PX = 8.4
+"""Width of one character of a box's name (12.5 px semibold system font: 7.8 px on average
+over the public logs' operator names in Chromium, 8.7 at most)."""
+DETAIL_CHAR_PX = 6.0
+"""Width of one character of a box's second line (11 px: 5.6 on average, 6.3 at most)."""
+SHARE_CHAR_PX = 5.8
+"""Width of one character of a box's share of the self time (10 px)."""
+BOX_TEXT_PX = NODE_WIDTH - 8 - 6
+"""Room for a line of text in a box: from its left inset to its right padding."""
+
+
+def fit_name(name: str, share_str: str) -> str:
+    """A box's name shortened to the room its share of the self time leaves on the first line.
+
+    >>> fit_name("BroadcastHashJoin", ""), fit_name("PhotonBroadcastHashJoin", "18.2 %")
+    ('BroadcastHashJoin', 'PhotonBroadcast…')
+    """
+    room = BOX_TEXT_PX - (len(share_str) * SHARE_CHAR_PX + 8 if share_str else 0)
+    return shorten(name, max(4, int(room // NAME_CHAR_PX)))
+
+
+def fit_detail(detail: str, stage_str: str, skewed: bool) -> str:
+    """A box's second line: its numbers and, for an exchange, `stage_str`, shortened to the room
+    the skew mark leaves."""
+    line = " · ".join(part for part in (detail, stage_str) if part)
+    room = BOX_TEXT_PX - (12 if skewed else 0)
+    return shorten(line, max(4, int(room // DETAIL_CHAR_PX)))
 
 
 def node_detail_str(node: PlanNode, stats: NodeStats | None, self_ms: float | None) -> str:
@@ -465,6 +500,10 @@ def build_plan_graph_view(
             if is_final and metrics and not is_fold:
                 final_ids[tuple(m.accumulator_id for m in metrics)] = dom_id
         skew_str = _skew_str(metrics)
+        share_str = fmt_pct(time_ms / sum_time) if sum_time > 0 and time_ms > 0 else ""
+        detail = node_detail_str(node, stats, time_ms)
+        stage_str = stage_ids_str(stats.stage_ids if stats else ())
+        is_exchange = "Exchange" in node.name
         parent = full.tree_parent.get(node_id)
         fparent = folded.tree_parent.get(node_id)
         cluster_id = node.cluster_id
@@ -474,10 +513,13 @@ def build_plan_graph_view(
                 panel_id=panel_id,
                 node_id=node_id,
                 name=node.name,
-                label_str=shorten(node.name, 26),
+                label_str=fit_name(node.name, share_str),
                 desc=node.desc,
-                detail_str=node_detail_str(node, stats, time_ms),
-                stage_str=stage_ids_str(stats.stage_ids if stats else ()),
+                detail_str=detail,
+                detail_line_str=fit_detail(
+                    detail, stage_str if is_exchange else "", bool(skew_str)
+                ),
+                stage_str=stage_str,
                 x=round(box.x),
                 y=round(box.y),
                 folded_x=round(fbox.x) if fbox else -1,
@@ -491,10 +533,10 @@ def build_plan_graph_view(
                 cluster=cluster_boxes.get(cluster_id, "") if cluster_id is not None else "",
                 has_inputs=bool(_op_children(graph, node_id)),
                 shade=min(N_SHADES - 1, int(N_SHADES * time_ms / max_time)) if max_time > 0 else 0,
-                time_share_str=fmt_pct(time_ms / sum_time) if sum_time > 0 and time_ms > 0 else "",
+                time_share_str=share_str,
                 skewed=bool(skew_str),
                 skew_str=skew_str,
-                is_exchange="Exchange" in node.name,
+                is_exchange=is_exchange,
                 finding_mark=_worst_mark(marked.get(node_id, ())),
                 findings_str="\n".join(
                     f"{f.mark} {f.rank} · {f.rule}" for f in marked.get(node_id, ())
