@@ -68,12 +68,15 @@ class Timeline:
     """Latest finish of a chosen task, epoch ms (0 without tasks)."""
     tasks_per_stage: tuple[tuple[int, int], ...]
     """Chosen task attempts per stage id, by stage id."""
+    all_per_stage: tuple[tuple[int, int], ...] = ()
+    """Finished task attempts per stage id, chosen or not, by stage id."""
 
 
 def timeline_tasks(
     analysis: Analysis, stage_ids: Iterable[int], max_tasks: int
-) -> tuple[tuple[TimelineTask, ...], int]:
-    """Return the finished task attempts of the given stages for a timeline, and how many there are.
+) -> tuple[tuple[TimelineTask, ...], int, tuple[tuple[int, int], ...]]:
+    """Return the finished task attempts of the given stages for a timeline, how many there are,
+    and how many per stage id (by stage id).
 
     At most `max_tasks` are returned, the longest ones (ties: lower task id), ordered by launch
     time then task id; none when `max_tasks` is 0 or less.
@@ -84,8 +87,12 @@ def timeline_tasks(
         .collect(engine=ENGINE)
     )
     n_all = frame.height
+    per_stage = tuple(
+        (int(sid), int(n))
+        for sid, n in frame.group_by("stage_id").len().sort("stage_id").iter_rows()
+    )
     if frame.is_empty() or max_tasks <= 0:
-        return (), n_all
+        return (), n_all, per_stage
     if n_all > max_tasks:
         frame = frame.sort(["duration_ms", "task_id"], descending=[True, False]).head(max_tasks)
     rows = (
@@ -104,7 +111,7 @@ def timeline_tasks(
         )
         .iter_rows()
     )
-    return tuple(TimelineTask(*r) for r in rows), n_all
+    return tuple(TimelineTask(*r) for r in rows), n_all, per_stage
 
 
 def _executor_order(executor_id: str) -> tuple[int, str]:
@@ -133,7 +140,7 @@ def timeline_lanes(
 ) -> Timeline:
     """Lay out the longest `max_tasks` finished task attempts of the given stages per executor,
     keeping the `max_lanes` executors that ran most of them."""
-    tasks, n_all = timeline_tasks(analysis, stage_ids, max_tasks)
+    tasks, n_all, per_stage = timeline_tasks(analysis, stage_ids, max_tasks)
     by_executor: dict[str, list[TimelineTask]] = {}
     hosts: dict[str, str] = {}
     for task in tasks:
@@ -155,4 +162,5 @@ def timeline_lanes(
         start_ms=min((t.launch_ms for t in tasks), default=0),
         end_ms=max((t.finish_ms for t in tasks), default=0),
         tasks_per_stage=tuple(sorted(Counter(t.stage_id for t in tasks).items())),
+        all_per_stage=per_stage,
     )

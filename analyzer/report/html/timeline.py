@@ -46,7 +46,11 @@ class TimelineStageView:
     stage_id: int = field(metadata={"help": "Spark's stage id."})
     color: str = field(metadata={"help": "Its colour, `#rrggbb`, distinct from every other's."})
     css_class: str = field(metadata={"help": "Class of its bars: `s12`."})
-    label_str: str = field(metadata={"help": "`stage 12 · 200 tasks`."})
+    label_str: str = field(
+        metadata={
+            "help": "`stage 12 · 200 tasks`; `stage 58 · 6 of 431 tasks` when some are left out."
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,17 @@ def stage_colors(stage_ids: Sequence[int]) -> dict[int, str]:
     return out
 
 
+def _drawn_str(n_drawn: int, n_all: int) -> str:
+    """`200 tasks`, or `6 of 431 tasks` when the timeline leaves some out.
+
+    >>> _drawn_str(6, 431), _drawn_str(1, 1)
+    ('6 of 431 tasks', '1 task')
+    """
+    if n_all > n_drawn:
+        return f"{fmt_count(n_drawn)} of {plural(n_all, 'task')}"
+    return plural(n_drawn, "task")
+
+
 def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> TimelineView | None:
     """Draw the execution's timeline (`Analysis.timeline`: at most `max_bars` task attempts, the
     longest, per executor, overlapping tasks stacked in sub-lanes)."""
@@ -129,6 +144,7 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
     label_width = 150
     scale = TIMELINE_WIDTH / span
     counts = dict(timeline.tasks_per_stage)
+    totals = dict(timeline.all_per_stage)
     colors = stage_colors(list(counts))
     lanes, bars = [], []
     y = 4
@@ -171,7 +187,7 @@ def build_timeline(execution: Execution, analysis: Analysis, max_bars: int) -> T
                 stage_id=sid,
                 color=color,
                 css_class=f"s{sid}",
-                label_str=f"stage {sid} · {plural(counts[sid], 'task')}",
+                label_str=f"stage {sid} · {_drawn_str(counts[sid], totals.get(sid, 0))}",
             )
             for sid, color in colors.items()
         ),
