@@ -396,6 +396,19 @@ def first_line(text: str, limit: int = FIRST_LINE_CHARS) -> str:
     return ""
 
 
+def one_line(text: str | None, limit: int) -> str:
+    """Return `text` on one line, Spark's `<br/>` breaks (markup its UI renders in descriptions
+    and call sites) as spaces, cut to `limit` characters (`…` when cut); `''` for None.
+
+    >>> one_line("Listing leaf files for 2 paths:<br/>gs://b/t", 80), one_line("x" * 5, 3)
+    ('Listing leaf files for 2 paths: gs://b/t', 'xx…')
+    """
+    if not text:
+        return ""
+    flat = " ".join(text.replace("<br/>", " ").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 _TEMPLATE_PARAM = re.compile(r"<([A-Za-z_][\w]*)>")
 
 

@@ -24,6 +24,7 @@ from analyzer.units import (
     fmt_count,
     fmt_duration_ms,
     fmt_pct,
+    one_line,
     plural,
 )
 
@@ -43,15 +44,13 @@ def _help(text: str) -> dict[str, str]:
 
 
 def bound(text: str | None, limit: int = MAX_TEXT_CHARS) -> str:
-    """Return `text` on one line and cut to `limit` characters (`…` when cut); `''` for None.
+    """Return `text` on one line (Spark's `<br/>` breaks as spaces) and cut to `limit` characters
+    (`…` when cut); `''` for None.
 
     >>> bound("a\\nb"), bound("x" * 5, 3), bound(None)
     ('a b', 'xx…', '')
     """
-    if not text:
-        return ""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _more(n_total: int, n_shown: int, noun: str) -> str:

@@ -28,7 +28,15 @@ from analyzer.report.advice_check import AdviceCheckView, build_advice_check_vie
 from analyzer.report.findings import FindingView, build_finding_view, node_name_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
-from analyzer.units import MISSING, fmt_bytes, fmt_count, fmt_duration_ms, fmt_ratio, plural
+from analyzer.units import (
+    MISSING,
+    fmt_bytes,
+    fmt_count,
+    fmt_duration_ms,
+    fmt_ratio,
+    one_line,
+    plural,
+)
 
 DIFF_DOC = "docs/diff.md"
 DESCRIPTION_CHARS = 100
@@ -69,8 +77,7 @@ def _help(text: str) -> dict[str, str]:
 
 
 def _one_line(text: str, limit: int = DESCRIPTION_CHARS) -> str:
-    text = " ".join(text.replace("<br/>", " ").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _signed(change: float, fmt: Callable[[float], str]) -> str:

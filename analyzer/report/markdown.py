@@ -31,7 +31,7 @@ from analyzer.report.time_spent import (
 )
 from analyzer.report.verdict import build_verdict
 from analyzer.report.what_if import WhatIfView, build_what_if_view
-from analyzer.units import fmt_duration_ms, fmt_pct, plural
+from analyzer.units import fmt_duration_ms, fmt_pct, one_line, plural
 
 MAX_FINDINGS = 10
 """Findings listed (the rest are counted)."""
@@ -110,8 +110,7 @@ class MarkdownReportView:
 
 
 def _one_line(text: str, limit: int = 160) -> str:
-    text = " ".join(text.replace("<br/>", " ").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _hot_lines(

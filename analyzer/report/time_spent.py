@@ -25,7 +25,7 @@ from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, 
 from analyzer.report.execution import nested_str
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection
-from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, plural
+from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, one_line, plural
 
 MAX_EXECUTIONS = 3
 """How many of the slowest executions the section follows …"""
@@ -100,8 +100,7 @@ def _open_note(n_open: int, what: str) -> str:
 
 
 def _one_line(text: str, limit: int = DESCRIPTION_CHARS) -> str:
-    text = " ".join(text.replace("<br/>", " ").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 @dataclass(frozen=True)
