@@ -235,6 +235,16 @@ def build_aqe_view(execution: Execution, stats: Mapping[int, NodeStats]) -> AqeV
     )
 
 
+def execution_description(analysis: Analysis, execution: Execution) -> str:
+    """What the reports call an execution: for a micro-batch, which batch of which streaming
+    query (Spark's description of one is the query's name, id, run id and batch on four lines,
+    the batch last and cut off in any short view), else `Execution.shown_description`."""
+    batch = analysis.streaming_batches.get(execution.execution_id)
+    if batch is not None:
+        return f"micro-batch {batch[1]} of streaming query {batch[0]}"
+    return execution.shown_description
+
+
 def known_duration_ms(analysis: Analysis, execution: Execution) -> int | None:
     """An execution's wall time, or for one with no end event the time it is known to have run
     (start to last activity, `AppTimeSpent.open_walls_ms`); None when it never started."""
@@ -264,7 +274,7 @@ def build_execution_view(
     return ExecutionView(
         execution_id=execution.execution_id,
         anchor=f"exec-{execution.execution_id}",
-        description=execution.shown_description,
+        description=execution_description(analysis, execution),
         status=execution.status,
         is_failed=execution.status == "FAILED",
         incomplete_str=incomplete_note(execution),

@@ -22,7 +22,7 @@ from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
 from analyzer.model.application import Execution, Job, connect_tag
 from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
-from analyzer.report.execution import nested_str
+from analyzer.report.execution import execution_description, nested_str
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection
 from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, one_line, plural
@@ -531,10 +531,7 @@ def _job_description(analysis: Analysis, job: Job) -> str:
 def _execution_description(analysis: Analysis, execution: Execution) -> str:
     """The execution's description on one line; for a micro-batch, which batch of which query
     (its description is Spark's `name / id / runId / batch` block)."""
-    batch = analysis.streaming_batches.get(execution.execution_id)
-    if batch is not None:
-        return f"micro-batch {batch[1]} of streaming query {batch[0]}"
-    return _one_line(execution.shown_description) or "(no description)"
+    return _one_line(execution_description(analysis, execution)) or "(no description)"
 
 
 def _ids_str(ids: Sequence[int]) -> str:

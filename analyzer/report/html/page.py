@@ -26,6 +26,7 @@ from analyzer.report.execution import (
     ExecutionView,
     build_execution_view,
     duration_str,
+    execution_description,
     execution_stages,
     incomplete_note,
     known_duration_ms,
@@ -382,7 +383,7 @@ def build_html_view(
         ExecutionRowView(
             anchor=f"exec-{e.execution_id}" if e.execution_id in detailed_ids else "",
             execution_id=e.execution_id,
-            description=shorten(e.description, 120),
+            description=shorten(execution_description(analysis, e), 120),
             status=e.status,
             duration_str=duration_str(analysis, e),
             duration_share=known[e.execution_id] / longest if longest else 0.0,
