@@ -116,6 +116,12 @@ class ExecutionView:
     findings: tuple[FindingView, ...] = field(
         metadata=_help("Findings pointing at this execution, by rank.")
     )
+    driver_only_str: str = field(
+        metadata=_help(
+            "For a completed execution that ran no job (and held no other execution that did): "
+            "that its time was the driver's, which the log does not break down; else empty."
+        )
+    )
     unplaced_str: str = field(
         default="",
         metadata=_help(
@@ -291,7 +297,35 @@ def build_execution_view(
         aqe=build_aqe_view(execution, analysis.node_stats.get(execution.execution_id, {})),
         stages=stages,
         findings=tuple(f for f in findings if f.execution_id == execution.execution_id),
+        driver_only_str=driver_only_note(app, execution),
         unplaced_str=unplaced_str(analysis.metrics_on_no_operator(execution)),
+    )
+
+
+def driver_only_note(app: Application, execution: Execution) -> str:
+    """Why a completed execution that ran no job has no task figures: its time was the
+    driver's (planning, a command such as CREATE VIEW, metadata), which the log does not time.
+    Empty for one that ran jobs, held sub-executions, or had another execution with jobs start
+    within its time (before Spark 3.4 the log does not say whether that was its work)."""
+    if execution.job_ids or not execution.ended or not execution.duration_ms:
+        return ""
+    if app.sub_executions.get(execution.execution_id):
+        return ""
+    start, end = execution.start_ms, execution.end_ms
+    if start is None or end is None:
+        return ""
+    # Before Spark 3.4 the log does not tie a command's executions to it (a micro-batch's write,
+    # CREATE TABLE AS SELECT): one that ran jobs within this one's time may be its work.
+    if any(
+        e.job_ids and e.start_ms is not None and start <= e.start_ms <= end
+        for e in app.executions
+        if e is not execution
+    ):
+        return ""
+    return (
+        f"No job ran in it: its {fmt_duration_ms(execution.duration_ms)} were spent in the "
+        "driver (planning the query, a command such as CREATE VIEW, reading metadata), which "
+        "the event log does not break down, so its operators have no figures."
     )
 
 
