@@ -136,7 +136,9 @@ class StageTimeView:
     stage_anchor: str = field(metadata=_help("Element id of its rows in the HTML stage table."))
     wall_str: str = field(metadata=_help("Its wall time (first submission to last completion)."))
     wall_share_str: str = field(metadata=_help("Its share of the execution's wall time."))
-    task_time_str: str = field(metadata=_help("Executor run time of its successful tasks."))
+    task_time_str: str = field(
+        metadata=_help("Executor run time of its successful tasks (`of task run time`).")
+    )
     parts_str: str = field(
         metadata=_help(
             "Its wall time taken apart, largest part first: `waiting for an executor 10.2 s "
