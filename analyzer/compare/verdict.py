@@ -269,6 +269,25 @@ RULES: tuple[tuple[Cause, Rule], ...] = (
 """In order: the first that fires names an execution's cause; `slower-tasks` always fires."""
 
 
+def _no_change_reason(total_ms: float, before_ms: float) -> str:
+    """Why a difference is no change, with its direction and the bound it stayed under.
+
+    >>> _no_change_reason(-195, 20_000)
+    'the candidate was 195 ms faster: under 1.0 s, no change'
+    >>> _no_change_reason(1256, 13_754)
+    "the candidate was 1.3 s slower: 9.1 % of the baseline's 13.8 s, under 10 %, no change"
+    """
+    direction = " slower" if total_ms > 0 else " faster" if total_ms < 0 else ""
+    amount = f"the candidate was {fmt_duration_ms(abs(total_ms))}{direction}"
+    if abs(total_ms) < MIN_CHANGE_MS:
+        return f"{amount}: under {fmt_duration_ms(MIN_CHANGE_MS)}, no change"
+    share = abs(total_ms) / before_ms if before_ms else 0.0
+    return (
+        f"{amount}: {fmt_pct(share)} of the baseline's {fmt_duration_ms(before_ms)}, under "
+        f"{int(MIN_CHANGE_SHARE * 100)} %, no change"
+    )
+
+
 def significant(change_ms: float, before_ms: float, floor_ms: float) -> bool:
     """True when a change is at least `MIN_CHANGE_SHARE` of `before_ms` and `floor_ms`.
 
@@ -377,12 +396,9 @@ def build_verdict(
     if app_before is not None and app_after is not None:
         outside = (app_after - app_before) - change
     total = change + max(0, outside or 0)
-    if not significant(total, (app_before or base_sql), MIN_CHANGE_MS):
-        return verdict(
-            "no-change",
-            f"{fmt_duration_ms(abs(total))} of difference is within "
-            f"{int(MIN_CHANGE_SHARE * 100)} % and {fmt_duration_ms(MIN_CHANGE_MS)}: no change",
-        )
+    before = app_before or base_sql
+    if not significant(total, before, MIN_CHANGE_MS):
+        return verdict("no-change", _no_change_reason(total, before))
     if total < 0:
         # The headline is the SQL executions' change; the application's is told apart.
         reason = f"the candidate's SQL executions took {fmt_duration_ms(-change)} less"
