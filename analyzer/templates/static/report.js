@@ -326,7 +326,8 @@
     return true;
   };
 
-  /* The first view: the whole plan when it reads at a useful size, else the hottest operator. */
+  /* The first view: the whole plan when it reads at a useful size, else the hottest operator
+     (or, in a plan without self times such as an initial plan, its output). */
   Graph.prototype.init = function () {
     if (this.ready || this.plan.hidden) return;
     this.ready = true;
@@ -334,6 +335,9 @@
     var b = this.bounds(), s = this.size();
     var fitK = Math.min(s[0] / b.w, s[1] / b.h);
     var hot = this.nodes[this.plan.getAttribute("data-hottest")];
+    for (var i = 0; !hot && i < this.order.length; i++) {
+      if (!this.order[i].tp) hot = this.order[i];
+    }
     if (fitK >= 0.6 || !hot) { this.fit(); return; }
     this.k = 0.8;
     this.centre(hot);
