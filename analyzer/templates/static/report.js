@@ -542,6 +542,11 @@
     return true;
   }
 
+  /* The address bar names what was opened, so a link to it can go into a ticket. */
+  function keepInAddress(id) {
+    try { history.replaceState(null, "", "#" + id); } catch (e) { /* history not writable here */ }
+  }
+
   function showTarget(id) {
     var el = document.getElementById(id);
     if (!el) return false;
@@ -559,7 +564,8 @@
     if (!t.closest) return;
     var link = t.closest("a[href^='#']");
     if (link) {
-      if (showTarget(link.getAttribute("href").slice(1))) ev.preventDefault();
+      var linked = link.getAttribute("href").slice(1);
+      if (showTarget(linked)) { ev.preventDefault(); keepInAddress(linked); }
       return;
     }
     var toggle = t.closest(".collapse");
@@ -579,6 +585,7 @@
       var tg = graphOf(target);
       if (tg && tg.suppressClick) return;
       openPanel(target);
+      keepInAddress(target.id);
       return;
     }
     var tab = t.closest(".plan-tab");
