@@ -160,6 +160,20 @@ class ExecutorsView:
         metadata=_help("The driver, then executors by id (at most 500).")
     )
     more_str: str = field(metadata=_help("How many executors were left out, or empty."))
+    driver_note_str: str = field(
+        default="",
+        metadata=_help(
+            "When the table lists the driver: that its task time and GC are what Spark's UI "
+            "puts there (the application's wall time, the driver JVM's own GC), not its tasks'."
+        ),
+    )
+
+
+DRIVER_NOTE = (
+    "driver: its task time and GC are what Spark's UI shows there, the application's wall time "
+    "and the driver JVM's own GC time, not the sum of tasks it ran"
+)
+"""Why the driver's row does not add up its tasks (`aggregate.executor_summary`)."""
 
 
 @dataclass(frozen=True)
@@ -368,6 +382,7 @@ def build_executors_view(analysis: Analysis) -> ExecutorsView:
         capacity_str=_capacity_str(analysis.capacity),
         items=tuple(items),
         more_str=more_str,
+        driver_note_str=DRIVER_NOTE if any(e.executor_id == DRIVER_ID for e in items) else "",
     )
 
 
