@@ -171,6 +171,14 @@ def test_a_public_log_with_executors_from_another_time_is_noted(runner: CliRunne
     }
 
 
+def test_a_public_log_with_a_streaming_query_from_another_time_is_noted() -> None:
+    """rapids-tools' `streaming_eventlog` ran 17.7 s in 2021; its streaming query's own events
+    are stamped 2024 (a 1h 34m run, a batch of 2m 39s): the notes say its times are not this
+    run's, so its streaming section is not taken at its word."""
+    analysis = api.analyze(PUBLIC_CORPUS / "streaming_eventlog.zstd")
+    assert [(kind, n) for kind, n, _ in analysis.outside_run] == [("streaming query run", 1)]
+
+
 def test_a_log_without_an_end_event_is_checked_against_its_start_only(tmp_path: Path) -> None:
     """A log still being written has no end: its last task's end stands in for it, and an
     executor removed minutes later is no sign of a joined log (dynamic allocation releases

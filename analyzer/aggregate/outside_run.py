@@ -1,8 +1,9 @@
 """Intervals a log times outside the application's run: a sign of a log joined from two runs,
 or written by clocks that disagree, whose times and shares are then unreliable.
 
-An interval (a SQL execution, job, stage attempt or executor) counts when its start or end is
-more than `OUTSIDE_RUN_SLACK_MS` before the application's start or after its logged end. A log
+An interval (a SQL execution, job, stage attempt, streaming query run or executor) counts when
+its start or end is more than `OUTSIDE_RUN_SLACK_MS` before the application's start or after its
+logged end. A log
 without an end event (still being written, or cut) has no known end: its last task's end stands
 in for it, and events after that are no sign of anything, so it is checked against its start
 only. An executor also counts when it was added more than the slack after the first launch of
@@ -20,7 +21,8 @@ OUTSIDE_RUN_SLACK_MS = 60_000
 seconds a busy driver's events lag."""
 
 OutsideRun = tuple[tuple[str, int, int], ...]
-"""Per kind (`SQL execution`, `job`, `stage attempt`, `executor`) with any: how many intervals
+"""Per kind (`SQL execution`, `job`, `stage attempt`, `streaming query run`, `executor`) with
+any: how many intervals
 and the farthest distance from the run, in ms."""
 
 
@@ -36,6 +38,9 @@ def outside_run(app: Application, executor_spans: Mapping[str, tuple[int, int]])
         ("SQL execution", ((e.start_ms, e.end_ms, None) for e in app.executions)),
         ("job", ((j.submission_ms, j.completion_ms, None) for j in app.jobs)),
         ("stage attempt", ((s.submission_ms, s.completion_ms, None) for s in app.stages)),
+        # A streaming query's times are its own events' (their timestamps, not the listener
+        # bus's): a run logged outside the application's is from another application or clock.
+        ("streaming query run", ((q.start_ms, q.end_ms, None) for q in app.streaming)),
         (
             "executor",
             (
