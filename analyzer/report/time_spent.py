@@ -600,6 +600,26 @@ def _batches_str(fig: StreamingFigures) -> str:
     return text + (f" and {plural(n_cut, 'unfinished one')}" if n_cut else "")
 
 
+def _stream_str(fig: StreamingFigures, wall_ms: int | None) -> str:
+    """A query run's SQL time and batches, and, when its batches took much longer than their SQL
+    executions (fetching offsets, planning and committing run on the driver first), their time."""
+    text = (
+        f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
+        f"({_share(fig.sql_wall_ms, wall_ms)}) in {_batches_str(fig)}"
+    )
+    batch_ms = sum(b.batch_duration_ms or 0 for b in fig.query.batches)
+    if batch_ms - fig.sql_wall_ms >= max(MIN_DRIVER_SHARE_MS, fig.sql_wall_ms // 10):
+        text += (
+            f", which took {fmt_duration_ms(batch_ms)} ({_share(batch_ms, wall_ms)}) from "
+            "trigger to end: the rest on the driver (offsets, planning, commits)"
+        )
+    return text
+
+
+MIN_DRIVER_SHARE_MS = 1_000
+"""A query run's batches are said to take longer than their SQL executions from this much."""
+
+
 def build_time_spent_view(
     analysis: Analysis, selection: Selection, findings: Sequence[FindingView]
 ) -> TimeSpentView:
@@ -636,11 +656,7 @@ def build_time_spent_view(
         parts.append(driver)
     summary = f"{fmt_duration_ms(wall)}: " + " · ".join(parts)
     if analysis.streaming:
-        summary += "; " + " · ".join(
-            f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
-            f"({_share(fig.sql_wall_ms, wall)}) in {_batches_str(fig)}"
-            for fig in analysis.streaming
-        )
+        summary += "; " + " · ".join(_stream_str(fig, wall) for fig in analysis.streaming)
     other = [
         j
         for j in app.jobs
