@@ -214,11 +214,9 @@ def build_markdown_view(
         plural(len(items), "finding")
         + (f", the worst {worst.severity}" if worst is not None else "")
     )
-    status.append(plural(header.n_failed_tasks, "failed task attempt"))
-    if header.n_failed_stages:
-        status.append(plural(header.n_failed_stages, "failed stage attempt"))
-    if header.n_cancelled_stages:
-        status.append(plural(header.n_cancelled_stages, "cancelled stage attempt"))
+    # The verdict's summary already counts failed and cancelled attempts, when there are any.
+    if not header.n_failed_tasks:
+        status.append("0 failed task attempts")
     root_cause = verdict.root_cause_str + (
         f" ({verdict.root_cause_where_str})" if verdict.root_cause_where_str else ""
     )

@@ -12,7 +12,7 @@ from analyzer.insights import Finding
 from analyzer.report.anchors import execution_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.header import ApplicationHeaderView
-from analyzer.units import fmt_count, plural
+from analyzer.units import plural
 
 ROOT_CAUSE_RULE = "failed-query"
 """The rule whose finding names why a query failed; its `root_cause` evidence is the cause."""
@@ -177,7 +177,7 @@ def build_verdict(
     if by_hand_cancelled:
         parts.append(f"{plural(len(by_hand_cancelled), 'SQL execution')} cancelled")
     if header.n_failed_tasks:
-        parts.append(f"{fmt_count(header.n_failed_tasks)} failed task attempts")
+        parts.append(plural(header.n_failed_tasks, "failed task attempt"))
     if header.n_failed_stages:
         parts.append(f"{plural(header.n_failed_stages, 'failed stage attempt')}")
     if header.n_cancelled_stages:
