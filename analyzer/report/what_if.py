@@ -61,7 +61,8 @@ class WhatIfView:
     summary_str: str = field(metadata=_help("The run's slots: `the run had 2 task slots`."))
     floor_str: str = field(
         metadata=_help(
-            "The floor: `past 7 slots, more save less than 1 %: the critical path takes 6.3 s`, "
+            "The floor: `past 7 slots, more save less than 1 % of the application's wall: its "
+            "critical path takes 6.3 s`, "
             "or empty without an application wall."
         )
     )
@@ -152,8 +153,8 @@ def build_what_if_view(
     return WhatIfView(
         summary_str=f"the run had {plural(figures.run_slots, 'task slot')}",
         floor_str=(
-            f"past {plural(figures.floor_slots, 'slot')}, more save less than 1 %: the critical "
-            f"path takes {fmt_duration_ms(floor)}"
+            f"past {plural(figures.floor_slots, 'slot')}, more save less than 1 % of the "
+            f"application's wall: its critical path takes {fmt_duration_ms(floor)}"
             if floor is not None
             else ""
         ),
