@@ -596,3 +596,16 @@ def test_min_executors_counts_the_slots_of_waiting_stages_submitted_together() -
     (floor,) = [a for a in wait.advice if a.setting == "spark.dynamicAllocation.minExecutors"]
     assert floor.value == "3"
     assert "needed up to 12 task slots at once" in floor.arithmetic
+
+
+def test_idle_executors_says_when_dynamic_allocation_held_them_idle() -> None:
+    # 73 % of the idle core time of the public dynamic-allocation log was with no job running
+    # (two executors asked for at start 68-72 s before the first job, every one kept for its
+    # 10 s idle timeout after its last task), and 5 of its 15 executors ran no task: not
+    # "held between tasks of running jobs".
+    findings = _public_findings("eventlog_4nodes_8cores_dynamic_alloc.zstd")
+    idle = next(f for f in findings if f.rule == "idle-executors")
+    assert idle.number("idle_outside_jobs_core_ms") == 1_291_676  # 21m 32s
+    assert idle.number("n_taskless_executors") == 5
+    assert "73.0 % of the idle core time was with no job running" in idle.suggestion
+    assert "held between tasks of running jobs" not in idle.suggestion

@@ -50,8 +50,42 @@ def _advice(
     )
 
 
+def job_intervals(analysis: Analysis) -> list[tuple[int, int]]:
+    """The stretches some job ran (submission to completion, merged; a job without an end runs
+    to the application's end)."""
+    app = analysis.application
+    end = app.end_ms
+    spans = sorted(
+        (j.submission_ms, j.completion_ms if j.completion_ms is not None else end)
+        for j in app.jobs
+        if j.submission_ms is not None and (j.completion_ms is not None or end is not None)
+    )
+    merged: list[tuple[int, int]] = []
+    for start, stop in spans:
+        assert stop is not None
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
+        else:
+            merged.append((start, stop))
+    return merged
+
+
+def outside_jobs_ms(start_ms: int, stop_ms: int, jobs: list[tuple[int, int]]) -> int:
+    """How much of [start, stop) no job ran in.
+
+    >>> outside_jobs_ms(0, 100, [(10, 20), (50, 200)])
+    60
+    """
+    inside = sum(max(0, min(stop_ms, b) - max(start_ms, a)) for a, b in jobs)
+    return max(0, stop_ms - start_ms - inside)
+
+
 def _suggestion(
-    settings: dict[str, str], dynamic: bool, advice: tuple[Advice, ...], longest_idle_ms: int
+    settings: dict[str, str],
+    dynamic: bool,
+    advice: tuple[Advice, ...],
+    longest_idle_ms: int,
+    outside_share: float,
 ) -> str:
     """Advice that applies to this deployment: dynamic allocation only where it is off, and
     only where an executor sat idle at a stretch as long as its default idle timeout."""
@@ -70,10 +104,17 @@ def _suggestion(
         floor = settings.get("spark.dynamicAllocation.minExecutors", "0")
         # minExecutors keeps executors only when it is above 0.
         kept_by = "minExecutors or cached data" if floor.strip() not in ("", "0") else "cached data"
+        where = (
+            f"{fmt_pct(outside_share)} of the idle core time was with no job running: executors "
+            "asked for at start (initialExecutors) before the first job, each one kept for the "
+            f"idle timeout after its last task, or kept by {kept_by}"
+            if outside_share >= 0.5
+            else "executors were mostly idle while jobs ran: held between tasks of running jobs "
+            f"(stages of fewer tasks than slots, stragglers' tails) or kept by {kept_by}"
+        )
         return (
-            "Dynamic allocation is on (executorIdleTimeout="
-            f"{timeout}, minExecutors={floor}): executors were held between tasks of running "
-            f"jobs or kept by {kept_by}. Ask for fewer executors"
+            f"Dynamic allocation is on (executorIdleTimeout={timeout}, minExecutors={floor}): "
+            f"{where}. Ask for fewer executors"
             f"{fewer}, or look for driver-side work (collects, planning, Python) between jobs."
         )
     return (
@@ -103,6 +144,9 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
     n_executors = 0
     longest_idle_ms = 0
     spans: list[tuple[int, int]] = []
+    jobs = job_intervals(analysis)
+    outside_core_ms = 0
+    n_taskless = 0
     for e in app.executors:
         if e.executor_id == "driver" and len(app.executors) > 1:
             continue  # the driver runs no tasks when there are executors
@@ -115,6 +159,8 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             longest_idle_ms, gap, first - e.added_ms, stop - max(last, e.added_ms)
         )
         held_ms += e.n_cores * (stop - e.added_ms)
+        outside_core_ms += e.n_cores * outside_jobs_ms(e.added_ms, stop, jobs)
+        n_taskless += not busy.get(e.executor_id, 0)
         # A task holds spark.task.cpus of its executor's cores while it runs.
         busy_ms += busy.get(e.executor_id, 0) * max(cap.task_cpus, 1)
         n_executors += 1
@@ -138,7 +184,11 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
             severity="info",
             title=f"Executors were idle {fmt_pct(share)} of their core time",
             suggestion=_suggestion(
-                dict(cap.settings), cap.dynamic_allocation, advice, longest_idle_ms
+                dict(cap.settings),
+                cap.dynamic_allocation,
+                advice,
+                longest_idle_ms,
+                min(outside_core_ms, idle) / idle if idle else 0.0,
             ),
             advice=advice,
             estimated_lost_ms=0,
@@ -149,6 +199,13 @@ def detect_idle_executors(analysis: Analysis, thresholds: Thresholds) -> list[Fi
                 ev("busy_ms", "core time running tasks", busy_ms, "ms"),
                 ev("idle_core_ms", "idle core time", idle, "ms"),
                 ev("idle_share", "idle share", share, "share"),
+                ev(
+                    "idle_outside_jobs_core_ms",
+                    "of it with no job running",
+                    min(outside_core_ms, idle),
+                    "ms",
+                ),
+                ev("n_taskless_executors", "executors that ran no task", n_taskless, "count"),
                 ev(
                     "longest_idle_ms",
                     "longest stretch an executor ran no task",
