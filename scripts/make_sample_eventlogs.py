@@ -181,7 +181,8 @@ def hashed(col_name: str, seed: int, modulo: int) -> Any:
     """Return a deterministic pseudo-random column in [0, modulo) derived from `col_name`."""
     from pyspark.sql import functions as F
 
-    return F.pmod(F.xxhash64(F.col(col_name), F.lit(seed)), F.lit(modulo))
+    # The SQL function, not `F.pmod` (PySpark 3.4+): the same expression on every release.
+    return F.expr(f"pmod(xxhash64(`{col_name}`, {seed}), {modulo})")
 
 
 def orders_frame(spark: Any, n_rows: int, n_customers: int, n_partitions: int = 4) -> Any:
