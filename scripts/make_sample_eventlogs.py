@@ -2832,6 +2832,8 @@ class LogSummary:
     uncompressed_bytes: int = 0
     n_sql_executions: int = 0
     n_failed_executions: int = 0
+    """Executions that ended with an error; in logs before Spark 3.4, which hold no execution
+    error, those with a failed job (as Spark's History Server counts them)."""
     n_aqe_updates: int = 0
     n_jobs: int = 0
     n_failed_jobs: int = 0
@@ -2897,6 +2899,8 @@ def summarize_log(log_path: Path) -> LogSummary:
 
     summary = LogSummary()
     failed_attempts: set[tuple[int, int, int]] = set()
+    job_executions: dict[int, int] = {}
+    executions_with_failed_jobs: set[int] = set()
     stats = ReadStats()
     for event in iter_events(log_path, stats):
         summary.n_events += 1
@@ -2939,6 +2943,9 @@ def summarize_log(log_path: Path) -> LogSummary:
                 summary.n_failed_executions += 1
         elif kind == "SparkListenerJobStart":
             summary.n_jobs += 1
+            execution_id = as_int((event.get("Properties") or {}).get("spark.sql.execution.id"))
+            if execution_id is not None:
+                job_executions[int(event.get("Job ID", -1))] = execution_id
         elif kind == "SparkListenerStageSubmitted":
             if event.get("Stage Info", {}).get("Stage Attempt ID", 0) > 0:
                 summary.n_stage_resubmissions += 1
@@ -2947,6 +2954,9 @@ def summarize_log(log_path: Path) -> LogSummary:
         elif kind == "SparkListenerJobEnd":
             if event.get("Job Result", {}).get("Result") != "JobSucceeded":
                 summary.n_failed_jobs += 1
+                execution_id = job_executions.get(int(event.get("Job ID", -1)))
+                if execution_id is not None:
+                    executions_with_failed_jobs.add(execution_id)
         elif kind == "SparkListenerTaskEnd":
             summary.n_tasks += 1
             info = event.get("Task Info", {})
@@ -2969,12 +2979,21 @@ def summarize_log(log_path: Path) -> LogSummary:
             summary.memory_bytes_spilled += int(metrics.get("Memory Bytes Spilled", 0))
             summary.disk_bytes_spilled += int(metrics.get("Disk Bytes Spilled", 0))
     summary.uncompressed_bytes = stats.bytes_decompressed
+    if summary.spark_version and not logs_execution_errors(summary.spark_version):
+        summary.n_failed_executions = len(executions_with_failed_jobs)
     return summary
 
 
 def has_node(summary: LogSummary, prefix: str) -> bool:
     """Return True if any plan node name starts with `prefix`."""
     return any(name.startswith(prefix) for name in summary.plan_node_names)
+
+
+def logs_execution_errors(spark_version: str) -> bool:
+    """Return True if this Spark version logs a failed execution's error: SQLExecutionEnd has an
+    `errorMessage` from Spark 3.4; before, the failed job is the only sign of the failure."""
+    major, minor = (int(part) for part in spark_version.split(".")[:2])
+    return (major, minor) >= (3, 4)
 
 
 def median(values: list[int]) -> float:
