@@ -4449,7 +4449,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--spark-version",
         default="",
-        help="write the logs with an older PySpark release (3.4, 3.5 or 4.0), installed in "
+        help="write the logs with an older PySpark release (3.3, 3.4, 3.5 or 4.0), installed in "
         "a venv of its own under ~/.cache/spark-explain, into sample_eventlogs/spark-<version>/; "
         "only the workloads "
         + ", ".join(name for name, _ in OLDER_VERSION_WORKLOADS)
