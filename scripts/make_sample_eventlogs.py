@@ -181,7 +181,8 @@ def hashed(col_name: str, seed: int, modulo: int) -> Any:
     """Return a deterministic pseudo-random column in [0, modulo) derived from `col_name`."""
     from pyspark.sql import functions as F
 
-    return F.pmod(F.xxhash64(F.col(col_name), F.lit(seed)), F.lit(modulo))
+    # The SQL function, not `F.pmod` (PySpark 3.4+): the same expression on every release.
+    return F.expr(f"pmod(xxhash64(`{col_name}`, {seed}), {modulo})")
 
 
 def orders_frame(spark: Any, n_rows: int, n_customers: int, n_partitions: int = 4) -> Any:
@@ -2292,6 +2293,9 @@ OLDER_ROLLING_MAX_FILE_SIZE = "10m"
 """Spark 3.x rejects `spark.eventLog.rolling.maxFileSize` below 10 MiB (4.x accepts 2 MiB)."""
 OLDER_ROLLING_ROUNDS = 8
 """Rounds of 200 tasks that make the rolling log pass 10 MiB, so it has two `events_N` files."""
+OLDER_ROLLING_ROUNDS_BY_VERSION = {"3.3": 10}
+"""Versions that need more rounds: Spark 3.3's task-end events are a quarter smaller (4.9 KB
+against 6.7 KB; no push-based shuffle read metrics, added in 3.4), so 8 rounds stay in one file."""
 
 OLDER_VERSION_WORKLOADS: tuple[tuple[str, str], ...] = (
     ("join-agg-aqe-on", "zstd"),
@@ -2311,21 +2315,57 @@ strategy, AQE's skew split, spills, a Python UDF with a retried task, a failed q
 log, and a streaming query that keeps up and one that falls behind, compressed so that one
 version's logs stay small. Uncompressed logs are covered by 4.3's."""
 
+PYTHON_311_UNPICKLABLE = (
+    "Python UDFs, which PySpark 3.3 cannot ship to its Python workers from Python 3.11+ (the "
+    "project's Python): its bundled cloudpickle 2.0.0 predates 3.11's code objects, so the "
+    "worker fails with `TypeError: code() argument 13 must be str, not int`; Python 3.11 is "
+    "supported from PySpark 3.4"
+)
+
+OLDER_VERSION_LEFT_OUT: dict[str, dict[str, str]] = {
+    "3.3": {
+        "python-udf-task-retry": PYTHON_311_UNPICKLABLE,
+        "stream-falls-behind": PYTHON_311_UNPICKLABLE,
+    },
+}
+"""Spark minor version -> the workloads of `OLDER_VERSION_WORKLOADS` it does not run, each with
+the reason (written into that version's README)."""
+
+OLDER_VERSION_EXERCISES: dict[str, dict[str, str]] = {
+    "3.3": {
+        "failed-query": "a query whose task fails on every attempt (raise_error), so the stage, "
+        "job and SQL execution fail (no SQLExecutionEnd errorMessage before Spark 3.4: the "
+        "failed job is the only sign); good queries before and after",
+    },
+}
+"""Spark minor version -> the workloads whose log shows something else in that version, with
+what it exercises there."""
+
+
+def older_version_workloads(version: str) -> list[tuple[str, str]]:
+    """Return the workloads (and codecs) of `OLDER_VERSION_WORKLOADS` a Spark version runs."""
+    left_out = OLDER_VERSION_LEFT_OUT.get(version, {})
+    return [(name, codec) for name, codec in OLDER_VERSION_WORKLOADS if name not in left_out]
+
 
 def workload_catalog(version: str | None) -> dict[str, Workload]:
     """Return the workloads runnable for a Spark version (None: the project's own pyspark)."""
     if version is None:
         return RUNNABLE
     catalog = {}
-    for name, codec in OLDER_VERSION_WORKLOADS:
+    rounds = OLDER_ROLLING_ROUNDS_BY_VERSION.get(version, OLDER_ROLLING_ROUNDS)
+    exercises = OLDER_VERSION_EXERCISES.get(version, {})
+    for name, codec in older_version_workloads(version):
         workload = dataclasses.replace(WORKLOADS_BY_NAME[name], codec=codec)
+        if name in exercises:
+            workload = dataclasses.replace(workload, exercises=exercises[name])
         if workload.rolling:
             workload = dataclasses.replace(
                 workload,
-                run=functools.partial(run_many_tasks_large_result, rounds=OLDER_ROLLING_ROUNDS),
+                run=functools.partial(run_many_tasks_large_result, rounds=rounds),
                 exercises=f"rolling log (several events_N files of at most "
                 f"{OLDER_ROLLING_MAX_FILE_SIZE}, Spark 3.x's smallest): "
-                f"{OLDER_ROLLING_ROUNDS} queries of 200 tiny tasks each, then a ~10 MB result "
+                f"{rounds} queries of 200 tiny tasks each, then a ~10 MB result "
                 "collected to the driver",
                 conf={
                     **workload.conf,
@@ -2792,6 +2832,8 @@ class LogSummary:
     uncompressed_bytes: int = 0
     n_sql_executions: int = 0
     n_failed_executions: int = 0
+    """Executions that ended with an error; in logs before Spark 3.4, which hold no execution
+    error, those with a failed job (as Spark's History Server counts them)."""
     n_aqe_updates: int = 0
     n_jobs: int = 0
     n_failed_jobs: int = 0
@@ -2857,6 +2899,8 @@ def summarize_log(log_path: Path) -> LogSummary:
 
     summary = LogSummary()
     failed_attempts: set[tuple[int, int, int]] = set()
+    job_executions: dict[int, int] = {}
+    executions_with_failed_jobs: set[int] = set()
     stats = ReadStats()
     for event in iter_events(log_path, stats):
         summary.n_events += 1
@@ -2899,6 +2943,9 @@ def summarize_log(log_path: Path) -> LogSummary:
                 summary.n_failed_executions += 1
         elif kind == "SparkListenerJobStart":
             summary.n_jobs += 1
+            execution_id = as_int((event.get("Properties") or {}).get("spark.sql.execution.id"))
+            if execution_id is not None:
+                job_executions[int(event.get("Job ID", -1))] = execution_id
         elif kind == "SparkListenerStageSubmitted":
             if event.get("Stage Info", {}).get("Stage Attempt ID", 0) > 0:
                 summary.n_stage_resubmissions += 1
@@ -2907,6 +2954,9 @@ def summarize_log(log_path: Path) -> LogSummary:
         elif kind == "SparkListenerJobEnd":
             if event.get("Job Result", {}).get("Result") != "JobSucceeded":
                 summary.n_failed_jobs += 1
+                execution_id = job_executions.get(int(event.get("Job ID", -1)))
+                if execution_id is not None:
+                    executions_with_failed_jobs.add(execution_id)
         elif kind == "SparkListenerTaskEnd":
             summary.n_tasks += 1
             info = event.get("Task Info", {})
@@ -2929,12 +2979,21 @@ def summarize_log(log_path: Path) -> LogSummary:
             summary.memory_bytes_spilled += int(metrics.get("Memory Bytes Spilled", 0))
             summary.disk_bytes_spilled += int(metrics.get("Disk Bytes Spilled", 0))
     summary.uncompressed_bytes = stats.bytes_decompressed
+    if summary.spark_version and not logs_execution_errors(summary.spark_version):
+        summary.n_failed_executions = len(executions_with_failed_jobs)
     return summary
 
 
 def has_node(summary: LogSummary, prefix: str) -> bool:
     """Return True if any plan node name starts with `prefix`."""
     return any(name.startswith(prefix) for name in summary.plan_node_names)
+
+
+def logs_execution_errors(spark_version: str) -> bool:
+    """Return True if this Spark version logs a failed execution's error: SQLExecutionEnd has an
+    `errorMessage` from Spark 3.4; before, the failed job is the only sign of the failure."""
+    major, minor = (int(part) for part in spark_version.split(".")[:2])
+    return (major, minor) >= (3, 4)
 
 
 def median(values: list[int]) -> float:
@@ -3851,6 +3910,16 @@ def render_version_readme(version: str, entries: list[dict[str, Any]]) -> str:
         *readme_table(entries),
         "",
     ]
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in OLDER_VERSION_LEFT_OUT.get(version, {}).items():
+        by_reason.setdefault(reason, []).append(f"`{name}`")
+    if by_reason:
+        lines += [
+            f"Workloads the other versions run that Spark {version}'s do not:",
+            "",
+            *(f"* {', '.join(names)}: {reason}." for reason, names in by_reason.items()),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -4380,9 +4449,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--spark-version",
         default="",
-        help="write the logs with an older PySpark release (3.4, 3.5 or 4.0), installed in a "
-        "venv of its own under ~/.cache/spark-explain, into sample_eventlogs/spark-<version>/; "
-        "only the workloads " + ", ".join(name for name, _ in OLDER_VERSION_WORKLOADS),
+        help="write the logs with an older PySpark release (3.3, 3.4, 3.5 or 4.0), installed in "
+        "a venv of its own under ~/.cache/spark-explain, into sample_eventlogs/spark-<version>/; "
+        "only the workloads "
+        + ", ".join(name for name, _ in OLDER_VERSION_WORKLOADS)
+        + " ("
+        + "; ".join(
+            f"{version} leaves out {', '.join(names)}"
+            for version, names in OLDER_VERSION_LEFT_OUT.items()
+        )
+        + ")",
     )
     parser.add_argument("--run-one", default="", help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", type=Path, help=argparse.SUPPRESS)

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-OLDER_RELEASES = {"3.4": "3.4.4", "3.5": "3.5.9", "4.0": "4.0.5"}
+OLDER_RELEASES = {"3.3": "3.3.4", "3.4": "3.4.4", "3.5": "3.5.9", "4.0": "4.0.5"}
 """Spark minor version -> the PySpark release its sample logs are written with."""
 
 VERSIONS_DIR_PREFIX = "spark-"

@@ -111,7 +111,7 @@ def save(server: HistoryServer, log_dir: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the version's History Server, save its answers; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--spark-version", required=True, help="3.4, 3.5 or 4.0")
+    parser.add_argument("--spark-version", required=True, help="3.3, 3.4, 3.5 or 4.0")
     parser.add_argument(
         "--log-dir",
         type=Path,
