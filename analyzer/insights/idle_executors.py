@@ -74,7 +74,7 @@ def outside_jobs_ms(start_ms: int, stop_ms: int, jobs: list[tuple[int, int]]) ->
     """How much of [start, stop) no job ran in.
 
     >>> outside_jobs_ms(0, 100, [(10, 20), (50, 200)])
-    60
+    40
     """
     inside = sum(max(0, min(stop_ms, b) - max(start_ms, a)) for a, b in jobs)
     return max(0, stop_ms - start_ms - inside)
