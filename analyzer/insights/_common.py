@@ -204,6 +204,45 @@ def declares(node: PlanNode, *names: str) -> bool:
     return all(name in declared for name in names)
 
 
+def stage_operators(analysis: Analysis, execution_id: int, stage_id: int) -> list[PlanNode]:
+    """The operators of an execution's final plan that ran in a stage: those whose metrics or
+    codegen box say so, and those that log no metric there (Spark before 3.4 gives `Window`
+    none) placed by the plan's shape, with the input they read: an input in the stage, or an
+    exchange the stage reads (the last of its stages)."""
+    graph = context(analysis).executions[execution_id].final_plan.graph
+    stats = analysis.node_stats.get(execution_id, {})
+
+    def stages_of(node_id: int) -> tuple[int, ...]:
+        ns = stats.get(node_id)
+        return ns.stage_ids if ns is not None else ()
+
+    placed: dict[int, bool] = {}
+
+    def runs_in(node: PlanNode, depth: int = 0) -> bool:
+        found = placed.get(node.node_id)
+        if found is not None:
+            return found
+        own = stages_of(node.node_id)
+        if own:
+            found = stage_id in own
+        elif node.is_cluster or depth > 50:
+            found = False
+        else:
+            found = False
+            for child in graph.children_of(node.node_id):
+                child_own = stages_of(child.node_id)
+                if "Exchange" in child.name and child_own:
+                    found = max(child_own) == stage_id
+                else:
+                    found = runs_in(child, depth + 1)
+                if found:
+                    break
+        placed[node.node_id] = found
+        return found
+
+    return [n for n in graph.nodes if not n.is_cluster and runs_in(n)]
+
+
 def context(analysis: Analysis) -> RuleContext:
     """Return the rules' lookups of `analysis`."""
     return RuleContext(analysis)

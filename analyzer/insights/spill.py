@@ -12,6 +12,9 @@ from analyzer.model.plan import PlanNode
 from analyzer.units import fmt_bytes
 
 RULE = "spill"
+PART_OF_SPILL = 0.5
+"""A node whose `spill size` is under this share of its stage's spill (in memory) is named as
+holding that part of it, not the whole."""
 METHOD = (
     "bytes spilled (the larger of memory and disk) spilled once and read back once at "
     "spill_bytes_per_s, as task time (at most the tasks' run time), charged to the running part "
@@ -82,6 +85,10 @@ def detect_spill(analysis: Analysis, thresholds: Thresholds) -> list[Finding]:
         task_ms = min(io_ms, run_ms)
         lost_ms = spill_wall_ms(analysis, key, task_ms)
         where = f" in node {node_id} {node_name}" if node_id is not None else ""
+        if node_id is not None and node_spill < PART_OF_SPILL * s.memory_bytes_spilled:
+            # The node logged a small part: the rest was spilled by operators that log no
+            # spill size (Window before Spark 3.4) or by the shuffle write.
+            where = f", {fmt_bytes(node_spill)} of it in node {node_id} {node_name}"
         evidence = [
             ev("memory_bytes_spilled", "memory bytes spilled", s.memory_bytes_spilled, "bytes"),
             ev("disk_bytes_spilled", "disk bytes spilled", s.disk_bytes_spilled, "bytes"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.insights._common import context
+from analyzer.insights._common import context, stage_operators
 from analyzer.insights.finding import Evidence, ev
 from analyzer.units import decimal_int, fmt_bytes
 
@@ -116,9 +116,7 @@ def spill_cause(analysis: Analysis, key: tuple[int, int]) -> SpillCause | None:
     names: tuple[str, ...] | None = None
     execution_id = ctx.stage_execution(s.stage_id)
     if execution_id is not None:
-        graph = ctx.executions[execution_id].final_plan.graph
-        stats = analysis.node_stats.get(execution_id, {})
-        names = tuple(graph.node(nid).name for nid, ns in stats.items() if key[0] in ns.stage_ids)
+        names = tuple(n.name for n in stage_operators(analysis, execution_id, key[0]))
     need = analysis.memory_needs.get(key)
     # A count forces a spill only in a task that reached it.
     most_records = need.max_records if need is not None else 0
