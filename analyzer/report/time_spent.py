@@ -223,10 +223,23 @@ class FamilyTimeView:
     fingerprint: str = field(metadata=_help("The members' plan fingerprint (16 hex digits)."))
     n_executions: int = field(metadata=_help("How many executions ran the query."))
     n_executions_str: str = field(metadata=_help("The same, formatted: `1,000`."))
+    runs_str: str = field(
+        metadata=_help(
+            "What the row counts: `query run 100 times`; for a streaming query's micro-batches "
+            "`10 micro-batches`, and their executions when a batch ran several that the log "
+            "does not nest (before Spark 3.4): `8 micro-batches, 24 SQL executions`."
+        ),
+    )
+    each_str: str = field(
+        metadata=_help(
+            "What the distribution is over: `each` run, or `each SQL execution` when the "
+            "executions are not the batches."
+        ),
+    )
     description_str: str = field(
         metadata=_help(
-            "What the members are: their common description on one line, or `micro-batches of "
-            "streaming query orders`."
+            "What the members are: their common description on one line, or `streaming query "
+            "orders` (the row counts its micro-batches)."
         )
     )
     wall_str: str = field(
@@ -554,10 +567,28 @@ def _family_view(
     slowest = analysis.executions_by_id[family.slowest_execution_id]
     batch = analysis.streaming_batches.get(family.slowest_execution_id)
     description = (
-        f"micro-batches of streaming query {batch[0]}"
+        f"streaming query {batch[0]}"
         if batch is not None
         else _one_line(family.description) or "(no description)"
     )
+    runs_str = f"query run {fmt_count(family.n_executions)} times"
+    each_str = "each"
+    if batch is not None:
+        batches = analysis.streaming_batches
+        ids = {batches[e][1] for e in family.execution_ids if e in batches}
+        unfinished = {
+            b
+            for fig in analysis.streaming
+            if fig.query.label == batch[0]
+            for b, _ in fig.query.unfinished_batches
+        } & ids
+        n_batches = len(ids)
+        runs_str = plural(n_batches - len(unfinished), "micro-batch", "micro-batches") + (
+            f" and {plural(len(unfinished), 'unfinished one')}" if unfinished else ""
+        )
+        if n_batches != family.n_executions:
+            runs_str += f", {plural(family.n_executions, 'SQL execution')}"
+            each_str = "each SQL execution"
     trend = family.trend
     trend_str = ""
     if trend is not None and family.trend_ratio is not None:
@@ -571,6 +602,8 @@ def _family_view(
         fingerprint=family.fingerprint,
         n_executions=family.n_executions,
         n_executions_str=fmt_count(family.n_executions),
+        runs_str=runs_str,
+        each_str=each_str,
         description_str=description,
         wall_str=fmt_duration_ms(family.covered_ms),
         share_str=_share(family.covered_ms, app_wall_ms),
