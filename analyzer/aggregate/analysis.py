@@ -205,6 +205,21 @@ class Analysis:
         return self._once("properties", lambda: dict(self.application.spark_properties))
 
     @property
+    def job_execution_starts_ms(self) -> tuple[int, ...]:
+        """Start times of the SQL executions that ran a job, ascending: which executions with
+        jobs started within a given stretch, found by bisection."""
+        return self._once(
+            "job_execution_starts_ms",
+            lambda: tuple(
+                sorted(
+                    e.start_ms
+                    for e in self.application.executions
+                    if e.job_ids and e.start_ms is not None
+                )
+            ),
+        )
+
+    @property
     def failed_execution_ids(self) -> frozenset[int]:
         """The SQL executions that failed."""
         return self._once(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.capacity import IDLE_TIMEOUT_DEFAULT_S, most_at_once
@@ -71,12 +72,18 @@ def job_intervals(analysis: Analysis) -> list[tuple[int, int]]:
 
 
 def outside_jobs_ms(start_ms: int, stop_ms: int, jobs: list[tuple[int, int]]) -> int:
-    """How much of [start, stop) no job ran in.
+    """How much of [start, stop) no job ran in; `jobs` merged and ascending (`job_intervals`).
 
     >>> outside_jobs_ms(0, 100, [(10, 20), (50, 200)])
     40
     """
-    inside = sum(max(0, min(stop_ms, b) - max(start_ms, a)) for a, b in jobs)
+    # Only the intervals that end after `start_ms` can overlap: they follow the first such.
+    i = bisect_right(jobs, (start_ms, start_ms)) - 1
+    inside = 0
+    for a, b in jobs[max(i, 0) :]:
+        if a >= stop_ms:
+            break
+        inside += max(0, min(stop_ms, b) - max(start_ms, a))
     return max(0, stop_ms - start_ms - inside)
 
 

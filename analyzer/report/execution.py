@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -297,30 +298,28 @@ def build_execution_view(
         aqe=build_aqe_view(execution, analysis.node_stats.get(execution.execution_id, {})),
         stages=stages,
         findings=tuple(f for f in findings if f.execution_id == execution.execution_id),
-        driver_only_str=driver_only_note(app, execution),
+        driver_only_str=driver_only_note(analysis, execution),
         unplaced_str=unplaced_str(analysis.metrics_on_no_operator(execution)),
     )
 
 
-def driver_only_note(app: Application, execution: Execution) -> str:
+def driver_only_note(analysis: Analysis, execution: Execution) -> str:
     """Why a completed execution that ran no job has no task figures: its time was the
     driver's (planning, a command such as CREATE VIEW, metadata), which the log does not time.
     Empty for one that ran jobs, held sub-executions, or had another execution with jobs start
     within its time (before Spark 3.4 the log does not say whether that was its work)."""
     if execution.job_ids or not execution.ended or not execution.duration_ms:
         return ""
-    if app.sub_executions.get(execution.execution_id):
+    if analysis.application.sub_executions.get(execution.execution_id):
         return ""
     start, end = execution.start_ms, execution.end_ms
     if start is None or end is None:
         return ""
     # Before Spark 3.4 the log does not tie a command's executions to it (a micro-batch's write,
     # CREATE TABLE AS SELECT): one that ran jobs within this one's time may be its work.
-    if any(
-        e.job_ids and e.start_ms is not None and start <= e.start_ms <= end
-        for e in app.executions
-        if e is not execution
-    ):
+    starts = analysis.job_execution_starts_ms
+    i = bisect_left(starts, start)
+    if i < len(starts) and starts[i] <= end:
         return ""
     return (
         f"No job ran in it: its {fmt_duration_ms(execution.duration_ms)} were spent in the "
