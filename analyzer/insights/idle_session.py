@@ -26,10 +26,10 @@ def _longest(gap_ms: int, startup_ms: int) -> str:
     """The longest stretch with no job, named: start-up counts, but is not a pause between jobs.
 
     >>> _longest(20_300, 78_000), _longest(90_000, 1_000)
-    ('1m 18s before the first job', 'longest pause between jobs 1m 30s')
+    ('1m 18s before the first query or job', 'longest pause between jobs 1m 30s')
     """
     if startup_ms > gap_ms:
-        return f"{fmt_duration_ms(startup_ms)} before the first job"
+        return f"{fmt_duration_ms(startup_ms)} before the first query or job"
     return f"longest pause between jobs {fmt_duration_ms(gap_ms)}"
 
 
@@ -79,7 +79,7 @@ def detect_idle_session(analysis: Analysis, thresholds: Thresholds) -> list[Find
             estimate_method=METHOD,
             evidence=(
                 ev("driver_only_ms", "no job running", spent.driver_ms, "ms"),
-                ev("startup_ms", "before the first job", spent.startup_ms, "ms"),
+                ev("startup_ms", "before the first query or job", spent.startup_ms, "ms"),
                 ev("between_jobs_ms", "between jobs", spent.between_ms, "ms"),
                 ev("after_last_job_ms", "after the last job", spent.after_ms, "ms"),
                 ev("longest_gap_ms", "longest pause between jobs", spent.longest_gap_ms, "ms"),

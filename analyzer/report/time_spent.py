@@ -288,8 +288,8 @@ class TimeSpentView:
     summary_str: str = field(
         metadata=_help(
             "`1m 57s: SQL executions 1m 11s (61.0 %) · jobs outside SQL 20.0 s (17.1 %) · "
-            "driver alone 25.6 s (21.9 %): before the first job 3.9 s, between jobs 18.7 s, after "
-            "the last job 3.0 s`."
+            "driver alone 25.6 s (21.9 %): before the first query or job 3.9 s, between jobs "
+            "18.7 s, after the last job 3.0 s`."
         )
     )
     families: tuple[FamilyTimeView, ...] = field(
@@ -678,7 +678,7 @@ def build_time_spent_view(
         pieces = [
             (label, ms)
             for label, ms in (
-                ("before the first job", spent.startup_ms),
+                ("before the first query or job", spent.startup_ms),
                 ("between jobs", spent.between_ms),
                 ("after the last job", spent.after_ms),
             )
