@@ -23,7 +23,11 @@ def _report(name: str) -> str:
 @pytest.mark.parametrize(
     ("name", "summary"),
     [
-        ("join_missing_sql_end", "COMPLETED · 1 SQL execution: 1 running (no end event)"),
+        # The application ended: the execution's end event is what is missing.
+        (
+            "join_missing_sql_end",
+            "COMPLETED · 1 SQL execution: 1 with no end event, though the application ended",
+        ),
         (
             "truncated_eventlog",
             "INCOMPLETE · 2 SQL executions: 1 completed, 1 running (no end event)",

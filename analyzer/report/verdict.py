@@ -119,7 +119,14 @@ def build_verdict(
     # An execution with no end event is RUNNING (as the History Server says), whether the log
     # is cut short or only its end event is missing: never counted as completed.
     running = sum(1 for e in app.executions if e.status == "RUNNING")
-    running_str = f"{running} running (no end event)" if running else ""
+    # In a log that ended, such an execution did not run on: its end event is what is missing.
+    running_str = (
+        ""
+        if not running
+        else f"{running} with no end event, though the application ended"
+        if header.status == "completed"
+        else f"{running} running (no end event)"
+    )
     if failed:
         status = "failed"
         parts.append(
