@@ -154,13 +154,15 @@ def timeline_lanes(
     for executor_id in executors:
         n_sublanes, placed = _pack(by_executor[executor_id])
         lanes.append(TimelineLane(executor_id, hosts[executor_id], n_sublanes, placed))
+    # What is drawn: the tasks on the lanes kept, not those of executors left out.
+    drawn = [task for lane in lanes for _, task in lane.tasks]
     return Timeline(
         lanes=tuple(lanes),
         n_tasks=n_all,
-        n_drawn=len(tasks),
+        n_drawn=len(drawn),
         n_executors=len(by_executor),
         start_ms=min((t.launch_ms for t in tasks), default=0),
         end_ms=max((t.finish_ms for t in tasks), default=0),
-        tasks_per_stage=tuple(sorted(Counter(t.stage_id for t in tasks).items())),
+        tasks_per_stage=tuple(sorted(Counter(t.stage_id for t in drawn).items())),
         all_per_stage=per_stage,
     )

@@ -9,6 +9,7 @@ docs/diff.md#the-verdict; keep the two in step.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -272,16 +273,23 @@ RULES: tuple[tuple[Cause, Rule], ...] = (
 def _no_change_reason(total_ms: float, before_ms: float) -> str:
     """Why a difference is no change, with its direction and the bound it stayed under.
 
+    The difference is the SQL executions' change plus time outside them when that grew.
+
     >>> _no_change_reason(-195, 20_000)
-    'the candidate was 195 ms faster: under 1.0 s, no change'
+    'a difference of 195 ms less: under 1.0 s, no change'
     >>> _no_change_reason(1256, 13_754)
-    "the candidate was 1.3 s slower: 9.1 % of the baseline's 13.8 s, under 10 %, no change"
+    "a difference of 1.3 s more: 9.1 % of the baseline's 13.8 s, under 10 %, no change"
+    >>> _no_change_reason(1999, 20_000)[:33], _no_change_reason(0, 20_000)
+    ('a difference of 2.0 s more: 9.9 %', 'no difference: no change')
     """
-    direction = " slower" if total_ms > 0 else " faster" if total_ms < 0 else ""
-    amount = f"the candidate was {fmt_duration_ms(abs(total_ms))}{direction}"
+    if total_ms == 0:
+        return "no difference: no change"
+    direction = "more" if total_ms > 0 else "less"
+    amount = f"a difference of {fmt_duration_ms(abs(total_ms))} {direction}"
     if abs(total_ms) < MIN_CHANGE_MS:
         return f"{amount}: under {fmt_duration_ms(MIN_CHANGE_MS)}, no change"
-    share = abs(total_ms) / before_ms if before_ms else 0.0
+    # Cut, not rounded: a share just under the bound never reads as the bound itself.
+    share = math.floor(1000 * abs(total_ms) / before_ms) / 1000 if before_ms else 0.0
     return (
         f"{amount}: {fmt_pct(share)} of the baseline's {fmt_duration_ms(before_ms)}, under "
         f"{int(MIN_CHANGE_SHARE * 100)} %, no change"

@@ -267,9 +267,15 @@ MAX_ALLOC_FRACTION = "spark.rapids.memory.gpu.maxAllocFraction"
 _PLUGIN_PREFIX = "spark.plugins.internal.conf.com.nvidia.spark.SQLPlugin."
 """Where Spark logs the settings it hands to the RAPIDS plugin, besides their own keys."""
 _FRAME = re.compile(r"^\s*at ([\w$.<>]{1,300})\(", re.MULTILINE)
-_RETRY_FRAMES = ("RmmRapidsRetryIterator", "com.nvidia.spark.rapids.Arm$", "RetryIterator")
-"""The RAPIDS Accelerator's retry framework: frames that say where an allocation was retried,
-not what the task was doing."""
+_RETRY_FRAMES = (
+    "RmmRapidsRetryIterator",
+    "com.nvidia.spark.rapids.Arm$",
+    "RetryIterator",
+    "ai.rapids.cudf.",
+    "com.nvidia.spark.rapids.jni.",
+)
+"""The RAPIDS Accelerator's retry framework and its native libraries (cudf, the JNI layer):
+frames that say where memory was asked for, not what the task was doing."""
 READER_FRAME = re.compile(
     r"PartitionReader|MultiFile\w*Reader|FileSourceScan|Gpu(?:Parquet|Orc|Avro|Csv|Json)\w*Scan"
 )
@@ -300,7 +306,8 @@ def _short_frame(frame: str) -> str:
     'MultiFileReaderBase.readBatch'
     """
     owner, _, method = frame.rpartition(".")
-    method = re.sub(r"^(?:\$anonfun\$)+|\$\d+$|\$adapted$", "", method) or method
+    bare = re.sub(r"^(?:\$anonfun\$)+|(?:\$\d+|\$adapted)+$", "", method)
+    method = bare or method
     return f"{owner.rpartition('.')[2]}.{method}" if owner else method
 
 

@@ -8,6 +8,7 @@ from bisect import bisect_right
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.capacity import IDLE_TIMEOUT_DEFAULT_S, most_at_once
 from analyzer.aggregate.stage_stats import executor_busy_ms, longest_task_gaps_ms
+from analyzer.aggregate.time_spent import merged
 from analyzer.insights._common import context
 from analyzer.insights.advice import advice_text, current
 from analyzer.insights.finding import Advice, Finding, ev
@@ -56,19 +57,12 @@ def job_intervals(analysis: Analysis) -> list[tuple[int, int]]:
     to the application's end)."""
     app = analysis.application
     end = app.end_ms
-    spans = sorted(
-        (j.submission_ms, j.completion_ms if j.completion_ms is not None else end)
+    return merged(
+        (j.submission_ms, stop)
         for j in app.jobs
-        if j.submission_ms is not None and (j.completion_ms is not None or end is not None)
+        if j.submission_ms is not None
+        and (stop := j.completion_ms if j.completion_ms is not None else end) is not None
     )
-    merged: list[tuple[int, int]] = []
-    for start, stop in spans:
-        assert stop is not None
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
-        else:
-            merged.append((start, stop))
-    return merged
 
 
 def outside_jobs_ms(start_ms: int, stop_ms: int, jobs: list[tuple[int, int]]) -> int:

@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.dataclasses import dataclass
 
 from analyzer.model.failure_cause import root_cause
+from analyzer.units import one_line
+
+LABEL_CHARS = 60
+"""A query's name is cut to this many characters where reports call the query by it."""
 
 StreamingStatus = Literal["running", "stopped", "failed"]
 """How a query run ended: `stopped` (terminated without an exception: `query.stop()` or the
@@ -113,8 +117,9 @@ class StreamingQuery(BaseModel):
 
     @property
     def label(self) -> str:
-        """The query's name, or the start of its id when it has none."""
-        return self.name or self.query_id[:8]
+        """The query's name (on one line, at most `LABEL_CHARS`), or the start of its id when it
+        has none."""
+        return one_line(self.name, LABEL_CHARS) or self.query_id[:8]
 
     @property
     def interrupted_execution_ids(self) -> tuple[int, ...]:

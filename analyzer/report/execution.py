@@ -233,7 +233,7 @@ def build_aqe_view(execution: Execution, stats: Mapping[int, NodeStats]) -> AqeV
             splits = _metric_total(stats.get(node.node_id), "number of skewed partition splits")
             text = f"{fmt_count(skewed)} skewed partitions"
             parts.append(text + (f" split into {fmt_count(splits)}" if splits else ""))
-        elif before is not None and after is not None and after > before:
+        elif "coalesced" in kind and before is not None and after is not None and after > before:
             # Spark calls it coalesced, yet it reads more partitions than the shuffle has: the
             # other side of a skew join split its skewed partitions, and this side's are read
             # once per split.

@@ -17,7 +17,7 @@ from analyzer.insights import Finding
 from analyzer.model.application import Execution
 from analyzer.model.plan import PlanGraph
 from analyzer.report.cost import CostView, cost_view
-from analyzer.report.execution import nested_str, unplaced_str
+from analyzer.report.execution import execution_description, nested_str, unplaced_str
 from analyzer.report.findings import FindingView, build_findings_view, worst_of
 from analyzer.report.header import ApplicationHeaderView, build_header_view
 from analyzer.report.options import ReportOptions
@@ -185,7 +185,7 @@ def _hot_plan(
             f"SQL execution {execution.execution_id} · "
             f"{fmt_duration_ms(execution.duration_ms)} · {execution.status}"
         ),
-        description_str=_one_line(execution.shown_description) or "(no description)",
+        description_str=_one_line(execution_description(analysis, execution)) or "(no description)",
         top_operators=top,
         tree_lines=lines,
         n_elided=elided,

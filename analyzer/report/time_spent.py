@@ -222,7 +222,6 @@ class FamilyTimeView:
 
     fingerprint: str = field(metadata=_help("The members' plan fingerprint (16 hex digits)."))
     n_executions: int = field(metadata=_help("How many executions ran the query."))
-    n_executions_str: str = field(metadata=_help("The same, formatted: `1,000`."))
     runs_str: str = field(
         metadata=_help(
             "What the row counts: `query run 100 times`; for a streaming query's micro-batches "
@@ -576,10 +575,11 @@ def _family_view(
     if batch is not None:
         batches = analysis.streaming_batches
         ids = {batches[e][1] for e in family.execution_ids if e in batches}
+        members = set(family.execution_ids)
         unfinished = {
             b
             for fig in analysis.streaming
-            if fig.query.label == batch[0]
+            if members & set(fig.execution_ids)
             for b, _ in fig.query.unfinished_batches
         } & ids
         n_batches = len(ids)
@@ -601,7 +601,6 @@ def _family_view(
     return FamilyTimeView(
         fingerprint=family.fingerprint,
         n_executions=family.n_executions,
-        n_executions_str=fmt_count(family.n_executions),
         runs_str=runs_str,
         each_str=each_str,
         description_str=description,
@@ -633,15 +632,22 @@ def _batches_str(fig: StreamingFigures) -> str:
     return text + (f" and {plural(n_cut, 'unfinished one')}" if n_cut else "")
 
 
-def _stream_str(fig: StreamingFigures, wall_ms: int | None) -> str:
+def _stream_str(fig: StreamingFigures, wall_ms: int | None, timed_outside: bool) -> str:
     """A query run's SQL time and batches, and, when its batches took much longer than their SQL
-    executions (fetching offsets, planning and committing run on the driver first), their time."""
+    executions (fetching offsets, planning and committing run on the driver first), their time;
+    not when the run ran no SQL execution of its own or is timed outside the application's run
+    (`timed_outside`), where its batches' times are not this run's."""
     text = (
         f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
         f"({_share(fig.sql_wall_ms, wall_ms)}) in {_batches_str(fig)}"
     )
-    batch_ms = sum(b.batch_duration_ms or 0 for b in fig.query.batches)
-    if batch_ms - fig.sql_wall_ms >= max(MIN_DRIVER_SHARE_MS, fig.sql_wall_ms // 10):
+    batch_ms = fig.total_trigger_ms
+    if (
+        fig.sql_wall_ms > 0
+        and not timed_outside
+        and (wall_ms is None or batch_ms <= wall_ms)
+        and batch_ms - fig.sql_wall_ms >= max(MIN_DRIVER_EXTRA_MS, fig.sql_wall_ms // 10)
+    ):
         text += (
             f", which took {fmt_duration_ms(batch_ms)} ({_share(batch_ms, wall_ms)}) from "
             "trigger to end: the rest on the driver (offsets, planning, commits)"
@@ -649,8 +655,9 @@ def _stream_str(fig: StreamingFigures, wall_ms: int | None) -> str:
     return text
 
 
-MIN_DRIVER_SHARE_MS = 1_000
-"""A query run's batches are said to take longer than their SQL executions from this much."""
+MIN_DRIVER_EXTRA_MS = 1_000
+"""A query run's batches are said to take longer than their SQL executions from this much (and
+a tenth of the SQL time)."""
 
 
 def build_time_spent_view(
@@ -689,7 +696,10 @@ def build_time_spent_view(
         parts.append(driver)
     summary = f"{fmt_duration_ms(wall)}: " + " · ".join(parts)
     if analysis.streaming:
-        summary += "; " + " · ".join(_stream_str(fig, wall) for fig in analysis.streaming)
+        timed_outside = any(kind == "streaming query run" for kind, _, _ in analysis.outside_run)
+        summary += "; " + " · ".join(
+            _stream_str(fig, wall, timed_outside) for fig in analysis.streaming
+        )
     other = [
         j
         for j in app.jobs

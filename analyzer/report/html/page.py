@@ -62,7 +62,7 @@ from analyzer.report.html.timeline import (
     build_timeline,
 )
 from analyzer.report.options import ReportOptions
-from analyzer.report.selection import by_duration, by_start, select_executions
+from analyzer.report.selection import by_start, select_executions
 from analyzer.report.stages import build_stage_views
 from analyzer.report.streaming import StreamingSectionView, build_streaming_view
 from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
@@ -373,10 +373,12 @@ def build_html_view(
     """
     app = analysis.application
     selection = select_executions(app, options)
-    slowest = by_duration(selection.executions)
+    # Slowest first by the time each is known to have run: one with no end event by its start
+    # to its last activity, as its bar and its `at least` say.
+    known = {e.execution_id: known_duration_ms(analysis, e) or 0 for e in selection.executions}
+    slowest = sorted(selection.executions, key=lambda e: (-known[e.execution_id], e.execution_id))
     detailed = slowest if options.executions else slowest[:MAX_DETAILED_EXECUTIONS]
     detailed_ids = {e.execution_id for e in detailed}
-    known = {e.execution_id: known_duration_ms(analysis, e) or 0 for e in slowest}
     longest = max(known.values(), default=0)
     listed = slowest[:MAX_LISTED_EXECUTIONS]
     rows = tuple(

@@ -74,15 +74,11 @@ class GraphNodeView:
     name: str = field(metadata={"help": "Operator name, as Spark's UI shows it."})
     label_str: str = field(metadata={"help": "The name shortened to fit the box."})
     desc: str = field(metadata={"help": "Spark's one-line description (shown as a tooltip)."})
-    detail_str: str = field(metadata={"help": "The node's headline numbers: time and rows."})
     detail_line_str: str = field(
         metadata={
             "help": "The box's second line: the headline numbers, and an exchange's stages, "
             "shortened to fit beside the skew mark."
         }
-    )
-    stage_str: str = field(
-        metadata={"help": "`stage 3` / `stages 3, 5` where the node ran, or empty."}
     )
     x: int = field(metadata={"help": "Left edge in SVG pixels, as Spark draws the plan."})
     y: int = field(metadata={"help": "Top edge in SVG pixels, as Spark draws the plan."})
@@ -515,11 +511,9 @@ def build_plan_graph_view(
                 name=node.name,
                 label_str=fit_name(node.name, share_str),
                 desc=node.desc,
-                detail_str=detail,
                 detail_line_str=fit_detail(
                     detail, stage_str if is_exchange else "", bool(skew_str)
                 ),
-                stage_str=stage_str,
                 x=round(box.x),
                 y=round(box.y),
                 folded_x=round(fbox.x) if fbox else -1,

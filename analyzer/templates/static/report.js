@@ -497,6 +497,7 @@
     target.classList.add("selected");
     panel.hidden = false;
     panel.scrollTop = 0;
+    keepInAddress(target.id);
     if (g && g.nodes[target.id] && !g.isClear(g.nodes[target.id])) g.centre(g.nodes[target.id]);
   }
 
@@ -585,7 +586,6 @@
       var tg = graphOf(target);
       if (tg && tg.suppressClick) return;
       openPanel(target);
-      keepInAddress(target.id);
       return;
     }
     var tab = t.closest(".plan-tab");
@@ -639,5 +639,13 @@
   window.addEventListener("resize", function () {
     Object.keys(graphs).forEach(function (id) { if (graphs[id].ready) graphs[id].apply(); });
   });
+  /* The side panel starts below the top bar, however many lines a narrow window wraps it to. */
+  function placePanel() {
+    var bar = document.querySelector(".topbar");
+    if (bar) document.documentElement.style.setProperty("--bar-height", bar.offsetHeight + "px");
+  }
+  placePanel();
+  window.addEventListener("resize", placePanel);
+
   if (location.hash.length > 1) showTarget(location.hash.slice(1));
 })();
