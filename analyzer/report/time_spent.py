@@ -137,7 +137,10 @@ class StageTimeView:
     wall_str: str = field(metadata=_help("Its wall time (first submission to last completion)."))
     wall_share_str: str = field(metadata=_help("Its share of the execution's wall time."))
     task_time_str: str = field(
-        metadata=_help("Executor run time of its successful tasks (`of task run time`).")
+        metadata=_help(
+            "`676 ms of task run time` (executor run time of its successful tasks), or `no "
+            "task succeeded`."
+        )
     )
     parts_str: str = field(
         metadata=_help(
@@ -442,7 +445,7 @@ def _execution_view(
                 stage_anchor=stage_anchor(member.execution_id, str(span.stage_id)),
                 wall_str=fmt_duration_ms(span.wall_ms),
                 wall_share_str=_share(span.wall_ms, wall),
-                task_time_str=fmt_duration_ms(run_ms),
+                task_time_str=_task_run_str(analysis, span.stage_id, run_ms),
                 parts_str=parts_str,
                 mostly_str=mostly_str,
                 operators=_hot_operators(member, times, span.stage_id, run_ms, findings),
@@ -630,6 +633,16 @@ def _batches_str(fig: StreamingFigures) -> str:
         return "no batch"
     text = plural(fig.n_batches, "batch", "batches")
     return text + (f" and {plural(n_cut, 'unfinished one')}" if n_cut else "")
+
+
+def _task_run_str(analysis: Analysis, stage_id: int, run_ms: int) -> str:
+    """`676 ms of task run time` (its successful tasks'), or, for a stage whose tasks all
+    failed, that none succeeded: its wall's run part is the failed attempts' own."""
+    if run_ms == 0 and any(
+        s.n_failed for (sid, _), s in analysis.stage_stats.items() if sid == stage_id
+    ):
+        return "no task succeeded"
+    return f"{fmt_duration_ms(run_ms)} of task run time"
 
 
 def _stream_str(fig: StreamingFigures, wall_ms: int | None, timed_outside: bool) -> str:
