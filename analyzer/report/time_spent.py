@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
-from analyzer.aggregate.attribution import ExecutionTime
+from analyzer.aggregate.attribution import ExecutionTime, NodeTime
 from analyzer.aggregate.families import QueryFamily
 from analyzer.aggregate.stage_wall import PARTS
 from analyzer.aggregate.streaming import StreamingFigures
@@ -63,6 +63,18 @@ PART_LABELS = {
 ESTIMATED_MARK = "~"
 """Marks an operator's self time that is mostly estimated: the stage's task time shared among
 its operators by their work, not measured by their own timing metrics."""
+
+
+def mostly_estimated(time: NodeTime | None) -> bool:
+    """Whether an operator's self time is mostly estimated (its own timing metrics measured
+    under half of it): the reports mark it `ESTIMATED_MARK`."""
+    return (
+        time is not None
+        and bool(time.self_time_ms)
+        and time.measured_ms < 0.5 * (time.self_time_ms or 0.0)
+    )
+
+
 ESTIMATES_NOTE = (
     f"{ESTIMATED_MARK} before a time: mostly estimated, the stage's task time shared among its "
     "operators by their work rather than measured (docs/metrics.md#time-attribution)"
@@ -343,12 +355,7 @@ def _hot_operators(
     chosen += [r for r in ranked[MAX_OPERATORS:] if r[1] in flagged]
     graph = execution.final_plan.graph
     plan_id = plan_dom_id(execution.execution_id, execution.final_plan.index)
-    estimated = {
-        node_id: (nt := times.nodes.get(node_id)) is not None
-        and bool(nt.self_time_ms)
-        and nt.measured_ms < 0.5 * (nt.self_time_ms or 0.0)
-        for _, node_id in chosen
-    }
+    estimated = {node_id: mostly_estimated(times.nodes.get(node_id)) for _, node_id in chosen}
     return tuple(
         HotOperatorView(
             node_id=node_id,

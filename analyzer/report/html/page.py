@@ -65,7 +65,7 @@ from analyzer.report.options import ReportOptions
 from analyzer.report.selection import by_start, select_executions
 from analyzer.report.stages import build_stage_views
 from analyzer.report.streaming import StreamingSectionView, build_streaming_view
-from analyzer.report.time_spent import TimeSpentView, build_time_spent_view
+from analyzer.report.time_spent import TimeSpentView, build_time_spent_view, mostly_estimated
 from analyzer.report.verdict import VerdictView, build_verdict
 from analyzer.report.what_if import WhatIfView, build_what_if_view
 from analyzer.units import fmt_pct
@@ -281,6 +281,9 @@ def _execution_view(
         for nt in (times.nodes.values() if times else ())
         if nt.self_time_ms is not None
     }
+    estimated_ids = frozenset(
+        nt.node_id for nt in (times.nodes.values() if times else ()) if mostly_estimated(nt)
+    )
     shown_plans = [analysis.shown_plan(execution, p) for p in ordered]
     parts: list[PlanGraphParts] = []
     for p, shown in zip(ordered, shown_plans, strict=True):
@@ -294,6 +297,7 @@ def _execution_view(
                 node_findings=node_findings,
                 self_times=self_times,
                 final_panels=parts[0].panel_of_metrics if parts else {},
+                estimated_ids=estimated_ids,
                 shown=shown,
             )
         )

@@ -32,6 +32,7 @@ from analyzer.report.html.panel import (
     build_panel,
 )
 from analyzer.report.metrics import is_skewed, stage_ids_str
+from analyzer.report.time_spent import ESTIMATED_MARK
 from analyzer.units import fmt_count, fmt_duration_ms, fmt_metric_value, fmt_pct
 
 N_SHADES = 10
@@ -285,11 +286,14 @@ def fit_detail(detail: str, stage_str: str, skewed: bool) -> str:
     return shorten(line, max(4, int(room // DETAIL_CHAR_PX)))
 
 
-def node_detail_str(node: PlanNode, stats: NodeStats | None, self_ms: float | None) -> str:
-    """The headline of a node's box: its self time and its output rows."""
+def node_detail_str(
+    node: PlanNode, stats: NodeStats | None, self_ms: float | None, estimated: bool = False
+) -> str:
+    """The headline of a node's box: its self time (`~` when mostly estimated, as the other
+    views mark it) and its output rows."""
     parts = []
     if self_ms:
-        parts.append(f"self {fmt_duration_ms(self_ms)}")
+        parts.append(f"self {ESTIMATED_MARK if estimated else ''}{fmt_duration_ms(self_ms)}")
     if stats is None or not stats.metrics:
         return " · ".join(parts)
     for m in stats.metrics:
@@ -368,6 +372,7 @@ def build_plan_graph_view(
     node_findings: dict[int, list[FindingView]],
     self_times: dict[int, float],
     final_panels: Mapping[tuple[int, ...], str],
+    estimated_ids: frozenset[int] = frozenset(),
     shown: ShownPlan | None = None,
 ) -> PlanGraphParts:
     """Lay out one plan version and make a panel per node; `node_findings` and `self_times`
@@ -497,7 +502,7 @@ def build_plan_graph_view(
                 final_ids[tuple(m.accumulator_id for m in metrics)] = dom_id
         skew_str = _skew_str(metrics)
         share_str = fmt_pct(time_ms / sum_time) if sum_time > 0 and time_ms > 0 else ""
-        detail = node_detail_str(node, stats, time_ms)
+        detail = node_detail_str(node, stats, time_ms, is_final and node_id in estimated_ids)
         stage_str = stage_ids_str(stats.stage_ids if stats else ())
         is_exchange = "Exchange" in node.name
         parent = full.tree_parent.get(node_id)
