@@ -265,6 +265,19 @@ def _plan_changes(e: ExecutionDiff) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _wall_delta(baseline: ExecutionFigures, candidate: ExecutionFigures) -> DeltaView:
+    """The wall times of a pair; one with no end event is `–`, its 0 ms no duration to compare,
+    and the change says why there is none."""
+    open_b, open_c = baseline.status == "RUNNING", candidate.status == "RUNNING"
+    delta = _delta(
+        "wall time",
+        None if open_b else baseline.wall_ms,
+        None if open_c else candidate.wall_ms,
+        fmt_duration_ms,
+    )
+    return dataclasses.replace(delta, change_str="no end event") if open_b or open_c else delta
+
+
 def _execution_view(
     rank: int, e: ExecutionDiff, causes: Mapping[tuple[int, int], tuple[str, str]], max_nodes: int
 ) -> ExecutionDiffView:
@@ -277,7 +290,7 @@ def _execution_view(
         title_str=f"SQL execution {c_id}" if b_id == c_id else f"SQL execution {b_id} → {c_id}",
         description_str=_one_line(e.description) or "(no description)",
         tier_str=TIER_WORDS[e.tier],
-        wall=_delta("wall time", e.baseline.wall_ms, e.candidate.wall_ms, fmt_duration_ms),
+        wall=_wall_delta(e.baseline, e.candidate),
         cause=cause,
         cause_str=CAUSE_WORDS.get(cause, ""),
         reason=reason,
