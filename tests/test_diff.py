@@ -380,3 +380,27 @@ def test_markdown_diff_is_within_budget() -> None:
     assert len(text) < MAX_MARKDOWN_CHARS
     assert text.count("<details>") == text.count("</details>")
     assert Counter(text.split("\n"))["</details>"] == len(pair_diff("aqe-off").executions)
+
+
+def test_a_finding_that_only_crossed_its_threshold_is_not_called_resolved_or_new() -> None:
+    # more-input: stage 12 has 16 shuffle partitions for 31 KiB in both runs; the candidate's
+    # query grew 2.9 times, so the same cost fell under its share of the query. Not resolved.
+    result = pair_diff("more-input")
+    findings = result.findings
+    assert [f.rule for f in findings.only(findings.resolved)] == []
+    crossed = findings.crossed_of(findings.resolved)
+    assert [(f.rule, f.stage_id) for f in crossed] == [("too-many-partitions", 12)]
+    text = api.render_diff(result, ReportOptions(fmt="text"))
+    assert "0 resolved" in text and "1 over its threshold in one run only" in text
+    assert "(in the candidate too, under its significance threshold there)" in " ".join(
+        text.split()
+    )
+    doc = json.loads(api.render_diff(result, ReportOptions(fmt="json")))
+    assert [(f["rule"], f["over_in"]) for f in doc["findings"]["crossed_threshold"]] == [
+        ("too-many-partitions", "baseline")
+    ]
+    # partitions: 24 shuffle partitions made 1,200 cost many times more: new, though the rule
+    # fires under its threshold on the baseline's 24.
+    grown = pair_diff("partitions").findings
+    assert not grown.crossed
+    assert {f.rule for f in grown.new} >= {"too-many-partitions"}

@@ -6,6 +6,7 @@ point (`api.diff` calls it); see docs/diff.md.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
@@ -32,7 +33,7 @@ from analyzer.compare.result import (
     StreamingQueryDiff,
 )
 from analyzer.compare.verdict import build_verdict
-from analyzer.insights import Finding
+from analyzer.insights import Finding, Thresholds, detect_all
 from analyzer.model.application import Application, Execution
 
 PER_RUN_KEYS = frozenset(
@@ -174,6 +175,41 @@ def pair_streaming_queries(
     return tuple(out)
 
 
+def _with_crossed(
+    changes: FindingChanges,
+    baseline: Analysis,
+    candidate: Analysis,
+    execution_map: dict[int, int],
+    node_maps: dict[int, dict[int, int]],
+) -> FindingChanges:
+    """Mark the new and resolved findings whose rule fires at the same place in the other run
+    under its significance threshold, at a like cost (`FindingChanges.crossed`): a stage's 16
+    partitions for 31 KiB are the same in both runs when the query grew and their cost fell
+    under its share."""
+    if not changes.new and not changes.resolved:
+        return changes
+    loose = dataclasses.replace(Thresholds(), min_query_share=0.0, min_lost_ms=0)
+    crossed: list[Finding] = []
+    if changes.resolved:
+        still = compare_findings(
+            changes.resolved, detect_all(candidate, loose), execution_map, node_maps
+        )
+        crossed += [b for b, c in still.kept if _alike(b, c)]
+    if changes.new:
+        before = compare_findings(
+            detect_all(baseline, loose), changes.new, execution_map, node_maps
+        )
+        crossed += [c for b, c in before.kept if _alike(c, b)]
+    return dataclasses.replace(changes, crossed=tuple(crossed))
+
+
+def _alike(shown: Finding, other: Finding) -> bool:
+    """Whether the other run's finding under its threshold costs at least half of the shown
+    one's: the same condition whose share of its query changed, not one that grew (24 shuffle
+    partitions made 1,200 is new, though the rule fires on both)."""
+    return 2 * other.estimated_lost_ms >= shown.estimated_lost_ms
+
+
 def diff_analyses(
     baseline: Analysis,
     candidate: Analysis,
@@ -210,12 +246,9 @@ def diff_analyses(
     executions.sort(key=lambda e: (-abs(e.change_ms), order[id(e)]))
     baseline_only = tuple(execution_figures(baseline, by_id_b[i]) for i in pairing.baseline_only)
     candidate_only = tuple(execution_figures(candidate, by_id_c[i]) for i in pairing.candidate_only)
-    findings = compare_findings(
-        baseline_findings,
-        candidate_findings,
-        {c: b for b, c, _ in pairing.pairs},
-        node_maps,
-    )
+    execution_map = {c: b for b, c, _ in pairing.pairs}
+    findings = compare_findings(baseline_findings, candidate_findings, execution_map, node_maps)
+    findings = _with_crossed(findings, baseline, candidate, execution_map, node_maps)
     skip = _per_run_keys(app_b, app_c)
     all_config = _config_changes(
         app_b.environment.spark_properties, app_c.environment.spark_properties

@@ -134,6 +134,22 @@ class FindingChanges:
     kept: tuple[tuple[Finding, Finding], ...] = field(
         metadata=_help("(baseline, candidate) found in both, by the candidate's time lost.")
     )
+    crossed: tuple[Finding, ...] = field(
+        default=(),
+        metadata=_help(
+            "Of `new` and `resolved`, those whose rule fires at the same place in the other run "
+            "too, under its significance threshold there: the condition is in both runs, only "
+            "its time crossed the threshold (the query's time changed)."
+        ),
+    )
+
+    def only(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        """`findings` (`new` or `resolved`) without the ones that crossed a threshold."""
+        return tuple(f for f in findings if not any(f is c for c in self.crossed))
+
+    def crossed_of(self, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        """`findings` (`new` or `resolved`) that crossed a threshold."""
+        return tuple(f for f in findings if any(f is c for c in self.crossed))
 
 
 @dataclass(frozen=True)

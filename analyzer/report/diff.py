@@ -505,6 +505,13 @@ class DiffView:
     resolved_findings: tuple[FindingView, ...] = field(
         metadata=_help("Findings only in the baseline, numbered, by time lost.")
     )
+    crossed_findings: tuple[FindingView, ...] = field(
+        metadata=_help(
+            "Findings in one run only over their significance threshold, but in both under it "
+            "(the condition in both; its time crossed the threshold): the candidate's, then the "
+            "baseline's, each title saying which."
+        )
+    )
     findings_str: str = field(metadata=_help("`1 new, 0 resolved, 3 in both`."))
     advice: tuple[AdviceCheckView, ...] = field(
         metadata=_help("The baseline's advice the candidate applied, predicted against measured.")
@@ -527,6 +534,20 @@ def _findings(
             node_ref_str="",
         )
         for i, f in enumerate(findings, start=1)
+    )
+
+
+def _crossed(
+    app: Application, findings: Sequence[Finding], other: str, prefix: str
+) -> tuple[FindingView, ...]:
+    """Views of findings over their threshold in one run whose rule fires under it in the
+    `other` run, their titles saying so."""
+    return tuple(
+        dataclasses.replace(
+            view,
+            title=f"{view.title} (in the {other} too, under its significance threshold there)",
+        )
+        for view in _findings(app, findings, prefix)
     )
 
 
@@ -562,11 +583,21 @@ def build_diff_view(result: DiffResult, options: ReportOptions) -> DiffView:
             [_unmatched("baseline", app_b, f) for f in result.baseline_only]
             + [_unmatched("candidate", app_c, f) for f in result.candidate_only]
         ),
-        new_findings=_findings(app_c, findings.new, "new"),
-        resolved_findings=_findings(app_b, findings.resolved, "resolved"),
+        new_findings=_findings(app_c, findings.only(findings.new), "new"),
+        resolved_findings=_findings(app_b, findings.only(findings.resolved), "resolved"),
+        crossed_findings=(
+            *_crossed(app_c, findings.crossed_of(findings.new), "baseline", "crossed-new"),
+            *_crossed(app_b, findings.crossed_of(findings.resolved), "candidate", "crossed-old"),
+        ),
         findings_str=(
-            f"{len(findings.new)} new, {len(findings.resolved)} resolved, "
+            f"{len(findings.only(findings.new))} new, "
+            f"{len(findings.only(findings.resolved))} resolved, "
             f"{plural(len(findings.kept), 'finding')} in both"
+            + (
+                f", {len(findings.crossed)} over its threshold in one run only"
+                if findings.crossed
+                else ""
+            )
         ),
         advice=tuple(build_advice_check_view(o) for o in result.advice),
         config=_config_views(result.config),

@@ -234,9 +234,17 @@ def build_diff_document(result: DiffResult) -> dict[str, Any]:
             "candidate": [_figures(f) for f in result.candidate_only],
         },
         "findings": {
-            "new": [_finding(f) for f in result.findings.new],
-            "resolved": [_finding(f) for f in result.findings.resolved],
+            "new": [_finding(f) for f in result.findings.only(result.findings.new)],
+            "resolved": [_finding(f) for f in result.findings.only(result.findings.resolved)],
             "n_kept": len(result.findings.kept),
+            "crossed_threshold": [
+                {**_finding(f), "over_in": run}
+                for run, changed in (
+                    ("candidate", result.findings.new),
+                    ("baseline", result.findings.resolved),
+                )
+                for f in result.findings.crossed_of(changed)
+            ],
         },
         "advice_applied": [
             {
