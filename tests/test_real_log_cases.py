@@ -609,3 +609,13 @@ def test_idle_executors_says_when_dynamic_allocation_held_them_idle() -> None:
     assert idle.number("n_taskless_executors") == 5
     assert "73.0 % of the idle core time was with no job running" in idle.suggestion
     assert "held between tasks of running jobs" not in idle.suggestion
+
+
+def test_a_failed_job_run_again_from_its_call_site_says_so() -> None:
+    # complex_dec: `parquet at <console>:23` read an ORC directory and failed (job 17); the same
+    # call site succeeded as job 18, 7.7 s later. Told as evidence; still critical.
+    findings = _public_findings("complex_dec_eventlog.zstd")
+    failed = next(f for f in findings if f.rule == "failed-job")
+    assert failed.severity == "critical"
+    shown = {e.key: e.value for e in failed.evidence}
+    assert shown["succeeded_later_job"] == "job 18, 7.7 s after this one ended"
