@@ -176,15 +176,15 @@ def test_stage_tables_show_sparks_own_quantiles() -> None:
     spark = stage_task_summaries(analysis, STAGE_PAGE_QUANTILES)[(3, 0)]
     rows = {q.label: q.values for q in view.quantiles}
     # Failed attempts count in Spark's durations (not in its other metrics): 94 ms is one.
-    assert rows["Task time (launch to finish)"] == tuple(
+    assert rows["Duration (Spark's REST API)"] == tuple(
         fmt_value("ms", v) for v in spark.duration_ms
     )
-    assert rows["Task time (launch to finish)"][0] == "94 ms"
+    assert rows["Duration (Spark's REST API)"][0] == "94 ms"
     assert rows["Shuffle read"] == tuple(fmt_value("bytes", v) for v in spark.shuffle_read_bytes)
     assert view.n_summary_tasks == spark.n_tasks == 2
     text = text_report(analysis, sections=("stages",))
     rows_text = [" ".join(line.split()) for line in text.splitlines()]
-    assert "Task time (launch to finish) 94 ms 94 ms 604 ms 604 ms 604 ms" in rows_text
+    assert "Duration (Spark's REST API) 94 ms 94 ms 604 ms 604 ms 604 ms" in rows_text
 
 
 @pytest.mark.parametrize(

@@ -108,10 +108,10 @@ class QuantileMetric:
 
 
 QUANTILE_METRICS: tuple[QuantileMetric, ...] = (
-    QuantileMetric("Task time (launch to finish)", "duration_ms", "ms", True),
+    QuantileMetric("Duration (Spark's REST API)", "duration_ms", "ms", True),
     QuantileMetric("Scheduler delay", "scheduler_delay_ms", "ms", False),
     QuantileMetric("Deserialization", "executor_deserialize_time_ms", "ms", False),
-    QuantileMetric("Run time (Spark's Duration)", "executor_run_time_ms", "ms", False),
+    QuantileMetric("Run time (stage page's Duration)", "executor_run_time_ms", "ms", False),
     QuantileMetric("CPU time", "executor_cpu_time_ns", "ns", False),
     QuantileMetric("GC time", "jvm_gc_time_ms", "ms", True),
     QuantileMetric("Result serialization", "result_serialization_time_ms", "ms", False),
@@ -132,8 +132,9 @@ QUANTILE_METRICS: tuple[QuantileMetric, ...] = (
     QuantileMetric("Spill (disk)", "disk_bytes_spilled", "bytes", True),
 )
 """The quantile rows, in the order of Spark's stage page; rows of zeros are left out, but for
-the task time. Spark's page calls the run time `Duration`; its REST API's `duration` quantiles
-are the task time, launch to finish (failed attempts too), which is the first row here."""
+the first. Spark's stage page calls the run time `Duration`; the first row is its REST API's
+`duration` quantiles (launch to finish; with retried tasks, Spark takes them over every attempt
+at the indices of the successful ones, so they are not the tasks' own)."""
 
 
 def _task_view(row: TaskRow, prefix: str) -> TaskRowView:

@@ -200,15 +200,23 @@ def _ids_str(ids: Sequence[int]) -> str:
     return plural(len(ids), "SQL execution") + span
 
 
-def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> StreamingQueryView:
-    """Word one query run's figures; `detailed_ids` are the executions with a section."""
+def build_query_view(
+    fig: StreamingFigures, detailed_ids: set[int], app_ended: bool = False
+) -> StreamingQueryView:
+    """Word one query run's figures; `detailed_ids` are the executions with a section,
+    `app_ended` whether the log holds the application's end (a run without its own end then
+    did not run on: the application ended first)."""
     q = fig.query
     if q.status == "failed":
         status_str = f"failed: {q.exception_cause or 'no exception logged'}"
     elif q.status == "stopped":
         status_str = "stopped normally"
     else:
-        status_str = "no end event (still running, or the application ended first)"
+        status_str = (
+            "no end event: the application ended first"
+            if app_ended
+            else "no end event (still running, or the application ended first)"
+        )
     duration = q.end_ms - q.start_ms if q.start_ms is not None and q.end_ms is not None else None
     time_str = fmt_timestamp_ms(q.start_ms) + (
         f" · ran {fmt_duration_ms(duration)}" if duration is not None else ""
@@ -238,7 +246,9 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
                 f"{fig.n_late_batches} over the trigger from batch {fig.first_late_batch_id}"
             )
         elif interval is not None:
-            parts.append("none over the trigger after the first")
+            # Lateness is counted from the second batch (the first plans and starts up).
+            first_late = bool(fig.trigger_ms) and fig.trigger_ms[0] > interval
+            parts.append("none over the trigger" + (" after the first" if first_late else ""))
         parts.append(f"median {fmt_duration_ms(fig.median_trigger_ms)}")
         parts.append(f"longest {fmt_duration_ms(fig.max_trigger_ms)}")
     if fig.trend_ratio is not None:
@@ -320,7 +330,8 @@ def build_query_view(fig: StreamingFigures, detailed_ids: set[int]) -> Streaming
 def build_streaming_view(analysis: Analysis, detailed_ids: set[int]) -> StreamingSectionView:
     """Build the streaming section (no queries for an application without streaming)."""
     figures = analysis.streaming
-    queries = tuple(build_query_view(f, detailed_ids) for f in figures)
+    ended = analysis.application.completed
+    queries = tuple(build_query_view(f, detailed_ids, ended) for f in figures)
     if not queries:
         return StreamingSectionView(queries=(), summary_str="")
     behind = sum(1 for f in figures if f.n_late_batches)

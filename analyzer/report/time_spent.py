@@ -486,7 +486,10 @@ def _execution_view(
 
 
 def _segments(
-    spent: AppTimeSpent, families: Sequence[QueryFamily], followed: Sequence[Execution]
+    analysis: Analysis,
+    spent: AppTimeSpent,
+    families: Sequence[QueryFamily],
+    followed: Sequence[Execution],
 ) -> tuple[TimeSegmentView, ...]:
     """Split the application's wall time into bar segments (executions may overlap: the
     followed ones are shown in full and the rest of SQL time is what they leave)."""
@@ -497,9 +500,12 @@ def _segments(
     shown_ms = 0
     for family in families:
         ms = family.covered_ms
+        batch = analysis.streaming_batches.get(family.slowest_execution_id)
         parts.append(
             (
-                f"{fmt_count(family.n_executions)} × query {family.slowest_execution_id} "
+                f"streaming query {batch[0]} {fmt_duration_ms(ms)}"
+                if batch is not None
+                else f"{fmt_count(family.n_executions)} × query {family.slowest_execution_id} "
                 f"{fmt_duration_ms(ms)}",
                 "sql",
                 execution_anchor(family.slowest_execution_id),
@@ -759,7 +765,7 @@ def build_time_spent_view(
         summary_str=summary,
         families=family_views,
         executions=execution_views,
-        segments=_segments(spent, led, followed),
+        segments=_segments(analysis, spent, led, followed),
         estimates_note=ESTIMATES_NOTE if any_estimated else "",
         other_jobs_str=(
             f"{len(other)} job{'' if len(other) == 1 else 's'} outside SQL executions, "

@@ -543,6 +543,14 @@
     return true;
   }
 
+  /* Closing the panel takes its node out of the address, so a reload does not reopen it. */
+  function closePanel() {
+    panel.hidden = true;
+    if (selected && location.hash === "#" + selected.id) {
+      try { history.replaceState(null, "", location.pathname + location.search); } catch (e) { /* not writable */ }
+    }
+  }
+
   /* The address bar names what was opened, so a link to it can go into a ticket. */
   function keepInAddress(id) {
     try { history.replaceState(null, "", "#" + id); } catch (e) { /* history not writable here */ }
@@ -592,10 +600,10 @@
     if (tab) showPlan(tab.closest("section.execution"), tab.getAttribute("data-plan"));
   });
   document.addEventListener("keydown", function (ev) {
-    if (ev.key === "Escape") panel.hidden = true;
+    if (ev.key === "Escape") closePanel();
     if (ev.key === "Enter" && ev.target.classList && ev.target.classList.contains("node")) openPanel(ev.target);
   });
-  document.getElementById("panel-close").addEventListener("click", function () { panel.hidden = true; });
+  document.getElementById("panel-close").addEventListener("click", closePanel);
 
   /* ---- Search ------------------------------------------------------------------------------ */
 
