@@ -149,7 +149,12 @@ def build_verdict(
     # A Spark Connect client that cancels its operation (interruptAll, a closed session) ends it
     # the same way.
     cancelled = app.cancelled_connect_execution_ids
-    stream_interrupted = app.stopped_stream_execution_ids
+    # The last batch's executions that the stop cut short (those that completed were not).
+    stream_interrupted = [
+        e
+        for e in app.executions
+        if e.execution_id in app.stopped_stream_execution_ids and e.status != "COMPLETED"
+    ]
     if stopped:
         parts.append(
             f"{plural(len(stopped), 'streaming query', 'streaming queries')} stopped"
