@@ -22,7 +22,7 @@ from analyzer.aggregate.time_spent import AppTimeSpent, StageSpan
 from analyzer.model.application import Execution, Job, connect_tag
 from analyzer.model.connect import CONNECT_DESCRIPTION_PREFIX
 from analyzer.report.anchors import execution_anchor, node_dom_id, plan_dom_id, stage_anchor
-from analyzer.report.execution import execution_description, nested_str
+from analyzer.report.execution import execution_description, known_duration_ms, nested_str
 from analyzer.report.findings import FindingView
 from analyzer.report.selection import Selection
 from analyzer.units import first_line, fmt_count, fmt_duration_ms, fmt_pct, one_line, plural
@@ -93,14 +93,6 @@ def _share(part: float | None, whole: float | None) -> str:
     if part is None or not whole:
         return "–"
     return fmt_pct(part / whole)
-
-
-def _known_wall_ms(spent: AppTimeSpent, execution: Execution) -> int | None:
-    """The execution's wall time, or for one with no end event the time it is known to have run
-    (`AppTimeSpent.open_walls_ms`)."""
-    if execution.duration_ms is not None:
-        return execution.duration_ms
-    return spent.open_walls_ms.get(execution.execution_id)
 
 
 def _open_note(n_open: int, what: str) -> str:
@@ -435,7 +427,7 @@ def _execution_view(
         for stage_id in member.stage_ids:
             owner.setdefault(stage_id, member)
     path = analysis.critical_path(tuple(owner))
-    wall = _known_wall_ms(analysis.time_spent, execution)
+    wall = known_duration_ms(analysis, execution)
     is_open = execution.duration_ms is None and wall is not None
     stages = []
     for span in sorted(path, key=lambda sp: (-sp.wall_ms, sp.stage_id))[:MAX_STAGES]:
@@ -514,7 +506,7 @@ def _segments(
         )
         shown_ms += ms
     for e in followed:
-        ms = _known_wall_ms(spent, e) or 0
+        ms = known_duration_ms(analysis, e) or 0
         parts.append(
             (
                 f"query {e.execution_id} {fmt_duration_ms(ms)}",
@@ -599,9 +591,7 @@ def _family_view(
             for b, _ in fig.query.unfinished_batches
         } & ids
         n_batches = len(ids)
-        runs_str = plural(n_batches - len(unfinished), "micro-batch", "micro-batches") + (
-            f" and {plural(len(unfinished), 'unfinished one')}" if unfinished else ""
-        )
+        runs_str = _batch_count_str(n_batches - len(unfinished), len(unfinished), "micro-batch")
         if n_batches != family.n_executions:
             runs_str += f", {plural(family.n_executions, 'SQL execution')}"
             each_str = "each SQL execution"
@@ -644,7 +634,16 @@ def _batches_str(fig: StreamingFigures) -> str:
     n_cut = len(fig.query.unfinished_batches)
     if not fig.n_batches and not n_cut:
         return "no batch"
-    text = plural(fig.n_batches, "batch", "batches")
+    return _batch_count_str(fig.n_batches, n_cut, "batch")
+
+
+def _batch_count_str(n_done: int, n_cut: int, noun: str) -> str:
+    """`10 batches`, `2 micro-batches and 1 unfinished one`.
+
+    >>> _batch_count_str(2, 1, "micro-batch"), _batch_count_str(1, 0, "batch")
+    ('2 micro-batches and 1 unfinished one', '1 batch')
+    """
+    text = plural(n_done, noun, noun + "es")
     return text + (f" and {plural(n_cut, 'unfinished one')}" if n_cut else "")
 
 
@@ -741,10 +740,11 @@ def build_time_spent_view(
         for e in selection.executions
         if app.parent_of(e) is None and e.execution_id not in in_family
     ]
-    slowest = sorted(roots, key=lambda e: (-(_known_wall_ms(spent, e) or 0), e.execution_id))
+    known = {e.execution_id: known_duration_ms(analysis, e) or 0 for e in roots}
+    slowest = sorted(roots, key=lambda e: (-known[e.execution_id], e.execution_id))
     slowest = slowest[:MAX_EXECUTIONS]
     largest = max(
-        [f.covered_ms for f in families[:1]] + [_known_wall_ms(spent, e) or 0 for e in slowest[:1]],
+        [f.covered_ms for f in families[:1]] + [known[e.execution_id] for e in slowest[:1]],
         default=0,
     )
     led = [
@@ -755,7 +755,7 @@ def build_time_spent_view(
     followed = [
         e
         for i, e in enumerate(slowest)
-        if (i == 0 and not led) or (_known_wall_ms(spent, e) or 0) >= MIN_EXECUTION_SHARE * largest
+        if (i == 0 and not led) or known[e.execution_id] >= MIN_EXECUTION_SHARE * largest
     ]
     family_views = tuple(_family_view(analysis, f, wall, findings) for f in led)
     execution_views = tuple(_execution_view(analysis, e, wall, findings) for e in followed)
