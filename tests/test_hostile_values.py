@@ -19,6 +19,7 @@ import pytest
 import zstandard
 from eventlog_samples import PUBLIC_CORPUS, SAMPLES
 from hostile_inputs import run_cli
+from oracle.locations import PUBLIC_EVENTLOGS
 
 from analyzer import api
 from analyzer.aggregate.capacity import local_threads
@@ -331,3 +332,41 @@ def test_a_stage_whose_task_ends_are_lost_is_not_a_driver_stall(tmp_path: Path) 
     assert detect_scheduler_delay(analysis, loose) == []
     text = api.render_report(analysis, ReportOptions())
     assert "1 completed stage attempt with most task ends missing from the log (2.0)" in text
+
+
+def test_hostile_gpu_settings_and_frames_in_the_failure_advice_are_bounded(
+    tmp_path: Path,
+) -> None:
+    # The GPU out-of-memory advice quotes the run's settings and the failing task's frame, both
+    # from the log: a setting is shown on one line, at most 40 characters, and a frame that is
+    # no Java frame is not quoted; the text report shows no raw control character.
+    path = PUBLIC_EVENTLOGS / "gpu_oom_eventlog.zstd"
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    events = [orjson.loads(line.data) for line in iter_lines(resolve_log(str(path)), ReadStats())]
+    hostile = "\u001b[2J\n" + "9" * 100_000 + "gb"
+    _setting(
+        "spark.sql.files.maxPartitionBytes",
+        hostile,
+        **{"spark.rapids.memory.gpu.maxAllocFraction": "\u202e0.15"},
+    )(events)
+    for e in _of(events, "SparkListenerJobEnd"):
+        result = e.get("Job Result", {})
+        if "Exception" in result:
+            message = result["Exception"].get("Message", "")
+            result["Exception"]["Message"] = message.replace(
+                "\tat com.nvidia",
+                "\tat \u001b]8;;x\u0007" + "a" * 10_000 + "(x)\n\tat com.nvidia",
+                1,
+            )
+    log = _write(tmp_path, events)
+    analysis = api.analyze(str(log))
+    (failed,) = [f for f in api.find_issues(analysis) if f.rule == "failed-query"]
+    assert "spark.sql.files.maxPartitionBytes (" in failed.suggestion
+    quoted = failed.suggestion.split("spark.sql.files.maxPartitionBytes (", 1)[1].split(
+        " in this run"
+    )[0]
+    assert len(quoted) <= 40 and "\n" not in quoted
+    text = api.render_report(analysis, ReportOptions(fmt="text", now_ms=0))
+    assert "\u001b" not in text and "\u0007" not in text
+    _all_reports(log)
