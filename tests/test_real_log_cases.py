@@ -229,6 +229,25 @@ def test_spark_1_memory_advice_uses_its_own_memory_fraction() -> None:
     assert memory.value == "31744m"
 
 
+def test_no_aqe_is_named_for_a_query_that_ran_without_it() -> None:
+    # Spark 1.6 had no AQE: its stage of 40 tasks under the default 200 is not AQE's doing.
+    [pressure] = [f for f in _public_findings(SPARK_16) if f.rule == "memory-pressure"]
+    partitions = next(a for a in pressure.advice if a.setting == "spark.sql.shuffle.partitions")
+    assert partitions.value is None
+    assert "coalesced" not in partitions.arithmetic
+    assert "ran without AQE" in partitions.arithmetic
+
+
+def test_a_stream_with_no_sql_of_its_own_has_no_zero_share() -> None:
+    # The query's one batch ran no SQL execution (and outside the application's run): its
+    # place in "where the time went" gives no "0 ms (0.0 %)".
+    log = next(p for p in public_logs() if p.name == "streaming_eventlog.zstd")
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    text = api.render_report(analysis, ReportOptions(fmt="markdown"), detect_all(analysis))
+    assert "streaming query c86ef692: 1 batch, no SQL execution" in text
+    assert "c86ef692 0 ms" not in text
+
+
 def test_a_show_reading_one_partition_is_not_idle_cores() -> None:
     # Query 0 is `show()`: CollectLimit runs its result stage on one of the scan's 17
     # partitions first, as the limit asks; one task on four slots is by design.

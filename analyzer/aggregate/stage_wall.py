@@ -25,7 +25,7 @@ running a task) is alive until its ExecutorRemoved event but takes no task;
 - `deserialize_ms`, `run_ms` (of which `gc_ms` and `fetch_wait_ms`), `result_ms` (serializing
   and fetching results): the stretch while most of the stage's tasks ran, split by their shares
   of the tasks' summed time;
-- `tail_ms`: the straggler tail, from when fewer than half of the stage's peak number of
+- `tail_ms`: the straggler tail, from when half or fewer of the stage's peak number of
   running tasks were still running to its last task's end, less the share of it the tasks
   still running spent in scheduler delay or deserializing (a cold executor), which goes to
   those parts.

@@ -14,7 +14,13 @@ from collections.abc import Mapping
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.aggregate.cost import parse_memory_mib
-from analyzer.insights._common import ROW_GROUP_BYTES, context, parse_bytes, user_repartition
+from analyzer.insights._common import (
+    ROW_GROUP_BYTES,
+    adaptive_enabled,
+    context,
+    parse_bytes,
+    user_repartition,
+)
 from analyzer.insights.finding import Advice, Finding
 from analyzer.insights.spill_cause import spill_cause
 from analyzer.units import decimal_int, fmt_bytes, fmt_count, fmt_duration_ms, parse_seconds
@@ -79,30 +85,42 @@ def shuffle_partitions_for_size(props: Mapping[str, str], bytes_read: int, slots
 
 
 def shuffle_partitions_for_memory(
-    props: Mapping[str, str], n_tasks: int, max_peak_bytes: int, max_need_bytes: int
+    props: Mapping[str, str],
+    n_tasks: int,
+    max_peak_bytes: int,
+    max_need_bytes: int,
+    aqe: bool = True,
 ) -> Advice:
     """`spark.sql.shuffle.partitions` that would let the stage's largest task fit in the memory
-    it had: the partition count times (needed / held), when the run logged both.
+    it had: the partition count times (needed / held), when the run logged both. `aqe`: the
+    stage's query ran under AQE, which may have coalesced its partitions.
 
     >>> shuffle_partitions_for_memory({}, 200, 100 << 20, 450 << 20).value
     '900'
     >>> shuffle_partitions_for_memory({}, 13, 100 << 20, 450 << 20).value is None
     True
+    >>> "coalesced" in shuffle_partitions_for_memory({}, 13, 1, 2, aqe=False).arithmetic
+    False
     """
     key = SHUFFLE_PARTITIONS_KEY
     now = current(props, key, "200")
     configured = decimal_int(props.get(key, "200").strip())
     # First whether the setting sized the stage at all, then whether the log tells by how much.
     if configured is not None and n_tasks < configured:
+        why = (
+            "AQE coalesced them (by its advisory size or, with "
+            "coalescePartitions.parallelismFirst, by the default parallelism) or the shuffle "
+            "has a partitioning of its own"
+            if aqe
+            else "the shuffle has a partitioning of its own (its query ran without AQE)"
+        )
         return Advice(
             key,
             None,
             now,
             (
                 f"no value: the stage ran {fmt_count(n_tasks)} tasks, not the {configured} "
-                "partitions set: AQE coalesced them (by its advisory size or, with "
-                "coalescePartitions.parallelismFirst, by the default parallelism) or the "
-                "shuffle has a partitioning of its own, so this setting does not size them"
+                f"partitions set: {why}, so this setting does not size them"
             ),
             "count",
         )
@@ -401,6 +419,13 @@ def not_sized_by_setting(props: Mapping[str, str], asked: int) -> Advice:
     )
 
 
+def under_aqe(analysis: Analysis, execution_id: int | None) -> bool:
+    """Whether the SQL execution of this id ran under AQE (False for a stage outside SQL, or
+    one whose jobs name an execution the log never started, as Spark 1.x's do)."""
+    execution = context(analysis).executions.get(execution_id) if execution_id is not None else None
+    return execution is not None and adaptive_enabled(analysis, execution)
+
+
 def memory_advice(analysis: Analysis, key: tuple[int, int]) -> tuple[Advice, ...]:
     """The memory advice of a stage attempt whose tasks ran short of execution memory: more
     shuffle partitions (when it read a shuffle) and more executor memory, each from its largest
@@ -422,7 +447,11 @@ def memory_advice(analysis: Analysis, key: tuple[int, int]) -> tuple[Advice, ...
             not_sized_by_setting(ctx.properties, asked)
             if asked is not None
             else shuffle_partitions_for_memory(
-                ctx.properties, s.n_successful, need.max_peak_bytes, need.max_need_bytes
+                ctx.properties,
+                s.n_successful,
+                need.max_peak_bytes,
+                need.max_need_bytes,
+                under_aqe(analysis, execution_id),
             )
         )
     local = ctx.capacity.local_mode

@@ -13,6 +13,7 @@ from analyzer.insights.advice import (
     no_value,
     not_sized_by_setting,
     shuffle_partitions_for_size,
+    under_aqe,
 )
 from analyzer.insights.finding import Advice, Finding, ev
 from analyzer.insights.thresholds import Thresholds
@@ -198,8 +199,12 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                     SHUFFLE_PARTITIONS_KEY,
                     "200",
                     f"no value: it already allows {fmt_count(setting)} partitions and the stage "
-                    f"ran {fmt_count(s.n_successful)}: AQE coalesced them, or the shuffle's keys "
-                    "have that few values",
+                    f"ran {fmt_count(s.n_successful)}: "
+                    + (
+                        "AQE coalesced them, or the shuffle's keys have that few values"
+                        if under_aqe(analysis, execution_id)
+                        else "the shuffle has a partitioning of its own (its query ran without AQE)"
+                    ),
                     "count",
                 )
         findings.append(

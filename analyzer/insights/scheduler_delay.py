@@ -154,7 +154,16 @@ def detect_scheduler_delay(analysis: Analysis, thresholds: Thresholds) -> list[F
                 evidence=(
                     ev("stage_ids", "stages", ", ".join(map(str, stage_ids)), "text"),
                     ev("n_stages", "", len(stage_ids), "count"),
-                    ev("scheduler_delay_ms", "scheduler delay (summed)", delay_ms, "ms"),
+                    ev(
+                        "scheduler_delay_ms",
+                        # Each stage's wall time charged to scheduler delay, not its tasks'
+                        # summed delays, which overlap on the slots.
+                        "scheduler delay (of the stage's wall time)"
+                        if len(walls) == 1
+                        else "scheduler delay (of the stages' wall times, summed)",
+                        delay_ms,
+                        "ms",
+                    ),
                     ev("stall_ms", "wall time stalled (union)", lost_ms, "ms"),
                     ev("run_ms", "tasks running (summed over the walls)", run_ms, "ms"),
                 ),

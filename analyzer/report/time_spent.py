@@ -662,6 +662,9 @@ def _stream_str(fig: StreamingFigures, wall_ms: int | None, timed_outside: bool)
     executions (fetching offsets, planning and committing run on the driver first), their time;
     not when the run ran no SQL execution of its own or is timed outside the application's run
     (`timed_outside`), where its batches' times are not this run's."""
+    if fig.n_executions == 0:
+        # Nothing of the application's time is the run's: no "0 ms (0.0 %)" beside its batches.
+        return f"streaming query {fig.query.label}: {_batches_str(fig)}, no SQL execution"
     text = (
         f"streaming query {fig.query.label} {fmt_duration_ms(fig.sql_wall_ms)} "
         f"({_share(fig.sql_wall_ms, wall_ms)}) in {_batches_str(fig)}"
