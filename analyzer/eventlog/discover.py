@@ -59,7 +59,7 @@ from analyzer.eventlog.source import (
     open_part,
     resolve_entry,
 )
-from analyzer.eventlog.storage import Entry, Storage, storage_for
+from analyzer.eventlog.storage import Entry, Storage, os_hint, storage_for
 
 HEAD_MAX_LINES = 200
 HEAD_MAX_BYTES = 32 << 20
@@ -330,7 +330,9 @@ def describe_entry(
     except AnalyzerError as error:
         message = _one_line(error)
     except OSError as error:
-        wrapped = LogNotFoundError(f"cannot read: {error.strerror or error}", path=entry.path)
+        wrapped = LogNotFoundError(
+            f"cannot read: {error.strerror or error}", path=entry.path, hint=os_hint(error)
+        )
         message = _one_line(wrapped)
     return AppInfo(path=entry.path, layout=layout, size_bytes=size_bytes, error=message)
 
@@ -372,7 +374,12 @@ def discover_applications(log_dir: str, remote: RemoteOptions | None = None) -> 
             infos.append(AppInfo(path=entry.path, error=_one_line(unreadable)))
             continue
         if entry.is_dir:
-            children = storage.list(entry.path)
+            try:
+                children = storage.list(entry.path)
+            except AnalyzerError as error:
+                # It may hold a log: a row of its own, not the end of the listing.
+                infos.append(AppInfo(path=entry.path, error=_one_line(error)))
+                continue
             if is_databricks_dir(children) or is_rolling_dir(entry.name, children):
                 infos.append(describe_entry(entry, children, storage))
             continue

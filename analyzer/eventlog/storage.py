@@ -7,6 +7,7 @@ its fsspec driver (imported only then), whose every error becomes one `AnalyzerE
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -41,6 +42,27 @@ def _not_regular(kind: str) -> str:
     return f"not a regular file or directory ({kind})"
 
 
+def os_hint(error: OSError) -> str | None:
+    """What to do about a local file-system error the user can fix, or None.
+
+    >>> os_hint(PermissionError(errno.EACCES, "Permission denied"))
+    'check its permissions: the user running spark-explain must be able to read it'
+    >>> os_hint(OSError(errno.ELOOP, "Too many levels of symbolic links"))
+    'a loop of symbolic links: fix or remove the link'
+    """
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "check its permissions: the user running spark-explain must be able to read it"
+    if error.errno == errno.ELOOP:
+        return "a loop of symbolic links: fix or remove the link"
+    return None
+
+
+def _cannot(what: str, error: OSError) -> str:
+    """`what` failed, why, and what to do when the user can fix it, as one message."""
+    hint = os_hint(error)
+    return f"{what}: {error.strerror or error}" + (f"; {hint}" if hint else "")
+
+
 class Storage:
     """The few file-system operations the reader needs, on local disk."""
 
@@ -60,7 +82,7 @@ class Storage:
         except FileNotFoundError:
             return None
         except OSError as error:
-            raise LogNotFoundError(f"cannot read: {error.strerror}", path=path) from None
+            raise LogNotFoundError(_cannot("cannot read", error), path=path) from None
         kind = special_kind(st.st_mode)
         if kind is not None:
             raise LogNotFoundError(_not_regular(kind), path=path)
@@ -84,7 +106,7 @@ class Storage:
                         out.append(Entry(de.path, de.name, False, 0, 0, error=why))
                         continue
                     except OSError as error:
-                        why = f"cannot read: {error.strerror or error}"
+                        why = _cannot("cannot read", error)
                         out.append(Entry(de.path, de.name, False, 0, 0, error=why))
                         continue
                     kind = special_kind(st.st_mode)
@@ -100,7 +122,7 @@ class Storage:
                         )
                     )
         except OSError as error:
-            raise LogNotFoundError(f"cannot list directory: {error.strerror}", path=path) from None
+            raise LogNotFoundError(_cannot("cannot list directory", error), path=path) from None
         return sorted(out, key=lambda e: e.name)
 
     def open(self, path: str) -> BinaryIO:
@@ -110,7 +132,7 @@ class Storage:
         except FileNotFoundError:
             raise LogNotFoundError("file disappeared while reading", path=path) from None
         except OSError as error:
-            raise LogNotFoundError(f"cannot open: {error.strerror}", path=path) from None
+            raise LogNotFoundError(_cannot("cannot open", error), path=path) from None
 
 
 class RemoteStorage(Storage):
