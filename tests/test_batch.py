@@ -263,7 +263,7 @@ def test_bad_logs_are_listed_and_the_exit_status_is_non_zero(
     result = runner.invoke(app, ["batch", str(logs), "-o", str(out)])
     assert result.exit_code == 1, result.output
     summary = result.output.strip().splitlines()[-1]
-    assert "3 failed" in summary, result.output
+    assert "0 unchanged, 0 failed; 3 other entries failed;" in summary, result.output
     index = (out / "index.html").read_text()
     for name in ("corrupt-1.zstd", "empty-log", "notes.txt"):
         assert name in index
@@ -331,7 +331,7 @@ def test_cli_batch_names_each_failed_log_on_one_line(runner: CliRunner, tmp_path
         "codec; fetch a fresh copy [corrupt-data]",
     ]
     assert "\x1b" not in result.output
-    assert "1 analyzed, 0 unchanged, 2 failed" in result.stdout
+    assert "1 analyzed, 0 unchanged, 0 failed; 2 other entries failed;" in result.stdout
 
 
 def test_batch_names_at_most_so_many_failed_logs_then_the_index(tmp_path: Path) -> None:
@@ -516,7 +516,9 @@ def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_
     stdout, stderr = proc.communicate()
     print(f"parent peak RSS {peak_kb / 1024:.0f} MiB")
     assert proc.returncode == 1, stdout + stderr
-    assert "3 failed" in stdout and "Traceback" not in stderr, stdout + stderr
+    assert "2 failed; 1 other entry failed;" in stdout and "Traceback" not in stderr, (
+        stdout + stderr
+    )
     index = (out / "index.html").read_text()
     assert "exceeded the memory limit of 512 MiB" in index
     failures = {e.log_name: e.error for e in _manifest(out).entries.values() if not e.ok}
@@ -743,3 +745,30 @@ def test_second_concurrent_run_is_busy_not_a_usage_error(
     assert result.exit_code == EXIT_BUSY == 75, result.output
     _one_error_line(result.output, "busy")
     assert not (out / "manifest.json").exists()
+
+
+def test_incomplete_logs_left_out_are_counted_and_named_in_the_index(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    complete = SAMPLES / "local-1795320224872"
+    shutil.copy(complete, logs / complete.name)
+    lines = complete.read_bytes().splitlines(keepends=True)
+    # A driver still writing: the first half of the log, its last line cut.
+    (logs / "local-1795320224873.inprogress").write_bytes(
+        b"".join(lines[: len(lines) // 2]) + lines[len(lines) // 2][:20]
+    )
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["batch", str(logs), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary.startswith(
+        "batch: 1 of 2 logs selected: 1 analyzed, 0 unchanged, 0 failed; 1 incomplete left out "
+        "(--include-incomplete analyzes them); 1 run recorded, 0 of them regressed;"
+    ), summary
+    index = (out / "index.html").read_text()
+    assert "1 incomplete log left out (no end event" in index
+    again = runner.invoke(app, ["batch", str(logs), "-o", str(out), "--include-incomplete"])
+    assert again.exit_code == 0, again.output
+    assert "2 of 2 logs selected" in again.stdout and "left out" not in again.stdout

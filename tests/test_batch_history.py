@@ -184,7 +184,7 @@ def test_findings_seen_for_the_first_time_are_new(nights: dict[str, Path]) -> No
 def test_index_flags_the_regressed_job_and_its_new_findings(nights: dict[str, Path]) -> None:
     index = (nights["out"] / "index.html").read_text()
     section = _jobs_section(index)
-    assert "3 jobs, 1 regressed" in section
+    assert "3 jobs, 1 whose last run regressed" in section
     assert "at least 1.5× the median of the last 10 earlier runs, and 30.0 s more" in section
     row = _job_row(index, JOB)
     assert 'class="job regressed"' in row and "flag-regressed" in row
@@ -218,7 +218,7 @@ def test_reruns_add_no_rows_and_apply_new_thresholds(nights: dict[str, Path]) ->
     # Night 3 again, unchanged, with a stricter minimum change; then night 1, whose logs left
     # the manifest on night 2 and are analyzed again: both runs are recorded already.
     output = _batch(nights["night-3"], out, "--regression-min-change-s", "60")
-    assert "0 runs recorded, 0 regressed" in output
+    assert "0 runs recorded, 0 of them regressed" in output
     index = (out / "index.html").read_text()
     assert "flag-regressed" not in _job_row(index, JOB)  # 33 s above the median, not 60
     assert "and 1m 00s more" in index
@@ -274,7 +274,7 @@ def test_job_key_regex_groups_other_applications(nights: dict[str, Path], tmp_pa
     runs = _table(out, "runs")
     assert runs["job_key"].to_list() == ["sea", "sea"]
     index = (out / "index.html").read_text()
-    assert "1 job, 0 regressed" in index
+    assert "1 job, 0 whose last run regressed" in index
     assert "<code>sea</code>" in _jobs_section(index)
 
 

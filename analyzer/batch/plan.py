@@ -48,6 +48,9 @@ class Selection:
     selected: tuple[ListedLog, ...]
     failed: tuple[tuple[str, str], ...]
     """(log name, one-line error) of entries that could not be listed."""
+    n_incomplete: int = 0
+    """Logs left out because they are incomplete (no `--include-incomplete`), that the other
+    criteria would have kept."""
 
 
 def select_logs(listed: Sequence[ListedLog], criteria: Criteria) -> Selection:
@@ -59,6 +62,7 @@ def select_logs(listed: Sequence[ListedLog], criteria: Criteria) -> Selection:
     pattern = re.compile(criteria.match) if criteria.match is not None else None
     selected: list[ListedLog] = []
     failed: list[tuple[str, str]] = []
+    n_incomplete = 0
     for log in listed:
         info = log.info
         if (
@@ -71,14 +75,15 @@ def select_logs(listed: Sequence[ListedLog], criteria: Criteria) -> Selection:
             if pattern is None:
                 failed.append((log.log_name, info.error))
             continue
-        if not (info.completed or criteria.include_incomplete):
-            continue
         if pattern is not None and not any(
             pattern.search(s) for s in (info.app_id, info.name) if s is not None
         ):
             continue
+        if not (info.completed or criteria.include_incomplete):
+            n_incomplete += 1
+            continue
         selected.append(log)
-    return Selection(tuple(selected), tuple(failed))
+    return Selection(tuple(selected), tuple(failed), n_incomplete)
 
 
 @dataclass(frozen=True)

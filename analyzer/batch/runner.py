@@ -99,6 +99,10 @@ class BatchSummary:
     """Selected logs skipped because the manifest holds this same version of them."""
     n_failed: int = 0
     """Logs that could not be read or analyzed, including unchanged ones that failed before."""
+    n_unlisted: int = 0
+    """Of those, entries that could not be read to be selected (not among `n_selected`)."""
+    n_incomplete: int = 0
+    """Incomplete logs left out (no `--include-incomplete`)."""
     failures: list[tuple[str, str]] = field(default_factory=list)
     """(log name, one-line error) of each failed log."""
     output_errors: list[str] = field(default_factory=list)
@@ -159,10 +163,19 @@ class BatchSummary:
             if self.index_written
             else "index not written"
         )
+        left_out = [
+            f"{self.n_unlisted} other {'entry' if self.n_unlisted == 1 else 'entries'} failed"
+            if self.n_unlisted
+            else "",
+            f"{self.n_incomplete} incomplete left out (--include-incomplete analyzes them)"
+            if self.n_incomplete
+            else "",
+        ]
         return (
             f"batch: {self.n_selected} of {self.n_logs} logs selected: {self.n_analyzed} analyzed, "
-            f"{self.n_unchanged} unchanged, {self.n_failed} failed; "
-            f"{self.n_recorded} {runs} recorded, {self.n_regressed} regressed; "
+            f"{self.n_unchanged} unchanged, {self.n_failed - self.n_unlisted} failed; "
+            + "".join(f"{part}; " for part in left_out if part)
+            + f"{self.n_recorded} {runs} recorded, {self.n_regressed} of them regressed; "
             f"{index} ({self.elapsed_s:.1f} s, {self.engine})"
         )
 
@@ -245,6 +258,8 @@ def _plan(
     )
     summary.n_logs = len(listed)
     summary.n_selected = len(selection.selected)
+    summary.n_unlisted = len(selection.failed)
+    summary.n_incomplete = selection.n_incomplete
     summary.n_unchanged = len(plan.unchanged)
     for name, error in plan.failed:
         summary.failures.append((name, error))
@@ -503,6 +518,7 @@ class _Run:
                 jobs=self._job_entries(),
                 regression_rule=self.regression_rule.describe(),
                 history_notes=self.history.unreadable,
+                n_incomplete=self.summary.n_incomplete,
             )
         )
         return render_batch_index(view)

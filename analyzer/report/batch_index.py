@@ -328,6 +328,12 @@ class BatchIndexView:
             "core-hours), at most `MAX_COST_JOBS`."
         },
     )
+    left_out_str: str = field(
+        default="",
+        metadata={
+            "help": "Incomplete logs this run left out and how to include them; empty if none."
+        },
+    )
 
 
 MAX_COST_JOBS = 5
@@ -501,8 +507,10 @@ def build_index_view(
     jobs: Sequence[JobEntry] = (),
     regression_rule: str = "",
     history_notes: Sequence[str] = (),
+    n_incomplete: int = 0,
 ) -> BatchIndexView:
-    """Build the index page from every log's outcome and every job's history."""
+    """Build the index page from every log's outcome and every job's history; `n_incomplete`
+    logs were left out as incomplete."""
     rows = [_row(e, e.summary) for e in entries if e.summary is not None and e.error is None]
     rows.sort(key=lambda r: (-r.start_sort, r.app_id_str))
     failures = sorted(
@@ -528,4 +536,10 @@ def build_index_view(
         history_notes=tuple(history_notes),
         most_expensive=_cost_views(ordered, wasted=False),
         most_wasteful=_cost_views(ordered, wasted=True),
+        left_out_str=(
+            f"{plural(n_incomplete, 'incomplete log')} left out (no end event: still running "
+            "or cut off; run with --include-incomplete to analyze them)"
+            if n_incomplete
+            else ""
+        ),
     )
