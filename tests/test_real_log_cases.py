@@ -29,6 +29,7 @@ from analyzer.insights.idle_session import context_startup_ms
 from analyzer.insights.large_results import detect_large_results, result_wall_ms
 from analyzer.insights.task_skew import detect_task_skew
 from analyzer.insights.thresholds import Thresholds
+from analyzer.report.batch_index import IndexEntry, build_index_view, summarize
 from analyzer.report.options import ReportOptions
 
 EXPECTED_TOP: dict[str, str | None] = {
@@ -246,6 +247,34 @@ def test_a_stream_with_no_sql_of_its_own_has_no_zero_share() -> None:
     text = api.render_report(analysis, ReportOptions(fmt="markdown"), detect_all(analysis))
     assert "streaming query c86ef692: 1 batch, no SQL execution" in text
     assert "c86ef692 0 ms" not in text
+
+
+def test_the_index_status_is_the_verdicts() -> None:
+    # A job outside SQL failed (and the same call site succeeded later): the report's badge
+    # says FAILED, and so does the batch index's status column, not the log's "completed".
+    log = next(p for p in public_logs() if p.name == "complex_dec_eventlog.zstd")
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    summary = summarize(analysis, detect_all(analysis))
+    assert (summary.status, summary.outcome) == ("completed", "failed")
+    entry = IndexEntry("complex_dec_eventlog.zstd", "apps/x", summary, None)
+    [row] = build_index_view([entry], generated_at_ms=0).rows
+    assert (row.status, row.status_str) == ("failed", "failed")
+    text = api.render_report(analysis, ReportOptions(fmt="text"), detect_all(analysis))
+    assert text.splitlines()[2].startswith("FAILED")
+
+
+def test_resubmitted_tasks_in_the_executors_failed_column_are_explained() -> None:
+    log = next(
+        p for p in public_logs() if p.name == "tasks_executors_fail_compressed_eventlog.zstd"
+    )
+    analysis = api.analyze(str(log), Strictness.LENIENT)
+    text = api.render_report(analysis, ReportOptions(fmt="text", width=400), detect_all(analysis))
+    assert "failed task attempts 3 ·" in text
+    assert (
+        "note: failed: as Spark's executors page counts them, with the tasks resubmitted because "
+        "a lost executor took their finished shuffle output along: 33 here against the 3 failed "
+        "task attempts of the header"
+    ) in text
 
 
 def test_a_show_reading_one_partition_is_not_idle_cores() -> None:

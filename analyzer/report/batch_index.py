@@ -10,6 +10,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
 from analyzer.report.findings import worst_of
 from analyzer.report.header import STATUS_WORDS, app_status
+from analyzer.report.verdict import outcome
 from analyzer.units import (
     fmt_amount,
     fmt_count,
@@ -45,6 +46,9 @@ class AppSummary:
     """Title of the most severe finding (ties: the costliest), None without findings."""
     worst_severity: str | None
     """`info`, `warning` or `critical`."""
+    outcome: str | None = None
+    """How the application ended, as its report's verdict says: `failed`, else `status`; None
+    in a manifest written before it was kept."""
 
 
 def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSummary:
@@ -52,6 +56,7 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
     app = analysis.application
     worst = worst_of(findings) if findings else None
     interrupted = app.interrupted_execution_ids
+    status = app_status(analysis)
     return AppSummary(
         app_id=app.app_id,
         attempt_id=app.attempt_id,
@@ -59,7 +64,7 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
         start_ms=app.start_ms,
         end_ms=app.end_ms,
         duration_ms=app.duration_ms,
-        status=app_status(analysis),
+        status=status,
         n_executions=len(app.executions),
         n_failed_executions=sum(
             1 for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
@@ -67,6 +72,7 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
         n_failed_tasks=sum(s.n_failed_attempts for s in app.stages),
         worst_finding=worst.title.splitlines()[0] if worst is not None else None,
         worst_severity=worst.severity if worst is not None else None,
+        outcome=outcome(analysis, status),
     )
 
 
@@ -270,7 +276,9 @@ class IndexRowView:
     start_sort: int = field(metadata={"help": "Start time in epoch ms for sorting (-1 unknown)."})
     duration_str: str = field(metadata={"help": "Wall-clock duration."})
     duration_sort: int = field(metadata={"help": "Duration in ms for sorting (-1 unknown)."})
-    status: str = field(metadata={"help": "`completed`, `in-progress` or `incomplete` (CSS)."})
+    status: str = field(
+        metadata={"help": "`completed`, `failed`, `in-progress` or `incomplete` (CSS)."}
+    )
     status_str: str = field(metadata={"help": "The status in words: `in progress`, …"})
     n_executions: int = field(metadata={"help": "SQL executions."})
     n_executions_str: str = field(metadata={"help": "SQL executions, formatted."})
@@ -381,6 +389,7 @@ def _cost_views(jobs: Sequence[JobEntry], wasted: bool) -> tuple[JobCostView, ..
 
 
 def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
+    shown = summary.outcome or summary.status  # as the report's verdict words it
     app_id = summary.app_id or "–"
     if summary.attempt_id:
         app_id = f"{app_id}/{summary.attempt_id}"
@@ -392,8 +401,8 @@ def _row(entry: IndexEntry, summary: AppSummary) -> IndexRowView:
         start_sort=-1 if summary.start_ms is None else summary.start_ms,
         duration_str=fmt_duration_ms(summary.duration_ms),
         duration_sort=-1 if summary.duration_ms is None else summary.duration_ms,
-        status=summary.status.replace(" ", "-"),
-        status_str=STATUS_WORDS.get(summary.status, summary.status),  # type: ignore[call-overload]
+        status=shown.replace(" ", "-"),
+        status_str=STATUS_WORDS.get(shown, shown),  # type: ignore[call-overload]
         n_executions=summary.n_executions,
         n_executions_str=fmt_count(summary.n_executions),
         n_failed_tasks=summary.n_failed_tasks,

@@ -167,6 +167,14 @@ class ExecutorsView:
             "puts there (the application's wall time, the driver JVM's own GC), not its tasks'."
         ),
     )
+    failed_note_str: str = field(
+        default="",
+        metadata=_help(
+            "When the rows' failed tasks add up to more than the application's failed task "
+            "attempts: that they count resubmitted tasks too, as Spark's executors page does; "
+            "or empty."
+        ),
+    )
 
 
 DRIVER_NOTE = (
@@ -383,6 +391,21 @@ def build_executors_view(analysis: Analysis) -> ExecutorsView:
         items=tuple(items),
         more_str=more_str,
         driver_note_str=DRIVER_NOTE if any(e.executor_id == DRIVER_ID for e in items) else "",
+        failed_note_str=_failed_note(analysis, sum(e.n_failed_tasks for e in items)),
+    )
+
+
+def _failed_note(analysis: Analysis, n_listed_failed: int) -> str:
+    """Why the executors' failed column can add up to more than the failed task attempts the
+    header counts, when it does."""
+    n_failed = sum(s.n_failed_attempts for s in analysis.application.stages)
+    if n_listed_failed <= n_failed:
+        return ""
+    return (
+        "failed: as Spark's executors page counts them, with the tasks resubmitted because a "
+        "lost executor took their finished shuffle output along: "
+        f"{fmt_count(n_listed_failed)} here against the {plural(n_failed, 'failed task attempt')} "
+        "of the header"
     )
 
 

@@ -86,6 +86,23 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
     return where.replace(label, f"{label} ({described})", 1)
 
 
+def outcome(analysis: Analysis, log_status: str) -> str:
+    """How the application ended, as its verdict says: `failed` when a SQL execution (not one a
+    streaming query's stop interrupted), a streaming query or a job outside SQL (not one
+    cancelled) failed, else `log_status` (`completed`, `in-progress`, `incomplete`)."""
+    app = analysis.application
+    interrupted = app.interrupted_execution_ids
+    if (
+        any(e.status == "FAILED" and e.execution_id not in interrupted for e in app.executions)
+        or any(q.status == "failed" for q in app.streaming)
+        or any(
+            j.status == "FAILED" and j.execution_id is None and not j.cancelled for j in app.jobs
+        )
+    ):
+        return "failed"
+    return log_status
+
+
 def build_verdict(
     analysis: Analysis,
     header: ApplicationHeaderView,
@@ -109,7 +126,6 @@ def build_verdict(
     failed_streams = [q for q in app.streaming if q.status == "failed"]
     parts = []
     if failed_streams:
-        status = "failed"
         parts.append(
             f"{len(failed_streams)} of "
             f"{plural(len(app.streaming), 'streaming query', 'streaming queries')} failed"
@@ -127,20 +143,12 @@ def build_verdict(
         if header.status == "completed"
         else f"{running} running (no end event)"
     )
+    status = outcome(analysis, header.status)
     if failed:
-        status = "failed"
         parts.append(
             f"{len(failed)} of {plural(len(app.executions), 'SQL execution')} failed"
             + (f", {running_str}" if running else "")
         )
-    elif failed_streams:
-        pass
-    elif failed_jobs:
-        status = "failed"
-    elif header.status != "completed":
-        status = header.status
-    else:
-        status = "completed"
     if failed_jobs:
         parts.append(f"{plural(len(failed_jobs), 'job')} outside SQL failed")
     if cancelled_jobs:
