@@ -522,7 +522,9 @@ def test_decompression_bomb_fails_alone_within_the_memory_limit(logs: Path, tmp_
     index = (out / "index.html").read_text()
     assert "exceeded the memory limit of 512 MiB" in index
     failures = {e.log_name: e.error for e in _manifest(out).entries.values() if not e.ok}
-    assert failures["heavy.zstd"] == "exceeded the memory limit of 512 MiB"
+    assert failures["heavy.zstd"] == (
+        "exceeded the memory limit of 512 MiB; raise --max-memory-mb (0: no limit) to analyze it"
+    )
     assert "[line-too-long]" in failures["bomb-app.zstd"]
     assert "bomb.zstd" in index
     good = [i for i in discover_applications(str(logs)) if i.error is None and i.completed]
@@ -545,7 +547,9 @@ def test_log_over_the_time_limit_fails_alone(tmp_path: Path) -> None:
     started = time.monotonic()
     summary = run_batch(str(logs), str(out), BatchOptions(jobs=2, timeout_s=3))
     assert time.monotonic() - started < 60
-    assert summary.failures == [("slow.zstd", "took longer than 3 s")]
+    assert summary.failures == [
+        ("slow.zstd", "took longer than 3 s; raise --timeout-s (0: no limit) to analyze it")
+    ]
     assert summary.n_analyzed == 1 and _app_keys(out) == {"local-quick"}
     # Recorded with its limits: not tried again under the same ones, tried under others.
     assert run_batch(str(logs), str(out), BatchOptions(timeout_s=3)).n_unchanged == 2
@@ -772,3 +776,19 @@ def test_incomplete_logs_left_out_are_counted_and_named_in_the_index(
     again = runner.invoke(app, ["batch", str(logs), "-o", str(out), "--include-incomplete"])
     assert again.exit_code == 0, again.output
     assert "2 of 2 logs selected" in again.stdout and "left out" not in again.stdout
+
+
+def test_a_file_name_with_a_line_break_keeps_its_whole_error_on_one_line(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "notes\nmore.txt").write_text("shopping list: milk, eggs\n")
+    result = runner.invoke(app, ["batch", str(logs), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    [failed] = [line for line in result.stderr.splitlines() if line.startswith("failed:")]
+    assert failed == (
+        f"failed: {logs}/notes\\x0amore.txt:1: line 1 is not a JSON object, so this is not a "
+        "Spark event log; point at the event log file (spark.eventLog.dir), not at other output "
+        "[not-an-event-log]"
+    )

@@ -102,12 +102,15 @@ class JobSettings:
     def memory_error(self) -> str:
         """Return the one-line reason of a job stopped by the memory limit."""
         if self.max_memory_mb:
-            return f"exceeded the memory limit of {self.max_memory_mb} MiB"
+            return (
+                f"exceeded the memory limit of {self.max_memory_mb} MiB; raise --max-memory-mb "
+                "(0: no limit) to analyze it"
+            )
         return "ran out of memory"
 
     def time_error(self) -> str:
         """Return the one-line reason of a job stopped by the time limit."""
-        return f"took longer than {self.timeout_s} s"
+        return f"took longer than {self.timeout_s} s; raise --timeout-s (0: no limit) to analyze it"
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from analyzer.batch.outputs import (
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
 from analyzer.batch.report_reader import read_for_tables
-from analyzer.errors import CannotWriteError
+from analyzer.errors import CannotWriteError, on_one_line
 from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
@@ -72,6 +72,7 @@ from analyzer.report.batch_index import (
     build_index_view,
 )
 from analyzer.report.bounds import clip_view
+from analyzer.units import shown_path
 
 if TYPE_CHECKING:
     import polars as pl
@@ -136,7 +137,9 @@ class BatchSummary:
         said = set(self.output_errors)
         failures = [(name, error) for name, error in self.failures if error not in said]
         lines = [
-            error if log_name in error else f"{self._log_path(log_name)}: {error}"
+            error
+            if on_one_line(shown_path(log_name)) in error
+            else f"{self._log_path(log_name)}: {error}"
             for log_name, error in failures[:max_lines]
         ]
         n_more = len(failures) - len(lines)
