@@ -26,6 +26,8 @@ from analyzer.cli import EXIT_INPUT_ERROR, app
         ("malformed_mid_file", "malformed_mid_file:3: ", "malformed-line", "--lenient"),
         ("not_an_eventlog", "not_an_eventlog:1: ", "not-an-event-log", "not a Spark event log"),
         ("unknown_codec.bz2", "unknown_codec.bz2: ", "unknown-codec", "supported"),
+        # Text under a name Spark never writes is no log, not something to decompress first.
+        ("spark-defaults.conf", "spark-defaults.conf:1: ", "not-an-event-log", "not a Spark"),
         (
             "eventlog_v2_local-1700000000000",
             "eventlog_v2_local-1700000000000: ",

@@ -63,12 +63,14 @@ def test_bad_inputs_become_error_rows() -> None:
         "empty_eventlog",
         "eventlog_v2_local-1700000000000",
         "not_an_eventlog",
+        "spark-defaults.conf",
         "unknown_codec.bz2",
     }
     assert errors["empty_eventlog"].endswith("[empty-log]")
     assert "events_2 is missing" in errors["eventlog_v2_local-1700000000000"]
     assert errors["not_an_eventlog"].endswith("[not-an-event-log]")
     assert errors["unknown_codec.bz2"].endswith("[unknown-codec]")
+    assert errors["spark-defaults.conf"].endswith("[not-an-event-log]")
     assert all("\n" not in e for e in errors.values())
     assert infos["truncated_last_line"].app_id == "local-1700000000002"
     assert infos["truncated_last_line"].state == "incomplete"
@@ -140,7 +142,7 @@ def test_table_columns_align() -> None:
     for column in ("APP ID", "ATTEMPT", "NAME", "SPARK", "START (UTC)", "DURATION", "STATE"):
         assert column in header
     assert "2023-11-14T22:13:20Z" in table
-    assert "5 entries could not be read:" in table
+    assert "6 entries could not be read:" in table
 
 
 def test_rolling_in_progress_and_databricks_without_end(tmp_path: Path) -> None:

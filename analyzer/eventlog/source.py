@@ -47,6 +47,11 @@ _EXTENSION_HINTS = {
     "zst": "Spark names zstd logs '.zstd'; rename the file to end in .zstd",
     "gzip": "rename the file to end in .gz",
 }
+_COMPRESSION_EXTENSIONS = frozenset(
+    ("zst", "gzip", "bz2", "xz", "lzma", "lz", "br", "z", "7z", "zip", "tgz", "tar")
+)
+"""Extensions of compressed files Spark does not write: such a file is `unknown-codec` (to be
+decompressed first) whatever its first bytes look like."""
 _SNIFF_BYTES = 64
 """How many leading bytes are read to tell a part's codec from its content."""
 
@@ -146,6 +151,24 @@ def codec_of_content(head: bytes) -> Codec | None:
     return None
 
 
+def _is_text(head: bytes) -> bool:
+    r"""Whether a file's first bytes are UTF-8 text without NUL bytes (a character cut at the
+    end allowed): a configuration file or notes, not compressed data.
+
+    >>> _is_text(b"spark.master yarn\n"), _is_text(b"\x28\xb5\x2f\xfd\x00"), _is_text(b"")
+    (True, False, False)
+    """
+    if not head or b"\x00" in head:
+        return False
+    for cut in range(4):
+        try:
+            head[: len(head) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return True
+    return False
+
+
 def _sniff(storage: Storage, entry: Entry) -> bytes:
     """The first bytes of a file, or nothing when it cannot be read now (the reader says why)."""
     if entry.size_bytes == 0:
@@ -171,9 +194,17 @@ def _part(storage: Storage, entry: Entry) -> LogPart:
     """The part of a file, its codec found from its first bytes; the name is only a hint, used
     when the content says nothing (an empty in-progress file)."""
     hint = codec_hint(entry.name)
-    found = codec_of_content(_sniff(storage, entry))
+    head = _sniff(storage, entry)
+    found = codec_of_content(head)
     if found is None:
-        codec = codec_of(entry.name, entry.path)
+        # Text under any name is read as plain lines, whose first says it is no event log
+        # (`not-an-event-log`): not a codec to decompress first.
+        ext = (_extension(entry.name) or "").lower()
+        codec = (
+            "none"
+            if hint is None and ext not in _COMPRESSION_EXTENSIONS and _is_text(head)
+            else codec_of(entry.name, entry.path)
+        )
         return LogPart(
             entry.path, codec, entry.size_bytes, entry.modified_ms, remote=storage.remote
         )
