@@ -35,7 +35,7 @@ from eventlog_builder import (
     tiny_application,
     write_log,
 )
-from eventlog_samples import PUBLIC, SAMPLES
+from eventlog_samples import PUBLIC, REPO, SAMPLES
 from typer.testing import CliRunner
 
 from analyzer import api
@@ -792,3 +792,23 @@ def test_a_file_name_with_a_line_break_keeps_its_whole_error_on_one_line(
         "Spark event log; point at the event log file (spark.eventLog.dir), not at other output "
         "[not-an-event-log]"
     )
+
+
+def test_a_log_failing_in_analysis_is_named_as_the_listing_names_it(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker reads the log at its absolute path; the failure line names it under the
+    # directory as given, as it names a log that failed in the listing.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REPO / "tests" / "bad_inputs" / "malformed_mid_file", logs)
+    (logs / "notes.txt").write_text("shopping list\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["batch", "logs", "-o", "out"])
+    assert result.exit_code == 1, result.output
+    failed = sorted(line for line in result.stderr.splitlines() if line.startswith("failed:"))
+    assert [line.split(":")[1].strip() for line in failed] == [
+        "logs/malformed_mid_file",
+        "logs/notes.txt",
+    ], failed
+    assert str(tmp_path) not in (tmp_path / "out" / "index.html").read_text()

@@ -139,7 +139,7 @@ class BatchSummary:
         lines = [
             error
             if on_one_line(shown_path(log_name)) in error
-            else f"{self._log_path(log_name)}: {error}"
+            else f"{self.listed_path(log_name)}: {error}"
             for log_name, error in failures[:max_lines]
         ]
         n_more = len(failures) - len(lines)
@@ -149,7 +149,7 @@ class BatchSummary:
             lines.append(f"… and {n_more} more failed log{'' if n_more == 1 else 's'}; {where}")
         return lines
 
-    def _log_path(self, log_name: str) -> str:
+    def listed_path(self, log_name: str) -> str:
         """The path of a log of the log directory, as the user would write it."""
         if not self.log_dir:
             return log_name
@@ -355,7 +355,9 @@ class _Run:
             self._record(job, result)
             self.summary.n_analyzed += 1
         else:
-            reason = result.error or "failed"
+            reason = self._as_listed(result.error or "failed", job)
+            if reason != result.error:
+                result = replace(result, error=reason)
             if result.failure in ("bad-log", "limit"):
                 self._record(job, result)
             else:
@@ -366,6 +368,17 @@ class _Run:
         if now - self._saved_at >= MANIFEST_SAVE_INTERVAL_S:
             self.writer.save_manifest(self.manifest)
             self._saved_at = now
+
+    def _as_listed(self, error: str, job: Job) -> str:
+        """An analysis error that names the log by the absolute path the worker read it at,
+        named as the listing names it (under the log directory as given), like every other
+        failure line."""
+        read_at = on_one_line(shown_path(job.log_path))
+        if not error.startswith(read_at):
+            return error
+        return (
+            on_one_line(shown_path(self.summary.listed_path(job.log_name))) + error[len(read_at) :]
+        )
 
     def _failed(self, log_name: str, error: str) -> None:
         self.summary.n_failed += 1
