@@ -812,3 +812,15 @@ def test_a_log_failing_in_analysis_is_named_as_the_listing_names_it(
         "logs/notes.txt",
     ], failed
     assert str(tmp_path) not in (tmp_path / "out" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("given", ["missing", "a-file"])
+def test_a_log_directory_that_is_not_there_writes_nothing(
+    runner: CliRunner, tmp_path: Path, given: str
+) -> None:
+    (tmp_path / "a-file").write_text("not a directory\n")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["batch", str(tmp_path / given), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.rstrip().endswith("[not-found]")
+    assert not out.exists()

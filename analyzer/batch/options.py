@@ -40,7 +40,9 @@ def parse_since(text: str) -> int:
         raise UsageError(f"cannot read --since {text!r}; use a number and s, m, h, d or w: 24h, 7d")
     age_ms = float(m.group(1)) * _SINCE_UNIT_S[m.group(2)] * 1000
     if not math.isfinite(age_ms) or age_ms > MAX_SINCE_MS:
-        raise UsageError(f"--since {m.group(1)[:20]}… is too long; at most 100 years")
+        number = m.group(1)
+        shown = number + m.group(2) if len(number) <= 20 else f"{number[:20]}…{m.group(2)}"
+        raise UsageError(f"--since {shown} is too long; at most 100 years (36500d)")
     return int(age_ms)
 
 

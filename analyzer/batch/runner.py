@@ -60,6 +60,7 @@ from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
 from analyzer.batch.report_reader import read_for_tables
 from analyzer.errors import CannotWriteError, on_one_line
+from analyzer.eventlog.discover import check_log_dir
 from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
 from analyzer.report.batch_index import (
@@ -193,6 +194,9 @@ def run_batch(log_dir: str, output: str, options: BatchOptions | None = None) ->
     options = options if options is not None else BatchOptions()
     started = time.monotonic()
     started_ms = int(time.time() * 1000)
+    if not is_url(log_dir):
+        # Nothing is written for a log directory that is not there (a URL is listed first).
+        check_log_dir(log_dir, options.remote, "`batch` reads")
     check_output_dir(log_dir, output)
     layout = prepare_output_dir(output)
     summary = BatchSummary(out_dir=str(layout.root), engine=options.engine, log_dir=log_dir)

@@ -346,6 +346,13 @@ def log_dir_entries(
     Raises `LogNotFoundError` if `log_dir` is missing or not a directory; `command` says what
     reads it, for the hint (`"`apps` lists"`).
     """
+    storage, native = check_log_dir(log_dir, remote, command)
+    return storage, [e for e in storage.list(native) if _is_candidate_name(e.name)]
+
+
+def check_log_dir(log_dir: str, remote: RemoteOptions | None, command: str) -> tuple[Storage, str]:
+    """Return the storage of log directory `log_dir` and its path there; `LogNotFoundError` if
+    it is missing or not a directory (`command` says what reads it, for the hint)."""
     storage, native = storage_for(log_dir, remote)
     root = storage.stat(native)
     if root is None:
@@ -356,7 +363,7 @@ def log_dir_entries(
             path=log_dir,
             hint=f"{command} a log directory; give it the directory that holds this file",
         )
-    return storage, [e for e in storage.list(native) if _is_candidate_name(e.name)]
+    return storage, native
 
 
 def discover_applications(log_dir: str, remote: RemoteOptions | None = None) -> list[AppInfo]:
