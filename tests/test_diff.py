@@ -23,6 +23,7 @@ from analyzer import api
 from analyzer.aggregate.fingerprint import canonical_tree, plan_fingerprint, shape_fingerprint
 from analyzer.cli import EXIT_INPUT_ERROR, EXIT_USAGE, app
 from analyzer.compare.result import DiffResult
+from analyzer.errors import Strictness
 from analyzer.render.markdown import MAX_MARKDOWN_CHARS
 from analyzer.render.terminal import visible_len
 from analyzer.report.options import ReportOptions
@@ -404,3 +405,36 @@ def test_a_finding_that_only_crossed_its_threshold_is_not_called_resolved_or_new
     grown = pair_diff("partitions").findings
     assert not grown.crossed
     assert {f.rule for f in grown.new} >= {"too-many-partitions"}
+
+
+def test_a_run_cut_before_its_querys_end_is_not_compared(tmp_path: Path) -> None:
+    # The candidate is the first half of the baseline's log: its query's jobs completed but its
+    # end event is missing, so its time is unknown, neither "faster" nor "unrelated".
+    for name in ("local-1795449964384.zstd", "local-1795320428052"):
+        log = Path(sample(name))
+        data = log.read_bytes()
+        if log.suffix == ".zstd":
+            data = zstandard.ZstdDecompressor().stream_reader(data).read()
+        cut = tmp_path / f"cut-{log.stem}"
+        cut.write_bytes(data[: len(data) // 2])
+        result = api.diff(analysis_of(str(log)), api.analyze(str(cut), Strictness.LENIENT))
+        assert result.verdict.cause == "incomplete", result.verdict.reason
+        assert "has no end event in its log where the other run's has one" in result.verdict.reason
+        text = api.render_diff(result)
+        assert "not comparable: a query's end is not logged" in text
+        assert not re.search(r"SQL execution \d+ · [^\n]*→ 0 ms", text)
+        assert "(no end event)" in text
+        document = json.loads(api.render_diff(result, ReportOptions(fmt="json")))
+        assert [e["candidate"]["ended"] for e in document["executions"]][:1] == [False]
+
+
+def test_sql_time_is_the_reports(tmp_path: Path) -> None:
+    # A stream's micro-batches nest an execution in another: summing them counted the nested
+    # ones twice (1m 21s of SQL time in a 37.5 s application); each run's SQL time is its
+    # report's.
+    path = sample("local-1795620233611.zstd")
+    analysis = analysis_of(path)
+    result = api.diff(analysis, api.analyze(path))
+    assert result.verdict.baseline_sql_ms == analysis.time_spent.sql_ms
+    assert result.verdict.baseline_sql_ms <= (analysis.application.duration_ms or 0)
+    assert result.verdict.cause == "no-change"

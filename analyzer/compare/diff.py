@@ -15,7 +15,6 @@ from analyzer.aggregate.fingerprint import canonical_tree, is_join
 from analyzer.aggregate.streaming import StreamingFigures
 from analyzer.compare.advice_check import check_advice
 from analyzer.compare.figures import (
-    ExecutionFigures,
     execution_figures,
     executor_figures,
     node_figures,
@@ -256,19 +255,15 @@ def diff_analyses(
     config = [c for c in all_config if c.key not in skip]
     executors = (executor_figures(app_b), executor_figures(app_c))
 
-    def sql_ms(figures: Sequence[ExecutionFigures]) -> int:
-        return sum(f.wall_ms for f in figures)
-
     verdict = build_verdict(
         executions,
         baseline_only,
         candidate_only,
         findings,
         app_ms=(app_b.duration_ms, app_c.duration_ms),
-        sql_ms=(
-            sql_ms([e.baseline for e in executions]) + sql_ms(baseline_only),
-            sql_ms([e.candidate for e in executions]) + sql_ms(candidate_only),
-        ),
+        # As each run's report counts it: the wall time some SQL execution covered, a nested
+        # one or two at once counted once.
+        sql_ms=(baseline.time_spent.sql_ms, candidate.time_spent.sql_ms),
         executors=executors,
     )
     return DiffResult(

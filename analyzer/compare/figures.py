@@ -146,6 +146,13 @@ class ExecutionFigures:
         metadata=_help("The critical-path stage with the largest such gap, if any ran.")
     )
     aqe: AqeSummary = field(metadata=_help("What AQE decided."))
+    ended: bool = field(
+        default=True,
+        metadata=_help(
+            "Its end was logged, so `wall_ms` is its duration (a log cut before the end event "
+            "leaves it unknown, even when its jobs completed)."
+        ),
+    )
 
 
 def declared_partitions(desc: str) -> int | None:
@@ -281,6 +288,7 @@ def execution_figures(analysis: Analysis, execution: Execution) -> ExecutionFigu
         execution_id=eid,
         status=execution.status,
         wall_ms=max(0, execution.duration_ms or 0),
+        ended=execution.duration_ms is not None,
         task_run_ms=times.task_run_ms if times is not None else 0,
         failed_run_ms=times.failed_run_ms if times is not None else 0,
         n_tasks=sum(s.n_attempts for s in task_stats),

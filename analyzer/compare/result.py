@@ -20,6 +20,7 @@ def _help(text: str) -> dict[str, str]:
 Cause = Literal[
     "no-change",
     "unrelated",
+    "incomplete",
     "faster",
     "failures",
     "more-input",

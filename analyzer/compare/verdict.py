@@ -379,6 +379,25 @@ def build_verdict(
         )
         if note is not None
     )
+    # A query whose log ends before it did has no time to compare with its other run's.
+    cut = [
+        (side, figures)
+        for e in executions
+        for side, figures, other in (
+            ("baseline", e.baseline, e.candidate),
+            ("candidate", e.candidate, e.baseline),
+        )
+        if not figures.ended and other.ended
+    ]
+    if cut:
+        side, first = cut[0]
+        more = f" (and {len(cut) - 1} more)" if len(cut) > 1 else ""
+        return verdict(
+            "incomplete",
+            f"the {side}'s SQL execution {first.execution_id}{more} has no end event in its "
+            "log where the other run's has one: its time is not known, so the runs' times are "
+            "not compared",
+        )
     share_b = paired_b / base_sql if base_sql else 1.0
     share_c = paired_c / cand_sql if cand_sql else 1.0
     if (baseline_only or candidate_only) and (

@@ -50,6 +50,7 @@ NOT_SET = "(not set)"
 CAUSE_WORDS: dict[str, str] = {
     "no-change": "no significant change",
     "unrelated": "unrelated applications",
+    "incomplete": "not comparable: a query's end is not logged",
     "faster": "faster",
     "failures": "failures and retries",
     "more-input": "more input",
@@ -268,7 +269,7 @@ def _plan_changes(e: ExecutionDiff) -> tuple[str, ...]:
 def _wall_delta(baseline: ExecutionFigures, candidate: ExecutionFigures) -> DeltaView:
     """The wall times of a pair; one with no end event is `–`, its 0 ms no duration to compare,
     and the change says why there is none."""
-    open_b, open_c = baseline.status == "RUNNING", candidate.status == "RUNNING"
+    open_b, open_c = not baseline.ended, not candidate.ended
     delta = _delta(
         "wall time",
         None if open_b else baseline.wall_ms,
@@ -373,7 +374,7 @@ def _verdict_view(result: DiffResult) -> DiffVerdictView:
     measure = change if v.cause != "outside-sql" or app_change is None else app_change
     base = v.baseline_sql_ms if measure == change else (v.baseline_app_ms or 0)
     ratio = _ratio(base, base + measure)
-    if v.cause in ("no-change", "unrelated"):
+    if v.cause in ("no-change", "unrelated", "incomplete"):
         headline = CAUSE_WORDS[v.cause]
     else:
         word = "slower" if measure >= 0 else "faster"

@@ -45,6 +45,7 @@ def _figures(f: ExecutionFigures) -> dict[str, Any]:
         "execution_id": f.execution_id,
         "status": f.status,
         "wall_ms": f.wall_ms,
+        "ended": f.ended,
         "task_run_ms": f.task_run_ms,
         "failed_run_ms": f.failed_run_ms,
         "n_tasks": f.n_tasks,
