@@ -824,3 +824,21 @@ def test_a_log_directory_that_is_not_there_writes_nothing(
     assert result.exit_code == 1, result.output
     assert result.stderr.count("\n") == 1 and result.stderr.rstrip().endswith("[not-found]")
     assert not out.exists()
+
+
+def test_failed_executions_are_counted_alike_in_the_manifest_and_the_tables(
+    tmp_path: Path,
+) -> None:
+    # sea-connect: one query fails, another is interrupted by its client (Spark marks it
+    # FAILED too): one failure, in the index's summary and in every table.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(SAMPLES / "local-1795803803322.zstd", logs)
+    out = tmp_path / "out"
+    run_batch(str(logs), str(out), BatchOptions(jobs=1))
+    [entry] = json.loads((out / "manifest.json").read_text())["entries"].values()
+    assert entry["summary"]["n_failed_executions"] == 1
+    apps = pl.read_parquet(out / "tables" / "applications.parquet")
+    assert apps["n_failed_executions"].to_list() == [1]
+    runs = pl.read_parquet(out / "tables" / "history" / "runs")
+    assert runs["n_failed_executions"].to_list() == [1]

@@ -226,6 +226,14 @@ class DocExecution(msgspec.Struct, frozen=True):
     shown_description: str | None = None
     """What the reports call it (a Spark Connect operation: what it ran); None in reports
     written before the key."""
+    interrupted: bool = False
+    """It was cut short on purpose (a streaming query's stop, a cancel): a FAILED status that is
+    no failure, as the reports' verdict counts it; False in reports written before the key."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether it failed, as the report's verdict and the batch index count failures."""
+        return self.status == "FAILED" and not self.interrupted
 
     @property
     def name(self) -> str | None:
@@ -380,7 +388,7 @@ def head_rows(app_key: str, doc: ReportDoc) -> dict[str, list[Row]]:
             doc.log.path,
             doc.log.size_bytes,
             len(executions),
-            sum(1 for e in executions if e.status == "FAILED"),
+            sum(1 for e in executions if e.failed),
             len(stages),
             sum(1 for s in stages if s.status == "FAILED"),
             sum(s.n_task_attempts for s in stages),

@@ -291,7 +291,7 @@ def _record(
             duration_ms=duration_ms,
             log_path=item.log_path,
             n_executions=len(doc.executions),
-            n_failed_executions=sum(1 for e in doc.executions if e.status == "FAILED"),
+            n_failed_executions=sum(1 for e in doc.executions if e.failed),
             n_failed_tasks=item.n_failed_tasks,
             n_findings=len(findings),
             n_new_findings=sum(1 for f in findings if f.is_new),
