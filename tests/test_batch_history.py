@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from eventlog_samples import PAIRS, SAMPLES
+from eventlog_samples import PAIRS, PUBLIC_CORPUS, SAMPLES
 from typer.testing import CliRunner
 
 from analyzer import api
@@ -33,7 +33,7 @@ from analyzer.batch.history import (
 )
 from analyzer.batch.jobkey import JobKeyRule
 from analyzer.batch.layout import DIFF_FILE
-from analyzer.batch.runner import BatchOptions
+from analyzer.batch.runner import BatchOptions, run_batch
 from analyzer.cli import app
 from analyzer.errors import UsageError
 from analyzer.eventlog.discover import discover_applications
@@ -351,3 +351,23 @@ def test_runs_of_a_streaming_job_are_one_job_compared_with_its_previous_run(
     assert executions.height == runs["n_executions"].sum()
     index = (out / "index.html").read_text()
     assert "<code>sea-stream-keeps-up</code>" in _jobs_section(index)
+
+
+def test_interactive_sessions_sharing_a_name_never_regress(tmp_path: Path) -> None:
+    # Two unrelated clusters' applications, both named "Spark shell" (17.7 s, then 5m 56s): one
+    # job by their name, but the second is no regression of the first.
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("streaming_eventlog.zstd", "databricks-aws"):
+        source = PUBLIC_CORPUS / name
+        if source.is_dir():
+            shutil.copytree(source, logs / name)
+        else:
+            shutil.copy(source, logs / name)
+    out = tmp_path / "out"
+    summary = run_batch(str(logs), str(out), BatchOptions(jobs=1))
+    assert summary.n_recorded == 2 and summary.n_regressed == 0
+    runs = pl.read_parquet(out / "tables" / "history" / "runs")
+    assert runs["job_key"].unique().to_list() == ["Spark shell"]
+    assert not any(runs["regressed"].to_list())
+    assert not list((out / "apps").glob(f"*/{DIFF_FILE}"))

@@ -162,7 +162,7 @@ def _record(
     earlier = sorted(
         (r for r in job_runs if r.run_start_ms < start_ms), key=lambda r: r.run_start_ms
     )
-    comparison = compare_with_history(duration_ms, earlier, rule)
+    comparison = compare_with_history(duration_ms, earlier, rule, item.job_key)
     seen_keys = {k for s, k in keys_by_job.get(item.job_key, []) if s < start_ms}
     key = HistoryRow(
         job_key=item.job_key,

@@ -7,6 +7,7 @@ job with its latest run compared by the current rule.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,12 @@ from analyzer.batch.history_rows import HistoryRow
 from analyzer.batch.limits import DEFAULT_REGRESSION_MIN_CHANGE_S, DEFAULT_REGRESSION_THRESHOLD
 from analyzer.units import fmt_duration_ms
 
+SESSION_KEY_RE = re.compile(
+    r"^(Spark shell|PySparkShell|pyspark-shell|Databricks Shell|SparkR|sparklyr|"
+    r"Thrift JDBC/ODBC Server)( <id>)?$"
+)
+"""Job keys of the names Spark's shells and notebooks give every session, whatever it runs: their
+runs are unrelated work, recorded but never compared as regressions."""
 MEDIAN_WINDOW = 10
 """A run is compared with the median duration of up to this many runs of its job before it."""
 SPARKLINE_RUNS = 30
@@ -170,12 +177,13 @@ class Comparison:
 
 
 def compare_with_history(
-    duration_ms: int, earlier: Sequence[RunRecord], rule: RegressionRule
+    duration_ms: int, earlier: Sequence[RunRecord], rule: RegressionRule, job_key: str = ""
 ) -> Comparison:
     """Compare a run's duration with the earlier runs of its job (oldest first).
 
     Regressed: at least `rule.ratio` times the median of the last `MEDIAN_WINDOW` earlier runs,
-    and at least `rule.min_change_ms` more than it. A first run never regressed.
+    and at least `rule.min_change_ms` more than it. A first run never regressed, nor does a run
+    of an interactive session's name (`SESSION_KEY_RE`): its earlier runs did other work.
 
     >>> def r(ms): return RunRecord("j", "a", "a", None, "j", 0, ms, None, 0, None, False, 0)
     >>> compare_with_history(45_000, [r(10_000), r(11_000)], RegressionRule()).regressed
@@ -184,13 +192,17 @@ def compare_with_history(
     False
     >>> compare_with_history(40_000, [], RegressionRule()).median_ms is None
     True
+    >>> compare_with_history(45_000, [r(10_000)], RegressionRule(), "Spark shell").regressed
+    False
     """
     window = [r.duration_ms for r in earlier[-MEDIAN_WINDOW:]]
     if not window:
         return Comparison(None, None, 0, False)
     median_ms = round(statistics.median(window))
     regressed = (
-        duration_ms >= rule.ratio * median_ms and duration_ms - median_ms >= rule.min_change_ms
+        duration_ms >= rule.ratio * median_ms
+        and duration_ms - median_ms >= rule.min_change_ms
+        and SESSION_KEY_RE.match(job_key) is None
     )
     return Comparison(earlier[-1], median_ms, len(window), regressed)
 
@@ -248,7 +260,7 @@ def job_states(history: History, rule: RegressionRule) -> list[JobState]:
                 job_key=job_key,
                 runs=tuple(runs),
                 latest=latest,
-                comparison=compare_with_history(latest.duration_ms, runs[:-1], rule),
+                comparison=compare_with_history(latest.duration_ms, runs[:-1], rule, job_key),
                 findings=tuple(findings_by_app.get(latest.app_key, ())),
                 applied=tuple(applied_by_app.get(latest.app_key, ())),
             )
