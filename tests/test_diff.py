@@ -438,3 +438,14 @@ def test_sql_time_is_the_reports(tmp_path: Path) -> None:
     assert result.verdict.baseline_sql_ms == analysis.time_spent.sql_ms
     assert result.verdict.baseline_sql_ms <= (analysis.application.duration_ms or 0)
     assert result.verdict.cause == "no-change"
+
+
+def test_one_streaming_job_on_two_spark_versions_pairs_its_micro_batches() -> None:
+    # Each run's micro-batch executions carry its own query and run ids in their descriptions:
+    # folded, the same batches of the same query pair up instead of "unrelated applications".
+    result = diff_of(
+        SAMPLES / "spark-3.5" / "local-1795813930004.zstd",
+        SAMPLES / "spark-4.0" / "local-1795813966694.zstd",
+    )
+    assert result.verdict.cause != "unrelated"
+    assert len(result.executions) == 4 and not result.baseline_only and not result.candidate_only

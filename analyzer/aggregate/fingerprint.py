@@ -65,6 +65,7 @@ _STATE_WATERMARKS = re.compile(r"\b(Append|Update|Complete), -?\d+, -?\d+")
 _JVM_OBJECT = re.compile(r"(\$\$Lambda)\$\d+/0x[0-9a-f]+|(\$?@)[0-9a-f]{1,8}\b")
 _SPACES = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
 _LOCAL_SORT = re.compile(r"\],\s*false,\s*\d+\s*$")
 
 
@@ -106,13 +107,16 @@ def normalize_desc(desc: str) -> str:
 
 
 def normalize_description(description: str) -> str:
-    """Return an execution description with digit runs folded and whitespace collapsed, so that
-    `load 2024-01-01` and `load 2024-01-02` compare equal.
+    """Return an execution description with UUIDs and digit runs folded and whitespace
+    collapsed, so that `load 2024-01-01` and `load 2024-01-02` compare equal, and so do two runs'
+    micro-batches (`q id = <uuid> runId = <uuid> batch = 3`).
 
     >>> normalize_description("nightly  load 2024-01-01")
     'nightly load 0-0-0'
+    >>> normalize_description("q id = 1679caa7-207d-4da7-92ee-4b60f8bc6f53 batch = 12")
+    'q id = <id> batch = 0'
     """
-    return _DIGITS.sub("0", _SPACES.sub(" ", description).strip())
+    return _DIGITS.sub("0", _UUID.sub("<id>", _SPACES.sub(" ", description).strip()))
 
 
 def family(name: str) -> str:
