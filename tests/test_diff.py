@@ -449,3 +449,18 @@ def test_one_streaming_job_on_two_spark_versions_pairs_its_micro_batches() -> No
     )
     assert result.verdict.cause != "unrelated"
     assert len(result.executions) == 4 and not result.baseline_only and not result.candidate_only
+
+
+def test_an_operator_at_another_place_is_said_to_have_moved() -> None:
+    # Spark 3.5 broadcast one side of the join, 4.0 the other: one BroadcastExchange in each
+    # plan, not "+1 BroadcastExchange, -1 BroadcastExchange".
+    result = diff_of(
+        SAMPLES / "spark-3.5" / "local-1795618803891.zstd",
+        SAMPLES / "spark-4.0" / "local-1795620624534.zstd",
+    )
+    [execution] = result.executions
+    assert execution.plan.moved == (("BroadcastExchange", 1),)
+    assert execution.plan.only_in("candidate") == execution.plan.only_in("baseline") == ()
+    text = api.render_diff(result)
+    assert "operators changed: BroadcastExchange moved to another place in the plan" in text
+    assert "+1 BroadcastExchange" not in text

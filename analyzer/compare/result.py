@@ -94,6 +94,20 @@ class PlanChanges:
         """The switches that changed a join strategy."""
         return tuple(s for s in self.switches if s.is_join)
 
+    @property
+    def moved(self) -> tuple[tuple[str, int], ...]:
+        """(operator name, how many) both added and removed: the same operator at another place
+        in the candidate's plan (a broadcast of a join's other side), by name."""
+        removed = dict(self.removed)
+        return tuple((name, min(n, removed[name])) for name, n in self.added if name in removed)
+
+    def only_in(self, side: str) -> tuple[tuple[str, int], ...]:
+        """(operator name, how many) of `added` (side `candidate`) or `removed` (`baseline`)
+        that did not move, by name."""
+        moved = dict(self.moved)
+        listed = self.added if side == "candidate" else self.removed
+        return tuple((name, n - moved.get(name, 0)) for name, n in listed if n > moved.get(name, 0))
+
 
 @dataclass(frozen=True)
 class ConfigChange:

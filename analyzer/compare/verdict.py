@@ -199,8 +199,14 @@ def _plan_change(ed: ExecutionDiff, ctx: RunContext) -> str | None:
     aqe = aqe_differences(ed.baseline, ed.candidate)
     parts += aqe
     if not joins and not aqe and ed.plan.changed:
-        ops = [f"+{n} {name}" for name, n in ed.plan.added]
-        ops += [f"−{n} {name}" for name, n in ed.plan.removed]
+        # One operator in both lists sits elsewhere in the other plan (a broadcast of the other
+        # side of a join): said so, not as one added and one removed.
+        ops = [
+            f"{name} moved" + (f" (×{n})" if n > 1 else "") + " to another place in the plan"
+            for name, n in ed.plan.moved
+        ]
+        ops += [f"+{n} {name}" for name, n in ed.plan.only_in("candidate")]
+        ops += [f"−{n} {name}" for name, n in ed.plan.only_in("baseline")]
         ops += [f"{s.baseline_name} → {s.candidate_name}" for s in ed.plan.switches]
         parts.append("operators changed: " + ", ".join(ops))
     return "; ".join(parts) if parts else None

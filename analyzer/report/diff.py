@@ -258,10 +258,14 @@ def _plan_changes(e: ExecutionDiff) -> tuple[str, ...]:
         f"{s.baseline_name} → #{s.candidate_node_id} {s.candidate_name}"
         for s in e.plan.switches
     ]
-    if e.plan.added:
-        out.append("only in the candidate: " + ", ".join(f"{n}× {k}" for k, n in e.plan.added))
-    if e.plan.removed:
-        out.append("only in the baseline: " + ", ".join(f"{n}× {k}" for k, n in e.plan.removed))
+    if e.plan.moved:
+        out.append(
+            "moved to another place in the plan: " + ", ".join(f"{n}× {k}" for k, n in e.plan.moved)
+        )
+    if only := e.plan.only_in("candidate"):
+        out.append("only in the candidate: " + ", ".join(f"{n}× {k}" for k, n in only))
+    if only := e.plan.only_in("baseline"):
+        out.append("only in the baseline: " + ", ".join(f"{n}× {k}" for k, n in only))
     out += [f"AQE decision: {d}" for d in aqe_differences(e.baseline, e.candidate)]
     return tuple(out)
 
