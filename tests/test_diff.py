@@ -6,6 +6,7 @@ the manifest says which cause a comparison must name (docs/diff.md#the-verdict).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -254,14 +255,16 @@ def test_a_faster_verdict_states_one_measure() -> None:
     assert f"the candidate's SQL executions took {headline.group(1)} less" in text
 
 
+@needs_pairs
 def test_diff_findings_wrap_under_their_text() -> None:
-    text = api.render_diff(_gpu_oom_vs_q72())
+    options = ReportOptions(width=80)
+    text = api.render_diff(pair_diff("skew"), options)
     findings = text.split("\nFindings · ")[1].split("\n\n")[0].splitlines()
-    first = next(i for i, line in enumerate(findings) if "row-explosion" in line)
-    column = findings[first].index("row-explosion")
-    assert findings[first + 1] == " " * column + "stage 50"
+    first = next(i for i, line in enumerate(findings) if "data-skew" in line)
+    column = findings[first].index("data-skew")
+    assert findings[first + 1] == " " * column + "stage 12.0 · task 82"
     assert not any(re.fullmatch(r"\s+\d+", line) for line in text.splitlines())
-    coloured = api.render_diff(_gpu_oom_vs_q72(), ReportOptions(color=True))
+    coloured = api.render_diff(pair_diff("skew"), dataclasses.replace(options, color=True))
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == text
 
 
@@ -464,3 +467,11 @@ def test_an_operator_at_another_place_is_said_to_have_moved() -> None:
     text = api.render_diff(result)
     assert "operators changed: BroadcastExchange moved to another place in the plan" in text
     assert "+1 BroadcastExchange" not in text
+
+
+def test_unrelated_runs_list_no_new_or_resolved_findings() -> None:
+    result = diff_of(sample("local-1795449380338.zstd"), sample("local-1795449483590.zstd"))
+    assert result.verdict.cause == "unrelated"
+    text = api.render_diff(result)
+    assert "Findings · not compared: the runs are unrelated" in text
+    assert "    new " not in text and "    resolved " not in text

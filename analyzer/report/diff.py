@@ -567,6 +567,8 @@ def build_diff_view(result: DiffResult, options: ReportOptions) -> DiffView:
     shown = result.executions[: options.top] if options.top else result.executions
     n_paired = len(result.executions)
     findings = result.findings
+    # Unrelated runs' findings are each run's own: none is new or resolved by the other.
+    unrelated = result.verdict.cause == "unrelated"
     title = app_c.name if app_b.name == app_c.name else f"{app_b.name} vs {app_c.name}"
     candidate = build_header_view(result.candidate, options.now_ms)
     return DiffView(
@@ -588,14 +590,20 @@ def build_diff_view(result: DiffResult, options: ReportOptions) -> DiffView:
             [_unmatched("baseline", app_b, f) for f in result.baseline_only]
             + [_unmatched("candidate", app_c, f) for f in result.candidate_only]
         ),
-        new_findings=_findings(app_c, findings.only(findings.new), "new"),
-        resolved_findings=_findings(app_b, findings.only(findings.resolved), "resolved"),
-        crossed_findings=(
+        new_findings=() if unrelated else _findings(app_c, findings.only(findings.new), "new"),
+        resolved_findings=()
+        if unrelated
+        else _findings(app_b, findings.only(findings.resolved), "resolved"),
+        crossed_findings=()
+        if unrelated
+        else (
             *_crossed(app_c, findings.crossed_of(findings.new), "baseline", "crossed-new"),
             *_crossed(app_b, findings.crossed_of(findings.resolved), "candidate", "crossed-old"),
         ),
         findings_str=(
-            f"{len(findings.only(findings.new))} new, "
+            "not compared: the runs are unrelated (each run's report has its own)"
+            if unrelated
+            else f"{len(findings.only(findings.new))} new, "
             f"{len(findings.only(findings.resolved))} resolved, "
             f"{plural(len(findings.kept), 'finding')} in both"
             + (
