@@ -112,6 +112,28 @@ def test_inverted_intervals_are_counted_per_kind(tmp_path: Path) -> None:
     assert analysis.application.duration_ms == 0
 
 
+def _task_ends_before_launch(event: dict[str, Any]) -> dict[str, Any]:
+    if event["Event"] == "SparkListenerTaskEnd":
+        info = event["Task Info"]
+        info["Finish Time"] = info["Launch Time"] - BACK_MS
+    return event
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_task_attempts_ending_before_their_launch_last_0_ms(tmp_path: Path, fmt: str) -> None:
+    log = _write(tmp_path / "local-tasks-inverted", _task_ends_before_launch)
+    analysis = api.analyze(log)
+    n_tasks = analysis.tasks.height
+    assert dict(analysis.application.inverted_intervals)["task attempt"] == n_tasks
+    assert analysis.tasks.frame()["duration_ms"].min() == 0
+    args = ["report", str(log), "--format", fmt, "--metrics", "full"]
+    out = CliRunner().invoke(app, args if fmt == "text" else args[:4]).output
+    assert f"-{BACK_MS}" not in out
+    if fmt == "text":
+        assert f"end before start in the log ({n_tasks} task attempts)" in out
+        assert NEGATIVE.search(out) is None, NEGATIVE.search(out)
+
+
 def test_a_log_in_order_has_no_inverted_intervals() -> None:
     if not SOURCE.exists():
         pytest.skip(f"sample log {SOURCE} not present")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 import polars as pl
@@ -597,19 +597,37 @@ def figures_made_aside(
         thread.join()
 
 
+def _without_negative_durations(tasks: TaskTable) -> tuple[TaskTable, int]:
+    """The task table with every task attempt that ends before its launch (a clock that went
+    back, a hand-edited log) counted as lasting 0 ms, as the other intervals of a log are, and
+    how many there were."""
+    n_inverted = (
+        tasks.lazy().select((pl.col("duration_ms") < 0).sum()).collect(engine=ENGINE).item()
+    )
+    if not n_inverted:
+        return tasks, 0
+    clamped = tasks.stored.with_columns(pl.col("duration_ms").clip(lower_bound=0))
+    return TaskTable(clamped), int(n_inverted)
+
+
 def analyze_built(
     source: LogSource, built: BuiltApplication, read_stats: ReadStats, decode_stats: DecodeStats
 ) -> Analysis:
     """Turn a built application into an `Analysis` (frames and per-node statistics)."""
     frames = task_frames(built.tasks)
-    tasks = frames.tasks
+    tasks, n_inverted = _without_negative_durations(frames.tasks)
+    application = built.application
+    if n_inverted:
+        counted = (*application.inverted_intervals, ("task attempt", n_inverted))
+        application = application.model_copy(update={"inverted_intervals": tuple(sorted(counted))})
+        built = replace(built, application=application)
     slots = slot_frame(built.frozen)
     release_free_memory()  # the task arrays and the frozen slot arrays, now in polars
     node_stats = aggregate_node_metrics(built, slots, tasks)
     release_free_memory()  # the aggregation's batches of per-metric records
     return Analysis(
         source=source,
-        application=built.application,
+        application=application,
         tasks=tasks,
         slots=slots,
         node_stats=node_stats,
