@@ -134,6 +134,36 @@ def test_task_attempts_ending_before_their_launch_last_0_ms(tmp_path: Path, fmt:
         assert NEGATIVE.search(out) is None, NEGATIVE.search(out)
 
 
+def _longest_run_times(event: dict[str, Any]) -> dict[str, Any]:
+    if event["Event"] == "SparkListenerTaskEnd" and event.get("Task Metrics"):
+        event["Task Metrics"]["Executor Run Time"] = (1 << 63) - 1
+    return event
+
+
+def test_task_times_at_a_java_longs_limit_sum_without_wrapping(tmp_path: Path) -> None:
+    # Summed, 2^63 - 1 ms per task wrapped into negative run times, and a finding said a stage
+    # was held by the driver "while its tasks ran -3 ms".
+    log = _write(tmp_path / "local-longest-runs", _longest_run_times)
+    result = CliRunner().invoke(app, ["report", str(log), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    negative: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, f"{path}[]")
+        elif type(value) is int and value < 0 and path.endswith("_ms"):
+            negative.append(path)
+
+    walk(json.loads(result.output), "")
+    assert negative == []
+    text = CliRunner().invoke(app, ["report", str(log)]).output
+    assert NEGATIVE.search(text) is None, NEGATIVE.search(text)
+
+
 def test_a_log_in_order_has_no_inverted_intervals() -> None:
     if not SOURCE.exists():
         pytest.skip(f"sample log {SOURCE} not present")

@@ -51,6 +51,7 @@ from analyzer.aggregate.tables import (
     PUSH_SHUFFLE_SCHEMA,
     SlotTable,
     TaskTable,
+    narrowest,
     slot_frame,
     task_frames,
 )
@@ -597,17 +598,47 @@ def figures_made_aside(
         thread.join()
 
 
-def _without_negative_durations(tasks: TaskTable) -> tuple[TaskTable, int]:
+MAX_TASK_MS = (1 << 63) >> 24
+"""A task time above this (about 17 years) is no measurement: a task attempt's times are capped
+at it, so that no sum over up to 2^24 task attempts passes a Java long's range and wraps into a
+negative time (a log can give 2^63 - 1 ms)."""
+_TASK_TIMES_MS = (
+    "duration_ms",
+    "getting_result_ms",
+    "run_ms",
+    "deserialize_ms",
+    "gc_ms",
+    "result_serialization_ms",
+    "shuffle_fetch_wait_ms",
+    "shuffle_remote_reqs_duration_ms",
+)
+
+
+def _sane_times(tasks: TaskTable) -> tuple[TaskTable, int]:
     """The task table with every task attempt that ends before its launch (a clock that went
     back, a hand-edited log) counted as lasting 0 ms, as the other intervals of a log are, and
-    how many there were."""
-    n_inverted = (
-        tasks.lazy().select((pl.col("duration_ms") < 0).sum()).collect(engine=ENGINE).item()
+    its times capped at `MAX_TASK_MS`; and how many attempts ended before their launch."""
+    found = (
+        tasks.lazy()
+        .select(
+            (pl.col("duration_ms") < 0).sum().alias("inverted"),
+            pl.max_horizontal(pl.col(_TASK_TIMES_MS).max()).alias("longest"),
+        )
+        .collect(engine=ENGINE)
+        .row(0)
     )
-    if not n_inverted:
+    n_inverted, longest = int(found[0] or 0), found[1]
+    if not n_inverted and (longest is None or longest <= MAX_TASK_MS):
         return tasks, 0
-    clamped = tasks.stored.with_columns(pl.col("duration_ms").clip(lower_bound=0))
-    return TaskTable(clamped), int(n_inverted)
+    fixed = (
+        tasks.lazy()
+        .select(pl.col(_TASK_TIMES_MS).clip(upper_bound=MAX_TASK_MS))
+        .with_columns(pl.col("duration_ms").clip(lower_bound=0))
+        .collect(engine=ENGINE)
+    )
+    # Stored narrow again, as the table keeps every integer column (`TaskTable`).
+    stored = tasks.stored.with_columns([narrowest(fixed[name]) for name in _TASK_TIMES_MS])
+    return TaskTable(stored), n_inverted
 
 
 def analyze_built(
@@ -615,7 +646,7 @@ def analyze_built(
 ) -> Analysis:
     """Turn a built application into an `Analysis` (frames and per-node statistics)."""
     frames = task_frames(built.tasks)
-    tasks, n_inverted = _without_negative_durations(frames.tasks)
+    tasks, n_inverted = _sane_times(frames.tasks)
     application = built.application
     if n_inverted:
         counted = (*application.inverted_intervals, ("task attempt", n_inverted))
