@@ -842,3 +842,18 @@ def test_failed_executions_are_counted_alike_in_the_manifest_and_the_tables(
     assert apps["n_failed_executions"].to_list() == [1]
     runs = pl.read_parquet(out / "tables" / "history" / "runs")
     assert runs["n_failed_executions"].to_list() == [1]
+
+
+def test_the_manifest_shows_bidi_and_invisible_characters_as_escapes(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    name = "local-1795320224872\u202etxt.\u200b"
+    shutil.copy(SAMPLES / "local-1795320224872", logs / name)
+    out = tmp_path / "out"
+    run_batch(str(logs), str(out), BatchOptions(jobs=1))
+    text = (out / "manifest.json").read_text(encoding="utf-8")
+    assert "\u202e" not in text and "\u200b" not in text
+    assert "\\u202e" in text
+    assert list(json.loads(text)["entries"]) == [name]
+    again = run_batch(str(logs), str(out), BatchOptions(jobs=1))
+    assert again.n_unchanged == 1  # read back as the same name

@@ -36,6 +36,7 @@ from analyzer.errors import (
     EmptyLogError,
     LineTooLongError,
     MalformedLineError,
+    MissingRollingFileError,
     Strictness,
     TruncatedPartError,
 )
@@ -637,3 +638,19 @@ def test_stage_declaring_billions_of_tasks_is_malformed(tmp_path: Path) -> None:
     log = write_log(tmp_path / "local-huge", events)
     with pytest.raises(MalformedLineError, match="Number of Tasks"):
         api.analyze(str(log))
+
+
+def test_two_rolling_files_of_one_index_are_named(tmp_path: Path) -> None:
+    # events_01 reads as index 1, as Java's parseLong reads it: two files claim index 1, and the
+    # error names them instead of calling the present events_2 missing.
+    source = SAMPLES / "eventlog_v2_local-1795320584980"
+    rolling = tmp_path / source.name
+    shutil.copytree(source, rolling)
+    shutil.copy(
+        rolling / "events_1_local-1795320584980.zstd",
+        rolling / "events_01_local-1795320584980.zstd",
+    )
+    with pytest.raises(MissingRollingFileError) as raised:
+        resolve_log(str(rolling))
+    assert "events_1 is there 2 times (events_01_local-1795320584980.zstd, " in str(raised.value)
+    assert "missing" not in raised.value.message

@@ -295,3 +295,25 @@ def test_an_executor_added_after_its_own_tasks_is_noted_without_an_end_event(
     assert added is not None
     first_task_ms = analysis.executor_task_spans["0"][0]
     assert analysis.outside_run == (("executor", 1, added - first_task_ms),)
+
+
+def test_sql_ends_of_executions_that_never_started_make_no_execution(tmp_path: Path) -> None:
+    # Spark's SQL listener ignores an end event for an execution it does not know: 500 stray
+    # ends made 500 "COMPLETED" executions with no start and no plan.
+    lines = [line for line in _lines() if line.strip()]
+    stray = [
+        orjson.dumps(
+            {
+                "Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",
+                "executionId": 10_000 + i,
+                "time": 1_795_449_716_774 + i,
+            }
+        )
+        for i in range(500)
+    ]
+    log = tmp_path / "local-stray-ends"
+    log.write_bytes(b"\n".join([*lines[:-1], *stray, lines[-1]]) + b"\n")
+    original = api.analyze(str(SOURCE))
+    analysis = api.analyze(str(log))
+    ids = [e.execution_id for e in analysis.application.executions]
+    assert ids == [e.execution_id for e in original.application.executions]

@@ -17,6 +17,7 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.eventlog.source import LogSource, open_part
+from analyzer.render.json_render import visible_json
 from analyzer.report.batch_index import AppSummary
 
 MANIFEST_FORMAT_VERSION = 2
@@ -122,7 +123,9 @@ class Manifest:
         }
         text = json.dumps(doc, indent=1, ensure_ascii=False)
         try:
-            text.encode("utf-8")
+            # A bidi override or an invisible character in a log's name or error is written as
+            # an escape: the same string read back, seen by whoever opens the file.
+            text = visible_json(text.encode("utf-8")).decode("utf-8")
         except UnicodeEncodeError:
             # A log name whose bytes are not UTF-8 (kept by Python as lone surrogates): escaped,
             # it reads back as the same name.

@@ -278,6 +278,18 @@ def _resolve_rolling(storage: Storage, path: str, children: list[Entry]) -> LogS
     indexed = indexed[last_compact:]
     first_index = indexed[0][0]
     present = [t[0] for t in indexed]
+    seen: dict[tuple[int, bool], list[str]] = {}
+    for index, compact, entry in indexed:
+        seen.setdefault((index, compact), []).append(entry.name)
+    doubled = next(((key, names) for key, names in seen.items() if len(names) > 1), None)
+    if doubled is not None:
+        (index, _), names = doubled
+        shown = ", ".join(shown_path(n) for n in names[:3]) + (" …" if len(names) > 3 else "")
+        raise MissingRollingFileError(
+            f"events_{index} is there {len(names)} times ({shown})",
+            path=path,
+            hint="keep one file per index, as Spark's writer makes them",
+        )
     for expected, (index, _, _) in enumerate(indexed, start=first_index):
         if index != expected:
             raise MissingRollingFileError(

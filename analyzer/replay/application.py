@@ -358,7 +358,11 @@ class ApplicationBuilder:
         self.listener.driver_updates(event.execution_id, [(a, v) for a, v in event.updates])
 
     def _on_execution_end(self, event: ev.SQLExecutionEnd) -> None:
-        ex = self._execution(event.execution_id)
+        ex = self.executions.get(event.execution_id)
+        if ex is None:
+            # No start and no job named it: Spark's SQL listener ignores such an end, and so
+            # does the replay (a stray line makes no execution of its own).
+            return
         ex.end_ms = event.time_ms
         self.streaming.note_time(event.time_ms)
         ex.ended = True
