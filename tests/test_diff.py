@@ -475,3 +475,20 @@ def test_unrelated_runs_list_no_new_or_resolved_findings() -> None:
     text = api.render_diff(result)
     assert "Findings · not compared: the runs are unrelated" in text
     assert "    new " not in text and "    resolved " not in text
+
+
+def test_a_rate_changes_by_the_difference_of_its_shown_values() -> None:
+    result = diff_of(
+        SAMPLES / "spark-3.5" / "local-1795813930004.zstd",
+        SAMPLES / "spark-4.0" / "local-1795813966694.zstd",
+    )
+    lines = [line for line in api.render_diff(result).splitlines() if "rate " in line]
+    assert lines
+    assert "processing rate        1,453 rows/s → 1,279 rows/s −174 rows/s" in lines[1]
+    for line in lines:
+        numbers = [
+            int(n.replace(",", "").replace("−", "-"))
+            for n in re.findall(r"[−-]?[\d,]+(?= rows/s)", line)
+        ]
+        before, after, change = [*numbers, 0] if len(numbers) == 2 else numbers
+        assert after - before == change, line

@@ -470,7 +470,10 @@ def _streaming_views(result: DiffResult) -> tuple[StreamingDiffView, ...]:
             status = "only in the baseline" if c is None else "only in the candidate"
 
         def side(fig: StreamingFigures | None, name: str) -> float | None:
-            return None if fig is None else getattr(fig, name)
+            value = None if fig is None else getattr(fig, name)
+            # A rate is shown in whole rows a second: its change is that of the shown values
+            # (201 → 199 is −2, not the −1 of 200.53 and 199.37).
+            return round(value) if isinstance(value, float) else value
 
         rows = tuple(
             _delta(label, side(b, name), side(c, name), fmt)
