@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from analyzer.units import shown_path
+from analyzer.units import show_invisible, shown_path
 
 
 class Strictness(enum.Enum):
@@ -45,7 +45,8 @@ class AnalyzerError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.path is not None:
-            where = on_one_line(shown_path(self.path))
+            # One line whatever the path holds; its invisible characters seen, not acted on.
+            where = show_invisible(shown_path(self.path), newlines=True)
             if self.line is not None:
                 where += f":{self.line}"
             elif self.offset is not None:
@@ -55,25 +56,6 @@ class AnalyzerError(Exception):
         if self.hint:
             text += f"; {self.hint}"
         return f"{text} [{self.slug}]"
-
-
-_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-"""The characters `str.splitlines` breaks a line at."""
-
-
-def on_one_line(text: str) -> str:
-    r"""`text` with every character a line may break at written as an escape, so an error that
-    names a path holding one stays one line (`\x0a` for a newline, as a terminal is shown).
-
-    >>> on_one_line("logs/bad\nname")
-    'logs/bad\\x0aname'
-    """
-    if not any(c in text for c in _LINE_BREAKS):
-        return text
-    return "".join(
-        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") if c in _LINE_BREAKS else c
-        for c in text
-    )
 
 
 class LogNotFoundError(AnalyzerError):

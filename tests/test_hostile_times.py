@@ -317,3 +317,23 @@ def test_sql_ends_of_executions_that_never_started_make_no_execution(tmp_path: P
     analysis = api.analyze(str(log))
     ids = [e.execution_id for e in analysis.application.executions]
     assert ids == [e.execution_id for e in original.application.executions]
+
+
+def test_an_executors_task_time_is_never_negative(tmp_path: Path) -> None:
+    # On a cluster, an executor's row sums its tasks' durations: an attempt ending before its
+    # launch adds 0 ms there too, not a month less.
+    cluster_log = SAMPLES / "app-20261122042434-0000.zstd"
+    if not cluster_log.exists():
+        pytest.skip(f"sample log {cluster_log} not present")
+    with cluster_log.open("rb") as f:
+        lines = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+    changed = [
+        orjson.dumps(_task_ends_before_launch(orjson.loads(line)))
+        for line in lines.split(b"\n")
+        if line.strip()
+    ]
+    log = tmp_path / "app-tasks-inverted"
+    log.write_bytes(b"\n".join(changed) + b"\n")
+    document = json.loads(CliRunner().invoke(app, ["report", str(log), "-f", "json"]).output)
+    assert document["log"]["inverted_intervals"]["task attempt"] > 0
+    assert all(e["total_duration_ms"] >= 0 for e in document["executors"])

@@ -615,25 +615,26 @@ _TASK_TIMES_MS = (
 
 
 def _sane_times(tasks: TaskTable) -> tuple[TaskTable, int]:
-    """The task table with every task attempt that ends before its launch (a clock that went
-    back, a hand-edited log) counted as lasting 0 ms, as the other intervals of a log are, and
-    its times capped at `MAX_TASK_MS`; and how many attempts ended before their launch."""
+    """The task table with every task attempt's times capped at `MAX_TASK_MS`, and how many
+    attempts end before their launch (a clock that went back, a hand-edited log): the replay
+    made their durations 0 ms, and they are counted with the log's other inverted intervals."""
     found = (
         tasks.lazy()
         .select(
-            (pl.col("duration_ms") < 0).sum().alias("inverted"),
+            ((pl.col("finish_ms") != 0) & (pl.col("finish_ms") < pl.col("launch_ms")))
+            .sum()
+            .alias("inverted"),
             pl.max_horizontal(pl.col(_TASK_TIMES_MS).max()).alias("longest"),
         )
         .collect(engine=ENGINE)
         .row(0)
     )
     n_inverted, longest = int(found[0] or 0), found[1]
-    if not n_inverted and (longest is None or longest <= MAX_TASK_MS):
-        return tasks, 0
+    if longest is None or longest <= MAX_TASK_MS:
+        return tasks, n_inverted  # the replay made the inverted attempts' durations 0 ms
     fixed = (
         tasks.lazy()
         .select(pl.col(_TASK_TIMES_MS).clip(upper_bound=MAX_TASK_MS))
-        .with_columns(pl.col("duration_ms").clip(lower_bound=0))
         .collect(engine=ENGINE)
     )
     # Stored narrow again, as the table keeps every integer column (`TaskTable`).

@@ -65,7 +65,10 @@ _STATE_WATERMARKS = re.compile(r"\b(Append|Update|Complete), -?\d+, -?\d+")
 _JVM_OBJECT = re.compile(r"(\$\$Lambda)\$\d+/0x[0-9a-f]+|(\$?@)[0-9a-f]{1,8}\b")
 _SPACES = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+")
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
+UUID_TEXT = r"(?<![0-9A-Za-z])[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}(?![0-9A-Za-z])"
+"""A UUID not inside a longer run of letters and digits (`job_<uuid>` has one): the pattern that
+execution descriptions and batch's job keys fold."""
+_UUID = re.compile(UUID_TEXT)
 _LOCAL_SORT = re.compile(r"\],\s*false,\s*\d+\s*$")
 
 

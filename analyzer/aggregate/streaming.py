@@ -114,6 +114,16 @@ def infer_trigger_interval_ms(batches: tuple[StreamingBatch, ...]) -> int | None
     return None
 
 
+def _mean(values: list[float]) -> float | None:
+    """The mean of some rates, None without any; each divided first, so that rates near a
+    double's largest value give a finite mean, not the infinity of their sum.
+
+    >>> _mean([1.7e308, 1.7e308]), _mean([])
+    (1.7e+308, None)
+    """
+    return sum(v / len(values) for v in values) if values else None
+
+
 def _median(values: list[int]) -> int:
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else 0
@@ -303,10 +313,8 @@ def query_figures(
         total_trigger_ms=sum(durations),
         trend_ratio=trend,
         n_input_rows=sum(b.n_input_rows for b in batches),
-        mean_input_rows_per_s=sum(input_rates) / len(input_rates) if input_rates else None,
-        mean_processed_rows_per_s=(
-            sum(processed_rates) / len(processed_rates) if processed_rates else None
-        ),
+        mean_input_rows_per_s=_mean(input_rates),
+        mean_processed_rows_per_s=_mean(processed_rates),
         n_outpaced_batches=outpaced,
         phase_totals_ms=tuple(phases.most_common()),
         state_rows_first=(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from analyzer.aggregate.fingerprint import UUID_TEXT
 from analyzer.errors import UsageError
 
 MAX_KEY_CHARS = 200
@@ -45,13 +46,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         "<id>",
     ),
     # UUIDs.
-    (
-        re.compile(
-            rf"{_ALNUM_BEFORE}[0-9A-Fa-f]{{8}}-[0-9A-Fa-f]{{4}}-[0-9A-Fa-f]{{4}}"
-            rf"-[0-9A-Fa-f]{{4}}-[0-9A-Fa-f]{{12}}{_ALNUM_AFTER}"
-        ),
-        "<id>",
-    ),
+    (re.compile(UUID_TEXT), "<id>"),
     # A date with a time of day: 2024-01-15T02:00:00Z, 20240115_0200, 2024-01-15 02:00.
     (
         re.compile(

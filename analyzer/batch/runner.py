@@ -59,7 +59,7 @@ from analyzer.batch.outputs import (
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
 from analyzer.batch.report_reader import read_for_tables
-from analyzer.errors import CannotWriteError, on_one_line
+from analyzer.errors import CannotWriteError
 from analyzer.eventlog.discover import check_log_dir
 from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
@@ -73,7 +73,7 @@ from analyzer.report.batch_index import (
     build_index_view,
 )
 from analyzer.report.bounds import clip_view
-from analyzer.units import shown_path
+from analyzer.units import show_invisible, shown_path
 
 if TYPE_CHECKING:
     import polars as pl
@@ -98,7 +98,8 @@ class BatchSummary:
     """Logs chosen by the filters (completed unless --include-incomplete, --since, --match)."""
     n_analyzed: int = 0
     n_unchanged: int = 0
-    """Selected logs skipped because the manifest holds this same version of them."""
+    """Selected logs skipped because the manifest holds this same version of them, analyzed (a
+    skipped log that failed before is among `n_failed`)."""
     n_failed: int = 0
     """Logs that could not be read or analyzed, including unchanged ones that failed before."""
     n_unlisted: int = 0
@@ -139,7 +140,7 @@ class BatchSummary:
         failures = [(name, error) for name, error in self.failures if error not in said]
         lines = [
             error
-            if on_one_line(shown_path(log_name)) in error
+            if show_invisible(shown_path(log_name), newlines=True) in error
             else f"{self.listed_path(log_name)}: {error}"
             for log_name, error in failures[:max_lines]
         ]
@@ -267,7 +268,9 @@ def _plan(
     summary.n_selected = len(selection.selected)
     summary.n_unlisted = len(selection.failed)
     summary.n_incomplete = selection.n_incomplete
-    summary.n_unchanged = len(plan.unchanged)
+    # A log that failed before is one of the failures, not of the unchanged: each selected log
+    # is counted once.
+    summary.n_unchanged = sum(1 for e in plan.unchanged if e.ok)
     for name, error in plan.failed:
         summary.failures.append((name, error))
     for entry in plan.unchanged:
@@ -377,11 +380,12 @@ class _Run:
         """An analysis error that names the log by the absolute path the worker read it at,
         named as the listing names it (under the log directory as given), like every other
         failure line."""
-        read_at = on_one_line(shown_path(job.log_path))
+        read_at = show_invisible(shown_path(job.log_path), newlines=True)
         if not error.startswith(read_at):
             return error
         return (
-            on_one_line(shown_path(self.summary.listed_path(job.log_name))) + error[len(read_at) :]
+            show_invisible(shown_path(self.summary.listed_path(job.log_name)), newlines=True)
+            + error[len(read_at) :]
         )
 
     def _failed(self, log_name: str, error: str) -> None:

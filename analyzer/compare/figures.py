@@ -146,6 +146,13 @@ class ExecutionFigures:
         metadata=_help("The critical-path stage with the largest such gap, if any ran.")
     )
     aqe: AqeSummary = field(metadata=_help("What AQE decided."))
+    nested: bool = field(
+        default=False,
+        metadata=_help(
+            "It runs inside another execution of the run (its root): its time is in its "
+            "root's, so run totals leave it out."
+        ),
+    )
     ended: bool = field(
         default=True,
         metadata=_help(
@@ -289,6 +296,7 @@ def execution_figures(analysis: Analysis, execution: Execution) -> ExecutionFigu
         status=execution.status,
         wall_ms=max(0, execution.duration_ms or 0),
         ended=execution.duration_ms is not None,
+        nested=execution.root_execution_id != eid,
         task_run_ms=times.task_run_ms if times is not None else 0,
         failed_run_ms=times.failed_run_ms if times is not None else 0,
         n_tasks=sum(s.n_attempts for s in task_stats),

@@ -136,7 +136,10 @@ class ExecutionDiff:
 
     @property
     def change_ms(self) -> int:
-        """Wall time in the candidate minus in the baseline."""
+        """Wall time in the candidate minus in the baseline; 0 when either run's log has no
+        end for it (its time is not known)."""
+        if not (self.baseline.ended and self.candidate.ended):
+            return 0
         return self.candidate.wall_ms - self.baseline.wall_ms
 
 

@@ -334,7 +334,8 @@ def failed_main_work(figures: Sequence[ExecutionFigures], sql_ms: int, side: str
     True
     """
     failed = sorted((f for f in figures if f.status == "FAILED"), key=lambda f: f.execution_id)
-    failed_ms = sum(f.wall_ms for f in failed)
+    # A nested execution's time is in its root's: counted once, as the SQL time counts it.
+    failed_ms = sum(f.wall_ms for f in failed if not f.nested)
     if not failed or sql_ms <= 0 or failed_ms < FAILED_MAIN_SHARE * sql_ms:
         return None
     ids = ", ".join(str(f.execution_id) for f in failed)
@@ -356,8 +357,9 @@ def build_verdict(
 ) -> Verdict:
     """Decide what explains most of the change (see the module's docstring)."""
     base_sql, cand_sql = sql_ms
-    paired_b = sum(e.baseline.wall_ms for e in executions)
-    paired_c = sum(e.candidate.wall_ms for e in executions)
+    # Nested executions' time is in their roots', as each run's SQL time counts it.
+    paired_b = sum(e.baseline.wall_ms for e in executions if not e.baseline.nested)
+    paired_c = sum(e.candidate.wall_ms for e in executions if not e.candidate.nested)
 
     def verdict(cause: Cause, reason: str, shares: tuple[CauseShare, ...] = ()) -> Verdict:
         return Verdict(
@@ -469,7 +471,9 @@ def build_verdict(
         )
         for cause, items in sums.items()
     ]
-    only = sum(e.wall_ms for e in candidate_only) - sum(e.wall_ms for e in baseline_only)
+    only = sum(e.wall_ms for e in candidate_only if not e.nested) - sum(
+        e.wall_ms for e in baseline_only if not e.nested
+    )
     if only > 0 and significant(only, base_sql, MIN_EXECUTION_CHANGE_MS):
         shares.append(
             CauseShare(

@@ -31,6 +31,8 @@ ADVISORY_DEFAULT_BYTES = 64 << 20
 """Spark's default advisory partition size (AQE's target for a shuffle partition)."""
 SHUFFLE_PARTITIONS_KEY = "spark.sql.shuffle.partitions"
 MAX_PARTITION_BYTES_KEY = "spark.sql.files.maxPartitionBytes"
+OWN_PARTITIONING = "the shuffle has a partitioning of its own (its query ran without AQE)"
+"""Why a stage of a query run without AQE ran fewer tasks than the partitions set."""
 RESERVED_MIB = 300
 """Memory Spark reserves in each executor before `spark.memory.fraction` applies."""
 DEFAULT_MEMORY_FRACTION = 0.6
@@ -112,7 +114,7 @@ def shuffle_partitions_for_memory(
             "coalescePartitions.parallelismFirst, by the default parallelism) or the shuffle "
             "has a partitioning of its own"
             if aqe
-            else "the shuffle has a partitioning of its own (its query ran without AQE)"
+            else OWN_PARTITIONING
         )
         return Advice(
             key,

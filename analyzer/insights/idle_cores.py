@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights._common import context, split_can_shrink, user_repartition
 from analyzer.insights.advice import (
+    OWN_PARTITIONING,
     SHUFFLE_PARTITIONS_KEY,
     max_partition_bytes_to_spread,
     no_value,
@@ -203,7 +204,7 @@ def detect_idle_cores(analysis: Analysis, thresholds: Thresholds) -> list[Findin
                     + (
                         "AQE coalesced them, or the shuffle's keys have that few values"
                         if under_aqe(analysis, execution_id)
-                        else "the shuffle has a partitioning of its own (its query ran without AQE)"
+                        else OWN_PARTITIONING
                     ),
                     "count",
                 )

@@ -293,7 +293,9 @@ class TaskRecorder:
             totals[2] += ended
             if reason != "Resubmitted":
                 if finish_ms:
-                    totals[4] += finish_ms - info.launch_ms
+                    # An attempt that ends before its launch lasts 0 ms (counted by the
+                    # aggregation with the log's other inverted intervals).
+                    totals[4] += max(0, finish_ms - info.launch_ms)
                 metrics = event.metrics
                 if metrics is not None:
                     totals[5] += metrics.gc_ms
@@ -377,7 +379,7 @@ class TaskRecorder:
         c["duration_ms"].extend(
             _longs(
                 [
-                    f - launch if f else 0
+                    max(0, f - launch) if f else 0
                     for f, launch in zip(finishes, info[_INFO_POS["launch_ms"]], strict=True)
                 ]
             )
@@ -386,7 +388,7 @@ class TaskRecorder:
         c["getting_result_ms"].extend(
             _longs(
                 [
-                    f - started if started > 0 and f else 0
+                    max(0, f - started) if started > 0 and f else 0
                     for f, started in zip(
                         finishes, info[_INFO_POS["getting_result_start_ms"]], strict=True
                     )

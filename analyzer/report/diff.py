@@ -8,6 +8,7 @@ and capacity. The templates only place these fields.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -473,7 +474,7 @@ def _streaming_views(result: DiffResult) -> tuple[StreamingDiffView, ...]:
             value = None if fig is None else getattr(fig, name)
             # A rate is shown in whole rows a second: its change is that of the shown values
             # (201 → 199 is −2, not the −1 of 200.53 and 199.37).
-            return round(value) if isinstance(value, float) else value
+            return round(value) if isinstance(value, float) and math.isfinite(value) else value
 
         rows = tuple(
             _delta(label, side(b, name), side(c, name), fmt)

@@ -46,6 +46,7 @@ def _figures(f: ExecutionFigures) -> dict[str, Any]:
         "status": f.status,
         "wall_ms": f.wall_ms,
         "ended": f.ended,
+        "nested": f.nested,
         "task_run_ms": f.task_run_ms,
         "failed_run_ms": f.failed_run_ms,
         "n_tasks": f.n_tasks,
@@ -106,7 +107,9 @@ def _execution(e: ExecutionDiff, cause: tuple[str, str] | None) -> dict[str, Any
         "paired_by": e.tier,
         "description": e.description,
         "wall_change_ms": e.change_ms,
-        "wall_ratio": _ratio(e.baseline.wall_ms, e.candidate.wall_ms),
+        "wall_ratio": _ratio(e.baseline.wall_ms, e.candidate.wall_ms)
+        if e.baseline.ended and e.candidate.ended
+        else None,
         "cause": cause[0] if cause else None,
         "reason": cause[1] if cause else None,
         "baseline": _figures(e.baseline),

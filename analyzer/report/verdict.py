@@ -87,9 +87,10 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
 
 
 def outcome(analysis: Analysis, log_status: str) -> str:
-    """How the application ended, as its verdict says: `failed` when a SQL execution (not one a
-    streaming query's stop interrupted), a streaming query or a job outside SQL (not one
-    cancelled) failed, else `log_status` (`completed`, `in-progress`, `incomplete`)."""
+    """How the application ended, as its verdict says: `failed` when a SQL execution (not one
+    cut short on purpose: a streaming query's stop, a client's or a job group's cancel), a
+    streaming query or a job outside SQL (not one cancelled) failed, else `log_status`
+    (`completed`, `in-progress`, `incomplete`)."""
     app = analysis.application
     interrupted = app.interrupted_execution_ids
     if (
