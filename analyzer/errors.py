@@ -21,6 +21,16 @@ class Strictness(enum.Enum):
     """Skip the line, count it, and go on."""
 
 
+def path_in_error(path: str) -> str:
+    r"""A path as an error message names it: one line whatever the path holds, its invisible
+    characters seen, not acted on.
+
+    >>> path_in_error("logs/bad\nname\u202e")
+    'logs/bad\\x0aname\\u202e'
+    """
+    return show_invisible(shown_path(path), newlines=True)
+
+
 class AnalyzerError(Exception):
     """Root of every error the analyzer reports to users."""
 
@@ -45,8 +55,7 @@ class AnalyzerError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.path is not None:
-            # One line whatever the path holds; its invisible characters seen, not acted on.
-            where = show_invisible(shown_path(self.path), newlines=True)
+            where = path_in_error(self.path)
             if self.line is not None:
                 where += f":{self.line}"
             elif self.offset is not None:

@@ -59,7 +59,7 @@ from analyzer.batch.outputs import (
 from analyzer.batch.plan import BatchPlan, Criteria, plan_batch, select_logs
 from analyzer.batch.progress import Progress
 from analyzer.batch.report_reader import read_for_tables
-from analyzer.errors import CannotWriteError
+from analyzer.errors import CannotWriteError, path_in_error
 from analyzer.eventlog.discover import check_log_dir
 from analyzer.eventlog.storage import is_url
 from analyzer.render.terminal import neutralize
@@ -73,7 +73,7 @@ from analyzer.report.batch_index import (
     build_index_view,
 )
 from analyzer.report.bounds import clip_view
-from analyzer.units import show_invisible, shown_path
+from analyzer.units import plural
 
 if TYPE_CHECKING:
     import polars as pl
@@ -139,9 +139,7 @@ class BatchSummary:
         said = set(self.output_errors)
         failures = [(name, error) for name, error in self.failures if error not in said]
         lines = [
-            error
-            if show_invisible(shown_path(log_name), newlines=True) in error
-            else f"{self.listed_path(log_name)}: {error}"
+            error if path_in_error(log_name) in error else f"{self.listed_path(log_name)}: {error}"
             for log_name, error in failures[:max_lines]
         ]
         n_more = len(failures) - len(lines)
@@ -169,7 +167,7 @@ class BatchSummary:
             else "index not written"
         )
         left_out = [
-            f"{self.n_unlisted} other {'entry' if self.n_unlisted == 1 else 'entries'} failed"
+            f"{plural(self.n_unlisted, 'other entry', 'other entries')} failed"
             if self.n_unlisted
             else "",
             f"{self.n_incomplete} incomplete left out (--include-incomplete analyzes them)"
@@ -380,13 +378,10 @@ class _Run:
         """An analysis error that names the log by the absolute path the worker read it at,
         named as the listing names it (under the log directory as given), like every other
         failure line."""
-        read_at = show_invisible(shown_path(job.log_path), newlines=True)
+        read_at = path_in_error(job.log_path)
         if not error.startswith(read_at):
             return error
-        return (
-            show_invisible(shown_path(self.summary.listed_path(job.log_name)), newlines=True)
-            + error[len(read_at) :]
-        )
+        return path_in_error(self.summary.listed_path(job.log_name)) + error[len(read_at) :]
 
     def _failed(self, log_name: str, error: str) -> None:
         self.summary.n_failed += 1

@@ -59,7 +59,7 @@ from analyzer.eventlog.source import (
     open_part,
     resolve_entry,
 )
-from analyzer.eventlog.storage import Entry, Storage, os_hint, storage_for
+from analyzer.eventlog.storage import Entry, Storage, cannot_message, storage_for
 
 HEAD_MAX_LINES = 200
 HEAD_MAX_BYTES = 32 << 20
@@ -330,9 +330,7 @@ def describe_entry(
     except AnalyzerError as error:
         message = _one_line(error)
     except OSError as error:
-        wrapped = LogNotFoundError(
-            f"cannot read: {error.strerror or error}", path=entry.path, hint=os_hint(error)
-        )
+        wrapped = LogNotFoundError(cannot_message("cannot read", error), path=entry.path)
         message = _one_line(wrapped)
     return AppInfo(path=entry.path, layout=layout, size_bytes=size_bytes, error=message)
 

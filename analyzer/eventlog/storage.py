@@ -57,7 +57,7 @@ def os_hint(error: OSError) -> str | None:
     return None
 
 
-def _cannot(what: str, error: OSError) -> str:
+def cannot_message(what: str, error: OSError) -> str:
     """`what` failed, why, and what to do when the user can fix it, as one message."""
     hint = os_hint(error)
     return f"{what}: {error.strerror or error}" + (f"; {hint}" if hint else "")
@@ -82,7 +82,7 @@ class Storage:
         except FileNotFoundError:
             return None
         except OSError as error:
-            raise LogNotFoundError(_cannot("cannot read", error), path=path) from None
+            raise LogNotFoundError(cannot_message("cannot read", error), path=path) from None
         kind = special_kind(st.st_mode)
         if kind is not None:
             raise LogNotFoundError(_not_regular(kind), path=path)
@@ -106,7 +106,7 @@ class Storage:
                         out.append(Entry(de.path, de.name, False, 0, 0, error=why))
                         continue
                     except OSError as error:
-                        why = _cannot("cannot read", error)
+                        why = cannot_message("cannot read", error)
                         out.append(Entry(de.path, de.name, False, 0, 0, error=why))
                         continue
                     kind = special_kind(st.st_mode)
@@ -122,7 +122,8 @@ class Storage:
                         )
                     )
         except OSError as error:
-            raise LogNotFoundError(_cannot("cannot list directory", error), path=path) from None
+            message = cannot_message("cannot list directory", error)
+            raise LogNotFoundError(message, path=path) from None
         return sorted(out, key=lambda e: e.name)
 
     def open(self, path: str) -> BinaryIO:
@@ -132,7 +133,7 @@ class Storage:
         except FileNotFoundError:
             raise LogNotFoundError("file disappeared while reading", path=path) from None
         except OSError as error:
-            raise LogNotFoundError(_cannot("cannot open", error), path=path) from None
+            raise LogNotFoundError(cannot_message("cannot open", error), path=path) from None
 
 
 class RemoteStorage(Storage):

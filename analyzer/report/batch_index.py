@@ -10,7 +10,7 @@ from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
 from analyzer.report.findings import worst_of
 from analyzer.report.header import STATUS_WORDS, app_status
-from analyzer.report.verdict import outcome
+from analyzer.report.verdict import failures
 from analyzer.units import (
     fmt_amount,
     fmt_count,
@@ -55,8 +55,8 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
     """Return the index facts of one analysis; `findings` None when they could not be computed."""
     app = analysis.application
     worst = worst_of(findings) if findings else None
-    interrupted = app.interrupted_execution_ids
     status = app_status(analysis)
+    failed = failures(analysis)
     return AppSummary(
         app_id=app.app_id,
         attempt_id=app.attempt_id,
@@ -66,13 +66,11 @@ def summarize(analysis: Analysis, findings: Sequence[Finding] | None) -> AppSumm
         duration_ms=app.duration_ms,
         status=status,
         n_executions=len(app.executions),
-        n_failed_executions=sum(
-            1 for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
-        ),
+        n_failed_executions=len(failed.executions),
         n_failed_tasks=sum(s.n_failed_attempts for s in app.stages),
         worst_finding=worst.title.splitlines()[0] if worst is not None else None,
         worst_severity=worst.severity if worst is not None else None,
-        outcome=outcome(analysis, status),
+        outcome="failed" if failed.any_failed else status,
     )
 
 

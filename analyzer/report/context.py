@@ -398,7 +398,7 @@ def build_executors_view(analysis: Analysis) -> ExecutorsView:
 def _failed_note(analysis: Analysis, n_listed_failed: int) -> str:
     """Why the executors' failed column can add up to more than the failed task attempts the
     header counts, when it does."""
-    n_failed = sum(s.n_failed_attempts for s in analysis.application.stages)
+    n_failed = analysis.task_counts.n_failed  # as the header counts them
     if n_listed_failed <= n_failed:
         return ""
     return (

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from analyzer.aggregate.analysis import Analysis
 from analyzer.insights import Finding
+from analyzer.model.application import Execution, Job
+from analyzer.model.streaming import StreamingQuery
 from analyzer.report.anchors import execution_anchor
 from analyzer.report.findings import FindingView
 from analyzer.report.header import ApplicationHeaderView
@@ -86,22 +88,41 @@ def _with_description(analysis: Analysis, finding: Finding, where: str) -> str:
     return where.replace(label, f"{label} ({described})", 1)
 
 
-def outcome(analysis: Analysis, log_status: str) -> str:
-    """How the application ended, as its verdict says: `failed` when a SQL execution (not one
-    cut short on purpose: a streaming query's stop, a client's or a job group's cancel), a
-    streaming query or a job outside SQL (not one cancelled) failed, else `log_status`
-    (`completed`, `in-progress`, `incomplete`)."""
+@dataclass(frozen=True)
+class Failures:
+    """What failed in an application, as its verdict counts failures."""
+
+    executions: tuple[Execution, ...]
+    """SQL executions that failed, not those cut short on purpose (a streaming query's normal
+    stop interrupts the batch it was running, a client or a job group cancels: Spark marks them
+    failed, but nothing failed)."""
+    jobs: tuple[Job, ...]
+    """Jobs outside SQL executions that failed, not those cancelled."""
+    cancelled_jobs: tuple[Job, ...]
+    """Jobs outside SQL executions cancelled (the application shutting down, a user): a
+    consequence, not a failure."""
+    streams: tuple[StreamingQuery, ...]
+    """Streaming query runs that failed."""
+
+    @property
+    def any_failed(self) -> bool:
+        """Whether the application failed: something above but a cancelled job."""
+        return bool(self.executions or self.jobs or self.streams)
+
+
+def failures(analysis: Analysis) -> Failures:
+    """What failed in the application, as its verdict counts failures."""
     app = analysis.application
     interrupted = app.interrupted_execution_ids
-    if (
-        any(e.status == "FAILED" and e.execution_id not in interrupted for e in app.executions)
-        or any(q.status == "failed" for q in app.streaming)
-        or any(
-            j.status == "FAILED" and j.execution_id is None and not j.cancelled for j in app.jobs
-        )
-    ):
-        return "failed"
-    return log_status
+    outside = [j for j in app.jobs if j.status == "FAILED" and j.execution_id is None]
+    return Failures(
+        executions=tuple(
+            e for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
+        ),
+        jobs=tuple(j for j in outside if not j.cancelled),
+        cancelled_jobs=tuple(j for j in outside if j.cancelled),
+        streams=tuple(q for q in app.streaming if q.status == "failed"),
+    )
 
 
 def build_verdict(
@@ -114,17 +135,10 @@ def build_verdict(
     """Say how the application ended; `findings` and their `views` are the shown findings, in
     the same order, and `detailed_ids` the executions with a section in the page."""
     app = analysis.application
-    # A normal stop of a streaming query interrupts the batch it was running: Spark marks
-    # those executions failed, but nothing failed.
     interrupted = app.interrupted_execution_ids
-    failed = [
-        e for e in app.executions if e.status == "FAILED" and e.execution_id not in interrupted
-    ]
-    outside = [j for j in app.jobs if j.status == "FAILED" and j.execution_id is None]
-    # A job cancelled (the application shutting down, a user) is a consequence, not a failure.
-    failed_jobs = [j for j in outside if not j.cancelled]
-    cancelled_jobs = [j for j in outside if j.cancelled]
-    failed_streams = [q for q in app.streaming if q.status == "failed"]
+    failed_now = failures(analysis)
+    failed, failed_jobs = failed_now.executions, failed_now.jobs
+    cancelled_jobs, failed_streams = failed_now.cancelled_jobs, failed_now.streams
     parts = []
     if failed_streams:
         parts.append(
@@ -144,7 +158,7 @@ def build_verdict(
         if header.status == "completed"
         else f"{running} running (no end event)"
     )
-    status = outcome(analysis, header.status)
+    status = "failed" if failed_now.any_failed else header.status
     if failed:
         parts.append(
             f"{len(failed)} of {plural(len(app.executions), 'SQL execution')} failed"
